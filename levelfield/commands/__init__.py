@@ -1,0 +1,34 @@
+"""Sub-commands of the `levelfield` CLI, one small module each.
+
+Each module defines `register(subparsers)`, which adds its parser and sets
+`func(args) -> int`. Modules import heavy things (frameworks, LoadGen) inside
+`func`, never at import time, so `levelfield --help` stays fast and works on a
+machine without any ML framework.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+# Order shown in `levelfield --help`.
+COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "demo"]
+
+
+def add_command(subparsers, name: str, *, help: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
+    """A sub-command parser whose --help ends with runnable examples."""
+    epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
+    return subparsers.add_parser(
+        name, help=help, description=description, epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_rules_options(parser: argparse.ArgumentParser) -> None:
+    """--rules-dir / --rules-version, for every command that reads rules."""
+    group = parser.add_argument_group("rules")
+    group.add_argument(
+        "--rules-dir", metavar="DIR", default=os.environ.get("LEVELFIELD_RULES_DIR"),
+        help="folder holding rules versions (default: $LEVELFIELD_RULES_DIR, else the rules shipped with levelfield)")
+    group.add_argument(
+        "--rules-version", metavar="V", default=None,
+        help="rules version to use (default: the newest one in the rules folder)")

@@ -1,0 +1,20 @@
+"""Errors that are the user's to fix.
+
+A `UserError` reaches the CLI, which prints its message (one line per problem,
+each naming the file, the value found and the value expected) and exits with
+`EXIT_USER_ERROR`. Anything else that escapes is a levelfield bug.
+"""
+
+# Exit codes shared by every command: 0 success, 1 the command ran and found
+# problems (the checker's findings), 2 the command could not run as asked.
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USER_ERROR = 2
+
+
+class UserError(Exception):
+    """A problem with the user's input, environment or files; the message says how to fix it."""
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint

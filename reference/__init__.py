@@ -1,0 +1,13 @@
+"""levelfield.reference: the task set's code (installed from the repository folder `reference/`).
+
+    datasets.py      load / verify any task's dataset (numpy only)
+    interface.py     the Implementation class framework code subclasses
+    registry.py      task x framework -> implementation, imported lazily
+    schedule.py      data order and learning rates, shared by every framework
+    weights.py       the framework-neutral .npz weight file
+    <task>/common/   framework-neutral task code: dataset, inputs, metric, model spec
+    <task>/<framework>/  model.py, weights.py, implementation.py
+
+Only `datasets.py`, `synthetic.py` and `<task>/common/` may be imported by the
+checker: they are numpy only.
+"""

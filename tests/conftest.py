@@ -1,0 +1,36 @@
+"""Shared test helpers: run the real CLI in a subprocess, copy the shipped rules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 300) -> subprocess.CompletedProcess:
+    """`python -m levelfield ARGS` in a fresh process, as a user would run it."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "levelfield", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout_s)
+
+
+def assert_user_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
+    """A user mistake: exit 2, every fragment in stderr, and no traceback."""
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+@pytest.fixture
+def rules_copy(tmp_path: Path) -> Path:
+    """A writable copy of the shipped rules folder (versions + schemas)."""
+    target = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return target
