@@ -1,0 +1,197 @@
+"""Load one rules version: read, validate against the schemas, cross-check, return typed records.
+
+    from levelfield.rules import load_suite
+    suite = load_suite()                       # newest shipped version
+    suite = load_suite("1.0", rules_dir="my-rules")
+    suite.task("ctr-dlrm").training["runs"]
+
+The schema catches shapes and types; `_cross_check` catches what a schema
+cannot see (a default outside its bounds, more dropped runs than runs, a task
+file that does not match its name). Every problem is one line naming the file,
+the `$.path`, the value found and the value expected.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from levelfield.errors import UserError
+from levelfield.rules.validation import SchemaError, load_yaml, show, validate
+
+SUITE_FILE = "suite.yaml"
+TASKS_DIR = "tasks"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task file. Sections are plain dicts exactly as in the YAML; treat them as read-only."""
+
+    id: str
+    path: Path
+    title: str
+    dataset: dict
+    model: dict
+    quality: dict
+    hyperparameters: dict
+    training: dict
+    inference: dict
+    scenarios: dict
+    profiles: dict
+
+    @property
+    def package(self) -> str:
+        """Python package name of the task's folder under reference/ (`fmnist-resnet` -> `fmnist_resnet`)."""
+        return self.id.replace("-", "_")
+
+    def training_settings(self, profile: str) -> dict:
+        """The task's training section with the profile's overrides applied."""
+        return {**self.training, **self.profiles[profile]["training"]}
+
+    def loadgen_settings(self, profile: str, scenario: str) -> dict:
+        """The scenario's constraints merged with the profile's run lengths for it."""
+        return {**self.scenarios[scenario], **self.profiles[profile][scenario]}
+
+
+@dataclass(frozen=True)
+class Suite:
+    version: str
+    path: Path
+    status: str
+    tools: dict
+    frameworks: list[str]
+    divisions: list[str]
+    scenarios: list[str]
+    modes: list[str]
+    loadgen_seeds: dict
+    profiles: dict
+    tasks: dict[str, Task] = field(repr=False)
+
+    def task(self, task_id: str) -> Task:
+        if task_id not in self.tasks:
+            raise UserError(f"unknown task {task_id!r} in rules {self.version} "
+                            f"(expected one of: {', '.join(self.tasks)})")
+        return self.tasks[task_id]
+
+    def check_id(self, kind: str, value: str) -> str:
+        """Validate a framework / scenario / division / mode id given by the user."""
+        allowed = {"framework": self.frameworks, "scenario": self.scenarios,
+                   "division": self.divisions, "mode": self.modes, "profile": list(self.profiles)}[kind]
+        if value not in allowed:
+            raise UserError(f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
+        return value
+
+
+def display_path(path: Path) -> str:
+    """A path relative to the working directory when it lies below it, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
+def rules_root(rules_dir: str | os.PathLike | None = None) -> Path:
+    """The folder holding rules versions: the one given, else the rules shipped as package data."""
+    if rules_dir is not None:
+        root = Path(rules_dir)
+        if not root.is_dir():
+            raise UserError(f"{rules_dir}: rules folder not found (expected a folder holding e.g. 1.0/{SUITE_FILE})")
+        return root
+    return Path(str(resources.files("levelfield.rules")))
+
+
+def available_versions(root: Path) -> list[str]:
+    """Versions present under `root`, oldest first (numeric order, so 1.10 follows 1.9)."""
+    found = [p.name for p in root.iterdir() if (p / SUITE_FILE).is_file()]
+    return sorted(found, key=lambda v: tuple(int(x) if x.isdigit() else -1 for x in v.split(".")))
+
+
+def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None = None) -> Suite:
+    root = rules_root(rules_dir)
+    versions = available_versions(root)
+    if not versions:
+        raise UserError(f"{display_path(root)}: no rules version found (expected <version>/{SUITE_FILE})")
+    version = version or versions[-1]
+    if version not in versions:
+        raise UserError(f"rules version {version!r} not found in {display_path(root)} "
+                        f"(available: {', '.join(versions)})")
+    folder = root / version
+    suite_path = folder / SUITE_FILE
+    raw = _load_validated(suite_path, "suite")
+    if raw["rules_version"] != version:
+        raise SchemaError(display_path(suite_path),
+                          [f"$.rules_version: expected {version!r} (the folder name), got {show(raw['rules_version'])}"])
+    tasks, problems = {}, []
+    for task_id in raw["tasks"]:  # report every broken task file at once, not one per attempt
+        try:
+            tasks[task_id] = _load_task(folder, task_id, raw)
+        except UserError as error:
+            problems.append(str(error))
+    if problems:
+        raise UserError("\n".join(problems))
+    _check_no_stray_task_files(folder, raw["tasks"])
+    return Suite(
+        version=version, path=folder, status=raw["status"], tools=raw["tools"],
+        frameworks=raw["frameworks"], divisions=raw["divisions"], scenarios=raw["scenarios"],
+        modes=raw["modes"], loadgen_seeds=raw["loadgen_seeds"], profiles=raw["profiles"], tasks=tasks)
+
+
+def _load_validated(path: Path, schema: str) -> Any:
+    shown = display_path(path)
+    if not path.is_file():
+        raise UserError(f"{shown}: rules file not found")
+    data = load_yaml(path)
+    validate(data, schema, shown)
+    return data
+
+
+def _load_task(folder: Path, task_id: str, suite_raw: dict) -> Task:
+    path = folder / TASKS_DIR / f"{task_id}.yaml"
+    raw = _load_validated(path, "task")
+    problems = _cross_check(raw, task_id, suite_raw)
+    if problems:
+        raise SchemaError(display_path(path), problems)
+    return Task(path=path, **raw)
+
+
+def _check_no_stray_task_files(folder: Path, task_ids: list[str]) -> None:
+    """A task file the suite does not list is a typo or a leftover; refuse rather than ignore it."""
+    for path in sorted((folder / TASKS_DIR).glob("*.yaml")):
+        if path.stem not in task_ids:
+            raise UserError(f"{display_path(path)}: task file not listed in {SUITE_FILE} "
+                            f"(listed: {', '.join(task_ids)})")
+
+
+def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
+    """Rules a JSON Schema cannot express; one `$.path: ...` line per problem."""
+    problems = []
+    if raw["id"] != task_id:
+        problems.append(f"$.id: expected {task_id!r} (the file name), got {show(raw['id'])}")
+    for name, spec in raw["hyperparameters"]["tunable"].items():
+        where = f"$.hyperparameters.tunable.{name}"
+        low, high = spec.get("min"), spec.get("max")
+        if low is not None and high is not None and low > high:
+            problems.append(f"{where}: min {low} is above max {high}")
+        if "choices" in spec and spec["default"] not in spec["choices"]:
+            problems.append(f"{where}.default: expected one of {spec['choices']}, got {show(spec['default'])}")
+        if (low is not None and spec["default"] < low) or (high is not None and spec["default"] > high):
+            problems.append(f"{where}.default: expected a value within [{low}, {high}], got {show(spec['default'])}")
+    overlap = set(raw["hyperparameters"]["fixed"]) & set(raw["hyperparameters"]["tunable"])
+    for name in sorted(overlap):
+        problems.append(f"$.hyperparameters: {name!r} is both fixed and tunable")
+    training = raw["training"]
+    if 2 * training["olympic_drop"] >= training["runs"]:
+        problems.append(f"$.training.olympic_drop: dropping {training['olympic_drop']} from each end of "
+                        f"{training['runs']} runs leaves none (expected 2 x olympic_drop < runs)")
+    if training["max_failed_runs"] > training["olympic_drop"]:
+        problems.append(f"$.training.max_failed_runs: expected <= olympic_drop ({training['olympic_drop']}), "
+                        f"since a failed run must be a dropped one; got {training['max_failed_runs']}")
+    for profile in raw["profiles"]:
+        if profile not in suite_raw["profiles"]:
+            problems.append(f"$.profiles.{profile}: not a profile of {SUITE_FILE} "
+                            f"(expected one of: {', '.join(suite_raw['profiles'])})")
+    return problems

@@ -1,0 +1,171 @@
+"""The rules load, validate, cross-check, and explain every problem in one line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_user_error, run_cli
+from levelfield.errors import UserError
+from levelfield.rules import load_suite
+from levelfield.rules.validation import problems
+
+TASK_IDS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"fixture text {old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_shipped_rules_load():
+    suite = load_suite()
+    assert suite.version == "1.0"
+    assert list(suite.tasks) == TASK_IDS
+    assert suite.frameworks == ["pytorch", "tensorflow", "jax"]
+    assert suite.tools["loadgen"]["version"] == "6.0.17"
+    task = suite.task("fmnist-resnet")
+    assert task.package == "fmnist_resnet"
+    assert task.scenarios["multistream"]["samples_per_query"] == 8
+    assert task.scenarios["singlestream"]["latency_percentile"] == 0.90
+
+
+def test_every_task_has_both_profiles_with_all_scenarios():
+    suite = load_suite()
+    for task in suite.tasks.values():
+        assert set(task.profiles) == set(suite.profiles)
+        for profile in task.profiles:
+            for scenario in suite.scenarios:
+                merged = task.loadgen_settings(profile, scenario)
+                assert merged["min_query_count"] >= 1
+
+
+def test_submission_profile_is_longer_than_smoke():
+    for task in load_suite().tasks.values():
+        for scenario in load_suite().scenarios:
+            assert (task.profiles["submission"][scenario]["min_duration_ms"]
+                    > task.profiles["smoke"][scenario]["min_duration_ms"])
+
+
+def test_profile_training_overrides_apply():
+    task = load_suite().task("fmnist-resnet")
+    assert task.training_settings("smoke")["runs"] == task.profiles["smoke"]["training"]["runs"]
+    assert task.training_settings("submission")["runs"] == task.training["runs"]
+
+
+def test_unknown_task_names_allowed_ids():
+    with pytest.raises(UserError, match=r"unknown task 'mnist' .*fmnist-resnet, seq-transformer, ctr-dlrm"):
+        load_suite().task("mnist")
+
+
+def test_check_id_rejects_unknown_scenario():
+    suite = load_suite()
+    assert suite.check_id("scenario", "offline") == "offline"
+    with pytest.raises(UserError, match="unknown scenario 'Offline'"):
+        suite.check_id("scenario", "Offline")
+
+
+def test_wrong_type_gives_one_line_with_file_path_found_and_expected(rules_copy):
+    edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "  target: 0.90", "  target: ninety")
+    result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "1.0/tasks/fmnist-resnet.yaml: $.quality.target: expected number, got 'ninety'")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_problems_in_several_files_are_all_reported(rules_copy):
+    edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "  target: 0.90", "  target: ninety")
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "kind: generated", "kind: generatd")
+    result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "fmnist-resnet.yaml: $.quality.target",
+                      "ctr-dlrm.yaml: $.dataset.kind: expected one of 'idx-files', 'generated'; got 'generatd'")
+
+
+def test_unknown_key_lists_allowed_keys(rules_copy):
+    edit(rules_copy / "1.0/tasks/seq-transformer.yaml", "  provisional: true", "  provisional: true\n  colour: red")
+    result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "$.quality: unknown key 'colour' (allowed: metric, provisional, target)")
+
+
+def test_misspelt_hyperparameter_is_an_error(rules_copy):
+    edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "    momentum: 0.9", "    momentun: 0.9")
+    result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "$.hyperparameters.fixed: expected one of", "got 'momentun'")
+
+
+def test_cross_checks(rules_copy):
+    path = rules_copy / "1.0/tasks/ctr-dlrm.yaml"
+    edit(path, "  runs: 5 ", "  runs: 2 ")
+    spec = load_suite().task("ctr-dlrm").hyperparameters["tunable"]["learning_rate"]
+    too_high = spec["max"] * 10
+    text = path.read_text()
+    assert text.count("learning_rate: {default: ") == 1
+    path.write_text(re.sub(r"learning_rate: \{default: [0-9.e-]+", f"learning_rate: {{default: {too_high}", text))
+    result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
+    assert_user_error(result,
+                      "$.training.olympic_drop: dropping 1 from each end of 2 runs leaves none",
+                      "$.hyperparameters.tunable.learning_rate.default: expected a value within "
+                      f"[{spec['min']}, {spec['max']}], got {too_high}")
+
+
+def test_task_id_must_match_file_name(rules_copy):
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "id: ctr-dlrm", "id: ctr-dlrn")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "$.id: expected 'ctr-dlrm' (the file name), got 'ctr-dlrn'")
+
+
+def test_stray_task_file_is_refused(rules_copy):
+    (rules_copy / "1.0/tasks/extra.yaml").write_text((rules_copy / "1.0/tasks/ctr-dlrm.yaml").read_text())
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "extra.yaml: task file not listed in suite.yaml")
+
+
+def test_duplicate_yaml_key_is_refused(rules_copy):
+    path = rules_copy / "1.0/suite.yaml"
+    path.write_text(path.read_text() + "status: final\n")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "suite.yaml:", "duplicate key 'status'")
+
+
+def test_yaml_tags_that_build_objects_are_refused(rules_copy):
+    path = rules_copy / "1.0/suite.yaml"
+    path.write_text("!!python/object/apply:os.system ['true']\n")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "suite.yaml:1: invalid YAML")
+
+
+def test_missing_rules_version_and_folder(rules_copy, tmp_path):
+    assert_user_error(run_cli("rules", "show", "--rules-dir", str(rules_copy), "--rules-version", "9.9"),
+                      "rules version '9.9' not found", "available: 1.0")
+    assert_user_error(run_cli("rules", "show", "--rules-dir", str(tmp_path / "nowhere")), "rules folder not found")
+
+
+def test_rules_show_prints_the_task_table():
+    result = run_cli("rules", "show")
+    assert result.returncode == 0, result.stderr
+    for task_id in TASK_IDS:
+        assert re.search(rf"^\| {task_id} ", result.stdout, re.M), result.stdout
+    assert "LoadGen 6.0.17" in result.stdout
+
+
+def test_rules_show_one_task_in_detail():
+    result = run_cli("rules", "show", "--task", "ctr-dlrm")
+    assert result.returncode == 0, result.stderr
+    assert "roc_auc" in result.stdout and "profile submission" in result.stdout
+    assert_user_error(run_cli("rules", "show", "--task", "nope"), "unknown task 'nope'")
+
+
+@pytest.mark.parametrize("schema", ["suite", "task", "system", "user-settings"])
+def test_schemas_are_valid_draft_2020_12(schema):
+    # load_schema checks the schema itself; an empty instance must then be rejected.
+    assert problems({}, schema), f"{schema} accepts an empty document"
+
+
+def test_user_settings_schema_names_the_unknown_key_and_the_allowed_ones():
+    found = problems({"version": 1, "server": {"target_qsp": 10}}, "user-settings")
+    assert found == ["$.server: unknown key 'target_qsp' (allowed: batch_timeout_us, max_batch_size, "
+                     "max_duration_ms, max_query_count, min_duration_ms, min_query_count, "
+                     "performance_sample_count, target_qps)"]
+    assert problems({"version": 1, "server": {"target_qps": 800}, "*": {"min_duration_ms": 1000}},
+                    "user-settings") == []
