@@ -1,0 +1,178 @@
+"""Every task's dataset behind one call, numpy only, checked against the SHA-256 in the rules.
+
+    from levelfield.rules import load_suite
+    from levelfield.reference.datasets import load_dataset, verify_dataset
+    task = load_suite().task("fmnist-resnet")
+    arrays = load_dataset(task)              # {"train_images": uint8 (60000, 28, 28), ...}
+    report = verify_dataset(task)            # what was checked, expected / actual digests
+    print(report.ok)
+
+or from a shell: `levelfield data verify`.
+
+Two kinds of dataset (`dataset.kind` in the task's rules file):
+
+- `idx-files`: files on disk (Fashion-MNIST); the rules pin each file's SHA-256,
+  checked before a byte is parsed. Reader: `fmnist_resnet/common/dataset.py`.
+- `generated`: arrays computed from `generator` and `params`; the rules pin
+  `arrays_digest` of the result. Generators: `<task>/common/dataset.py`.
+
+Keys of the returned dict are the rules' file / array names. Task modules are
+imported lazily, so importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from levelfield.errors import UserError
+from levelfield.rules.loader import display_path
+
+# dataset kind -> module that reads it (functions `load(task, data_dir)` and `verify(task, data_dir)`).
+_FILE_READERS = {"idx-files": "levelfield.reference.fmnist_resnet.common.dataset"}
+# generator name -> module whose `generate(params) -> dict[str, np.ndarray]` builds it.
+_GENERATORS = {
+    "sort-digits-v1": "levelfield.reference.seq_transformer.common.dataset",
+    "ctr-synthetic-v1": "levelfield.reference.ctr_dlrm.common.dataset",
+}
+
+
+@dataclass(frozen=True)
+class DigestCheck:
+    """One SHA-256 comparison: `what` is a file path or a description of generated arrays."""
+
+    what: str
+    expected: str
+    actual: str
+    label: str = ""       # short name for tables: the file name, or "N arrays"
+
+    @property
+    def ok(self) -> bool:
+        return self.expected == self.actual
+
+    def problem(self) -> str:
+        return f"{self.what}: SHA-256 mismatch (found {self.actual}, expected {self.expected})"
+
+
+@dataclass(frozen=True)
+class DatasetReport:
+    """What `verify_dataset` checked for one task, and how to fix a mismatch."""
+
+    task_id: str
+    dataset: str          # the dataset's name in the rules, e.g. fashion-mnist
+    kind: str             # idx-files | generated
+    source: str           # the data folder read, or the generator name
+    checks: tuple[DigestCheck, ...]
+    hint: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def problems(self) -> list[str]:
+        return [c.problem() for c in self.checks if not c.ok]
+
+    def raise_if_bad(self) -> None:
+        if not self.ok:
+            raise UserError("\n".join(self.problems()), hint=self.hint)
+
+
+def arrays_digest(arrays: dict[str, np.ndarray], order: list[str]) -> str:
+    """Hex SHA-256 of named arrays, independent of machine byte order and memory layout.
+
+    Byte layout hashed, for each name in `order` (the rules' `arrays` order):
+
+        name            UTF-8, then b"\\n"
+        dtype           numpy's explicit little-endian type string ('<f4', '<i4', '|u1'), then b"\\n"
+        shape           decimal dimensions joined by ",", e.g. "65536,12", then b"\\n"
+        payload         the values in C (row-major) order as little-endian bytes,
+                        exactly prod(shape) * itemsize bytes
+
+    The payload length follows from dtype and shape, so the concatenation is
+    unambiguous; names, dtypes and shapes are hashed so that a reshaped or
+    re-typed array with the same bytes still changes the digest.
+    """
+    h = hashlib.sha256()
+    for name in order:
+        array = np.asarray(arrays[name])
+        if array.dtype.kind not in "biuf":
+            raise ValueError(f"{name}: cannot digest dtype {array.dtype} (numeric arrays only)")
+        little = array.dtype.newbyteorder("<")          # '|u1' stays '|u1'
+        shape = ",".join(str(d) for d in array.shape)
+        h.update(f"{name}\n{little.str}\n{shape}\n".encode())
+        h.update(np.ascontiguousarray(array, dtype=little).tobytes(order="C"))
+    return h.hexdigest()
+
+
+def _rules_file(task) -> str:
+    path = getattr(task, "path", None)
+    return display_path(path) if path is not None else f"task {task.id}"
+
+
+def _module_for(task):
+    spec = task.dataset
+    if spec["kind"] == "generated":
+        name = _GENERATORS.get(spec["generator"])
+        if name is None:
+            raise UserError(f"{_rules_file(task)}: $.dataset.generator: unknown generator {spec['generator']!r} "
+                            f"(expected one of: {', '.join(_GENERATORS)})")
+    else:
+        name = _FILE_READERS.get(spec["kind"])
+        if name is None:
+            raise UserError(f"{_rules_file(task)}: $.dataset.kind: unknown dataset kind {spec['kind']!r} "
+                            f"(expected one of: generated, {', '.join(_FILE_READERS)})")
+    return importlib.import_module(name)
+
+
+def generate_arrays(task) -> dict[str, np.ndarray]:
+    """Run a `generated` task's generator and check names, shapes and dtypes against the rules."""
+    spec = task.dataset
+    try:
+        arrays = _module_for(task).generate(spec["params"])
+    except ValueError as e:  # a generator's complaint about its params
+        raise UserError(f"{_rules_file(task)}: $.dataset.params: {e}") from None
+    if list(arrays) != list(spec["arrays"]):
+        raise UserError(f"{_rules_file(task)}: $.dataset.arrays: generator {spec['generator']} makes "
+                        f"{', '.join(arrays)}; rules list {', '.join(spec['arrays'])}")
+    for name, want in spec["arrays"].items():
+        got = arrays[name]
+        if list(got.shape) != list(want["shape"]) or got.dtype != np.dtype(want["dtype"]):
+            raise UserError(f"{_rules_file(task)}: $.dataset.arrays.{name}: generated {got.dtype} "
+                            f"{list(got.shape)}, rules expect {want['dtype']} {list(want['shape'])}")
+    return arrays
+
+
+def _generated_report(task, arrays: dict[str, np.ndarray]) -> DatasetReport:
+    spec = task.dataset
+    check = DigestCheck(what=f"{spec['generator']} arrays ({', '.join(spec['arrays'])})",
+                        expected=spec["sha256"], actual=arrays_digest(arrays, list(spec["arrays"])),
+                        label=f"{len(arrays)} arrays")
+    hint = (f"the generator or its params changed; if on purpose, give the generator a new name and pin the "
+            f"new digest in {_rules_file(task)} ($.dataset.sha256)")
+    return DatasetReport(task.id, spec["name"], "generated", spec["generator"], (check,), hint)
+
+
+def load_dataset(task, data_dir: str | None = None) -> dict[str, np.ndarray]:
+    """The task's arrays by rules name, after checking them against the rules' SHA-256.
+
+    `data_dir` applies to file datasets only (search order there: `data_dir`,
+    then $LEVELFIELD_DATA_DIR, then the rules' `default_dir`).
+    """
+    if task.dataset["kind"] == "generated":
+        arrays = generate_arrays(task)
+        _generated_report(task, arrays).raise_if_bad()
+        return arrays
+    return _module_for(task).load(task, data_dir)
+
+
+def verify_dataset(task, data_dir: str | None = None) -> DatasetReport:
+    """Check the task's data against the rules; mismatches are reported, not raised.
+
+    A missing data folder or file raises `UserError` (there is nothing to compare).
+    """
+    if task.dataset["kind"] == "generated":
+        return _generated_report(task, generate_arrays(task))
+    return _module_for(task).verify(task, data_dir)
