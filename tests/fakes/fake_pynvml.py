@@ -1,0 +1,76 @@
+"""A fake `pynvml` module for tests: the NVML calls levelfield makes, answered from data.
+
+    fake = build(devices=[FakeDevice("NVIDIA H100 80GB HBM3", 80 * 2**30, 700_000)])
+    report = query_nvml(lambda name: fake)
+
+Function names and return shapes follow nvidia-ml-py; `as_bytes=True` answers
+strings as bytes, as bindings before 11.5 did. The module records calls in
+`fake.calls` so tests can see that nvmlShutdown ran.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+
+
+class NVMLError(Exception):
+    """Stands in for pynvml.NVMLError."""
+
+
+@dataclass
+class FakeDevice:
+    name: str
+    memory_total_bytes: int
+    power_limit_mw: int | None  # None: the call raises NVMLError (not supported)
+
+
+def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_driver_version: int = 12040,
+          init_error: str | None = None, as_bytes: bool = False) -> types.ModuleType:
+    fake = types.ModuleType("pynvml")
+    fake.NVMLError = NVMLError
+    fake.calls = []
+
+    def text(value: str):
+        return value.encode("utf-8") if as_bytes else value
+
+    def record(name):
+        fake.calls.append(name)
+
+    def nvmlInit():
+        record("nvmlInit")
+        if init_error is not None:
+            raise NVMLError(init_error)
+
+    def nvmlShutdown():
+        record("nvmlShutdown")
+
+    def nvmlDeviceGetCount():
+        return len(devices)
+
+    def nvmlDeviceGetHandleByIndex(index):
+        return devices[index]
+
+    def nvmlDeviceGetName(handle):
+        return text(handle.name)
+
+    def nvmlDeviceGetMemoryInfo(handle):
+        return types.SimpleNamespace(total=handle.memory_total_bytes, free=handle.memory_total_bytes // 2,
+                                     used=handle.memory_total_bytes // 2)
+
+    def nvmlDeviceGetPowerManagementLimit(handle):
+        if handle.power_limit_mw is None:
+            raise NVMLError("Not Supported")
+        return handle.power_limit_mw
+
+    def nvmlSystemGetDriverVersion():
+        return text(driver_version)
+
+    def nvmlSystemGetCudaDriverVersion():
+        return cuda_driver_version
+
+    for fn in (nvmlInit, nvmlShutdown, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex, nvmlDeviceGetName,
+               nvmlDeviceGetMemoryInfo, nvmlDeviceGetPowerManagementLimit, nvmlSystemGetDriverVersion,
+               nvmlSystemGetCudaDriverVersion):
+        setattr(fake, fn.__name__, fn)
+    return fake
