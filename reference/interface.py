@@ -1,0 +1,120 @@
+"""Where framework code meets the harness: one class per task x framework.
+
+    from levelfield.reference.registry import load_implementation
+    from levelfield.reference.interface import Recipe
+    cls = load_implementation("fmnist-resnet", "pytorch")
+    impl = cls(Recipe.from_task(task), mode="compiled")
+    impl.load(init_weights(seed))                          # neutral names and layouts
+    impl.set_train_data(inputs, labels)                    # into framework/device memory
+    losses = impl.train_steps(batch_indices, learning_rates)
+    outputs = impl.predict(eval_inputs)
+
+Framework code knows nothing of LoadGen, MLLOG or rules files: it receives a
+`Recipe` (numbers already read from rules), numpy arrays, the batch order and
+one learning rate per step, all computed once in numpy by the harness
+(`reference/schedule.py`) so every framework sees exactly the same ones. The
+harness knows nothing of any framework: it only calls these methods.
+
+Weights cross the boundary in one framework-neutral form: a dict of float32
+numpy arrays with the names and layouts that `reference/<task>/common/init.py`
+documents (conv kernels HWIO, dense kernels [in, out]). Each framework's
+`weights.py` maps them to its own parameters and back.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+COMPILED = "compiled"   # torch.compile, tf.function(jit_compile=True), jax.jit
+EAGER = "eager"         # the framework's eager mode, for debugging and comparison
+MODES = (COMPILED, EAGER)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The training recipe of one run: closed-division fixed values plus the tunable ones chosen."""
+
+    global_batch_size: int
+    learning_rate: float
+    warmup_epochs: float
+    fixed: dict = field(default_factory=dict)  # optimizer, momentum, weight_decay, loss, ... from rules
+
+    @classmethod
+    def from_task(cls, task, **overrides) -> "Recipe":
+        """Rules defaults for `task` (a levelfield.rules.Task); `overrides` set tunable values."""
+        tunable = {name: spec["default"] for name, spec in task.hyperparameters["tunable"].items()}
+        unknown = set(overrides) - set(tunable)
+        if unknown:
+            raise ValueError(f"not tunable in {task.id}: {', '.join(sorted(unknown))}")
+        tunable.update(overrides)
+        return cls(global_batch_size=int(tunable["global_batch_size"]),
+                   learning_rate=float(tunable["learning_rate"]),
+                   warmup_epochs=float(tunable.get("warmup_epochs", 0)),
+                   fixed=dict(task.hyperparameters["fixed"]))
+
+    def as_dict(self) -> dict:
+        """Every hyperparameter by its rules name, for logs and for the closed-division check."""
+        return {**self.fixed, "global_batch_size": self.global_batch_size,
+                "learning_rate": self.learning_rate, "warmup_epochs": self.warmup_epochs}
+
+
+class Implementation(abc.ABC):
+    """One task in one framework. Subclasses live in reference/<task>/<framework>/implementation.py."""
+
+    task_id: ClassVar[str]
+    framework: ClassVar[str]
+
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.recipe = recipe
+        self.mode = mode
+        self.device = device  # subclasses resolve None to their best device and store its name
+
+    @property
+    def name(self) -> str:
+        return f"{self.task_id}/{self.framework}"
+
+    @abc.abstractmethod
+    def version(self) -> str:
+        """The framework's version string, e.g. torch.__version__."""
+
+    # -- weights, in the neutral names and layouts of common/init.py ----------
+    @abc.abstractmethod
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        """Set every parameter (and buffer) from neutral weights; resets the optimizer state."""
+
+    @abc.abstractmethod
+    def export(self) -> dict[str, np.ndarray]:
+        """Every parameter (and buffer) as neutral float32 numpy arrays."""
+
+    # -- inference --------------------------------------------------------------
+    @abc.abstractmethod
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Model outputs (logits) for a batch, in inference mode; float32 numpy."""
+
+    # -- training ---------------------------------------------------------------
+    @abc.abstractmethod
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        """Place the whole training set in framework (device) memory; called during init, untimed."""
+
+    @abc.abstractmethod
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        """Run len(batch_indices) optimizer steps.
+
+        batch_indices: int64 [steps, global_batch_size], rows of the training set per step.
+        learning_rates: float64 [steps], the learning rate of each step.
+        Returns the float32 [steps] training loss of each step (before its update).
+        """
+
+    def hyperparameters(self) -> dict:
+        """The hyperparameters this implementation actually configured, by rules name.
+
+        Subclasses read them back from their optimizer/loss objects where the
+        framework allows, so a test can compare them with the rules.
+        """
+        return self.recipe.as_dict()

@@ -1,0 +1,80 @@
+"""Which implementation serves which task x framework, imported only when asked for.
+
+    from levelfield.reference.registry import load_implementation, registered
+    cls = load_implementation("ctr-dlrm", "jax")   # imports jax now, not before
+
+The registry is a naming convention, not a table to keep in sync: the
+implementation of task T in framework F is the class `Implementation` in
+`levelfield.reference.<T with _>.<F>.implementation`. Importing this module
+(or the CLI, or the checker) never imports a framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+from dataclasses import dataclass
+
+from levelfield.errors import UserError
+
+# The import name and the distributions that provide each framework.
+FRAMEWORK_PACKAGES = {
+    "pytorch": ("torch", ["torch"]),
+    "tensorflow": ("tensorflow", ["tensorflow", "tensorflow-cpu"]),
+    "jax": ("jax", ["jax"]),
+}
+
+
+def module_name(task_id: str, framework: str) -> str:
+    return f"levelfield.reference.{task_id.replace('-', '_')}.{framework}.implementation"
+
+
+def framework_version(framework: str) -> str | None:
+    """Installed version of a framework from package metadata, without importing it."""
+    for dist in FRAMEWORK_PACKAGES[framework][1]:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+@dataclass(frozen=True)
+class Entry:
+    task: str
+    framework: str
+    module: str
+    present: bool               # the implementation module exists
+    framework_version: str | None  # None: the framework is not installed
+
+
+def registered(suite) -> list[Entry]:
+    """Every task x framework of the rules, with whether it can run here."""
+    entries = []
+    for task_id in suite.tasks:
+        for framework in suite.frameworks:
+            name = module_name(task_id, framework)
+            try:
+                present = importlib.util.find_spec(name) is not None
+            except ModuleNotFoundError:
+                present = False
+            entries.append(Entry(task_id, framework, name, present, framework_version(framework)))
+    return entries
+
+
+def load_implementation(task_id: str, framework: str):
+    """The Implementation class for task x framework; a clear error when it cannot be imported."""
+    if framework not in FRAMEWORK_PACKAGES:
+        raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(FRAMEWORK_PACKAGES)})")
+    if framework_version(framework) is None:
+        raise UserError(f"{framework} is not installed",
+                        hint=f"pip install 'levelfield[{framework}]' (on CPU-only machines install torch==2.13.0 first)")
+    name = module_name(task_id, framework)
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            raise UserError(f"no {framework} implementation of {task_id} (expected module {name})") from None
+        raise
+    return module.Implementation

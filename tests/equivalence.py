@@ -1,0 +1,74 @@
+"""Cross-framework equivalence: same weights + same batch => same outputs, losses and updates.
+
+Used by tests/test_equivalence_<task>.py. Every comparison is pairwise over
+the three frameworks and reports the largest difference found, so a failure
+says which frameworks disagree and by how much.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from levelfield.reference.interface import Recipe
+from levelfield.reference.registry import load_implementation
+from levelfield.rules import load_suite
+
+FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+
+
+def build(task_id: str, framework: str, mode: str, weights: dict[str, np.ndarray]):
+    """An implementation with the rules' default recipe, loaded with `weights`."""
+    task = load_suite().task(task_id)
+    impl = load_implementation(task_id, framework)(Recipe.from_task(task), mode=mode)
+    impl.load({name: value.copy() for name, value in weights.items()})
+    return impl
+
+
+def worst_pair(values: dict[str, np.ndarray]) -> tuple[float, str]:
+    """Largest max-abs difference between any two frameworks' arrays, and which pair."""
+    worst, pair = 0.0, ""
+    for a, b in itertools.combinations(values, 2):
+        assert values[a].shape == values[b].shape, (a, values[a].shape, b, values[b].shape)
+        diff = float(np.max(np.abs(values[a].astype(np.float64) - values[b].astype(np.float64)), initial=0.0))
+        if diff > worst or not pair:
+            worst, pair = diff, f"{a} vs {b}"
+    return worst, pair
+
+
+def assert_close_across(what: str, values: dict[str, np.ndarray], atol: float) -> None:
+    worst, pair = worst_pair(values)
+    assert worst <= atol, f"{what}: max abs diff {worst:.3g} ({pair}) exceeds {atol:.3g}"
+
+
+def forward_outputs(task_id: str, weights: dict, inputs: dict, mode: str,
+                    frameworks=FRAMEWORKS, per_framework_weights: dict | None = None) -> dict[str, np.ndarray]:
+    """predict() of every framework on the same inputs; `per_framework_weights` overrides one framework's weights."""
+    out = {}
+    for fw in frameworks:
+        w = (per_framework_weights or {}).get(fw, weights)
+        out[fw] = build(task_id, fw, mode, w).predict(inputs)
+    return out
+
+
+def training_results(task_id: str, weights: dict, inputs: dict, labels: np.ndarray,
+                     batch_indices: np.ndarray, lrs: np.ndarray, mode: str,
+                     frameworks=FRAMEWORKS) -> dict[str, tuple[np.ndarray, dict]]:
+    """(losses per step, exported weights after the steps) for every framework."""
+    results = {}
+    for fw in frameworks:
+        impl = build(task_id, fw, mode, weights)
+        impl.set_train_data(inputs, labels)
+        losses = impl.train_steps(batch_indices, lrs)
+        results[fw] = (np.asarray(losses), impl.export())
+    return results
+
+
+def assert_training_equivalent(results: dict, loss_atol: float, param_atol: float) -> None:
+    losses = {fw: r[0] for fw, r in results.items()}
+    assert_close_across("training loss per step", losses, loss_atol)
+    names = set.intersection(*(set(r[1]) for r in results.values()))
+    assert all(set(r[1]) == names for r in results.values()), "frameworks export different weight names"
+    for name in sorted(names):
+        assert_close_across(f"weight {name} after training", {fw: r[1][name] for fw, r in results.items()}, param_atol)
