@@ -5,6 +5,9 @@
     registry.py      task x framework -> implementation, imported lazily
     schedule.py      data order and learning rates, shared by every framework
     weights.py       the framework-neutral .npz weight file
+    batching.py      the predict shape policy (chunks padded to powers of two)
+    keras_backend.py Keras imported on its TensorFlow backend
+    harness/         the trainer (and later the LoadGen runner); no framework imports
     <task>/common/   framework-neutral task code: dataset, inputs, metric, model spec
     <task>/<framework>/  model.py, weights.py, implementation.py
 

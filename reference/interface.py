@@ -16,7 +16,7 @@ one learning rate per step, all computed once in numpy by the harness
 harness knows nothing of any framework: it only calls these methods.
 
 Weights cross the boundary in one framework-neutral form: a dict of float32
-numpy arrays with the names and layouts that `reference/<task>/common/init.py`
+numpy arrays with the names and layouts that `reference/<task>/common/model_spec.py`
 documents (conv kernels HWIO, dense kernels [in, out]). Each framework's
 `weights.py` maps them to its own parameters and back.
 """
@@ -67,10 +67,15 @@ class Implementation(abc.ABC):
 
     task_id: ClassVar[str]
     framework: ClassVar[str]
+    # The fixed recipe choices the code is written for (rules names -> values); any other recipe is refused.
+    implements: ClassVar[dict] = {}
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        asked = {name: recipe.fixed.get(name) for name in self.implements}
+        if asked != self.implements:
+            raise ValueError(f"{self.name} implements {self.implements}, the recipe asks for {asked}")
         self.recipe = recipe
         self.mode = mode
         self.device = device  # subclasses resolve None to their best device and store its name
@@ -83,7 +88,7 @@ class Implementation(abc.ABC):
     def version(self) -> str:
         """The framework's version string, e.g. torch.__version__."""
 
-    # -- weights, in the neutral names and layouts of common/init.py ----------
+    # -- weights, in the neutral names and layouts of common/model_spec.py ----------
     @abc.abstractmethod
     def load(self, weights: dict[str, np.ndarray]) -> None:
         """Set every parameter (and buffer) from neutral weights; resets the optimizer state."""
@@ -112,7 +117,7 @@ class Implementation(abc.ABC):
         """
 
     def hyperparameters(self) -> dict:
-        """The hyperparameters this implementation actually configured, by rules name.
+        """The hyperparameters this implementation actually configured, by rules name (valid after load()).
 
         Subclasses read them back from their optimizer/loss objects where the
         framework allows, so a test can compare them with the rules.

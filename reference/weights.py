@@ -3,7 +3,7 @@
     save_weights("w.npz", impl.export())
     impl.load(load_weights("w.npz"))
 
-Names and layouts are those of reference/<task>/common/init.py; each
+Names and layouts are those of reference/<task>/common/model_spec.py; each
 framework's weights.py documents its mapping. `.npz` because numpy reads it
 everywhere without any framework, and `allow_pickle=False` means a weight file
 can never run code.

@@ -71,3 +71,14 @@ def test_weights_round_trip_and_refuse_pickles(tmp_path):
         load_weights(tmp_path / "evil.npz")
     with pytest.raises(UserError, match=r"a.kernel: shape \(2, 3\), expected \(3, 2\)"):
         check_weights(loaded, {"a.kernel": (3, 2), "a.bias": (3,)}, "w.npz")
+
+
+def test_an_implementation_refuses_a_recipe_it_was_not_written_for():
+    task = load_suite().task("ctr-dlrm")
+    recipe = Recipe.from_task(task)
+    cls = load_implementation("ctr-dlrm", "pytorch")
+    other = Recipe(recipe.global_batch_size, recipe.learning_rate, recipe.warmup_epochs,
+                   {**recipe.fixed, "optimizer": "sgd"})
+    with pytest.raises(ValueError, match="ctr-dlrm/pytorch implements .*'optimizer': 'adam'.*'optimizer': 'sgd'"):
+        cls(other, mode="eager")
+    assert cls(recipe, mode="eager").name == "ctr-dlrm/pytorch"

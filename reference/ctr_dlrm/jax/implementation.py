@@ -1,0 +1,136 @@
+"""ctr-dlrm in JAX: a Flax linen module, Optax Adam, one jax.jit'd train step per batch.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+
+As the Flax examples: a `TrainState` holds params and the Optax state; the
+step gathers the batch by row indices from the device-resident training
+arrays, takes `jax.value_and_grad` of the loss and applies the update. The
+learning rate is `optax.inject_hyperparams` state, written by the step from
+its argument, so a new LR every step reuses the same compiled step.
+Eager mode calls the same functions without jax.jit (op-by-op dispatch).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax.training import train_state
+
+from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
+from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
+from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import Implementation as BaseImplementation
+
+
+def train_step(state: train_state.TrainState, data, rows, lr):
+    """One Adam step on the batch `rows` (int32 [B]) of `data` (dense, sparse, labels); returns (state, loss)."""
+    dense, sparse, labels = (array[rows] for array in data)
+
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, dense, sparse)
+        return optax.sigmoid_binary_cross_entropy(logits, labels).mean()
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    # This step's LR, an input of the compiled step rather than a constant baked into it.
+    opt_state = state.opt_state._replace(hyperparams={**state.opt_state.hyperparams, "learning_rate": lr})
+    return state.replace(opt_state=opt_state).apply_gradients(grads=grads), loss
+
+
+def forward(apply_fn, params, dense, sparse):
+    return apply_fn({"params": params}, dense, sparse)
+
+
+class Implementation(BaseImplementation):
+    task_id = "ctr-dlrm"
+    framework = "jax"
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe, *, mode=COMPILED, device=None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): jax.devices()[0] is the GPU when one is present.
+        self._device = jax.devices()[0]
+        self.device = device or str(self._device)
+        self.model = DLRMSmall()
+        fixed = recipe.fixed
+        if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; optax.adamw's is not
+            raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
+        # Optax's adam: eps added to sqrt of the bias-corrected second moment, as torch.optim.Adam.
+        self.tx = optax.inject_hyperparams(optax.adam)(
+            learning_rate=recipe.learning_rate, b1=fixed["beta1"], b2=fixed["beta2"], eps=fixed["epsilon"])
+        if mode == COMPILED:
+            # The state is donated: its buffers are reused for the updated state.
+            self._step = jax.jit(train_step, donate_argnums=0)
+            self._forward = jax.jit(forward, static_argnums=0)
+        else:
+            self._step, self._forward = train_step, forward
+        self.state = None
+        self._train = None  # (dense, sparse, labels) on the device
+
+    def version(self) -> str:
+        return jax.__version__
+
+    # -- weights ------------------------------------------------------------------
+    def load(self, weights):
+        state = train_state.TrainState.create(apply_fn=self.model.apply, params=to_params(weights), tx=self.tx)
+        # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
+        # step's outputs are: otherwise the second step sees different argument types and recompiles.
+        self.state = jax.device_put(state, self._device)
+
+    def export(self):
+        return to_neutral(self.state.params)
+
+    # -- inference ----------------------------------------------------------------
+    def predict(self, inputs):
+        """Logits float32 [N] for any N >= 1.
+
+        Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
+        rows and pads each to the next power of two (then slices), so jit
+        compiles a handful of shapes only. Eager mode runs the exact shape.
+        """
+        n = check_inputs(inputs)
+        outputs = []
+        for start, stop, size in predict_chunks(n):
+            if self.mode != COMPILED:
+                size = stop - start
+            dense = jax.device_put(pad_rows(inputs["dense"][start:stop], size), self._device)
+            sparse = jax.device_put(pad_rows(inputs["sparse"][start:stop], size), self._device)
+            outputs.append(self._forward(self.model.apply, self.state.params, dense, sparse)[: stop - start])
+        return np.asarray(jax.device_get(jnp.concatenate(outputs)), dtype=np.float32)
+
+    # -- training -----------------------------------------------------------------
+    def set_train_data(self, inputs, labels):
+        check_inputs(inputs)
+        self._train = tuple(jax.device_put(np.asarray(a, dtype), self._device) for a, dtype in (
+            (inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32)))
+
+    def train_steps(self, batch_indices, learning_rates):
+        if self._train is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        # int32 row indices (JAX's default index type without x64); the training set has < 2**31 rows.
+        indices = jax.device_put(np.asarray(batch_indices, np.int32), self._device)  # [steps, batch]
+        lrs = jax.device_put(np.asarray(learning_rates, np.float32), self._device)   # [steps]
+        losses = []
+        for step in range(len(lrs)):
+            self.state, loss = self._step(self.state, self._train, indices[step], lrs[step])
+            losses.append(loss)
+        if not losses:
+            return np.zeros(0, np.float32)
+        return np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float32)  # the one host sync
+
+    def hyperparameters(self):
+        # inject_hyperparams keeps the configured values in the optimizer state (as float32 arrays).
+        opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
+        hp = {name: float(value) for name, value in opt_state.hyperparams.items()}
+        params = jax.tree_util.tree_leaves(self.state.params) if self.state is not None else []
+        return {**self.recipe.as_dict(),
+                "optimizer": "adam", "beta1": hp["b1"], "beta2": hp["b2"], "epsilon": hp["eps"],
+                "weight_decay": 0.0,  # optax.adam has none (checked in __init__)
+                "loss": "sigmoid_binary_cross_entropy",  # optax.sigmoid_binary_cross_entropy(...).mean()
+                "precision": "fp32" if all(p.dtype == jnp.float32 for p in params) else "other"}

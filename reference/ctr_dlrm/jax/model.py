@@ -1,0 +1,39 @@
+"""dlrm-small as a Flax linen module (architecture: ctr_dlrm/common/model_spec.py).
+
+    model = DLRMSmall()
+    params = model.init(jax.random.key(0), dense, sparse)["params"]   # replaced by neutral weights in practice
+    logits = model.apply({"params": params}, dense, sparse)           # float32 [B, 13], int32 [B, 8] -> [B]
+
+Submodule names are the neutral prefixes with dots replaced by underscores
+(`bottom.dense0` -> `bottom_dense0`), so jax/weights.py maps them by name.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from levelfield.reference.ctr_dlrm.common import model_spec as spec
+
+
+def module_name(neutral_prefix: str) -> str:
+    return neutral_prefix.replace(".", "_")
+
+
+class DLRMSmall(nn.Module):
+    @nn.compact
+    def __call__(self, dense, sparse):
+        x = dense                                                                   # [B, 13]
+        for name, _, fan_out in spec.BOTTOM_LAYERS:                                 # ReLU after every layer
+            x = nn.relu(nn.Dense(fan_out, name=module_name(name))(x))               # -> [B, 16]
+        vectors = [x] + [nn.Embed(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")(sparse[:, f])
+                         for f, rows in enumerate(spec.CARDINALITIES)]
+        t = jnp.stack(vectors, axis=1)                                              # [B, 9, 16]
+        z = jnp.einsum("bid,bjd->bij", t, t)                                        # [B, 9, 9]
+        dots = z.reshape(z.shape[0], -1)[:, spec.INTERACTION_FLAT_INDEX]            # [B, 36]
+        y = jnp.concatenate([x, dots], axis=1)                                      # [B, 52]
+        for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS):                    # no ReLU on the logit
+            y = nn.Dense(fan_out, name=module_name(name))(y)
+            if i < len(spec.TOP_LAYERS) - 1:
+                y = nn.relu(y)
+        return y[:, 0]                                                              # [B]

@@ -1,0 +1,130 @@
+"""ctr-dlrm in PyTorch: nn.Module + torch.optim.Adam, the forward and loss under torch.compile.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+
+Compiled mode compiles the loss function (forward + BCE; AOTAutograd compiles
+its backward too) with static shapes, one graph per training batch size, and a
+separate compiled forward for predict. `optimizer.step()` runs eagerly with the
+multi-tensor (foreach) Adam: the LR is a Python float in param_groups, set
+before every step, so a changing LR never recompiles anything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
+from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
+from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import Implementation as BaseImplementation
+
+# Rules name of the loss, from the criterion actually configured.
+_LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
+
+
+class Implementation(BaseImplementation):
+    task_id = "ctr-dlrm"
+    framework = "pytorch"
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe, *, mode=COMPILED, device=None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): the same code with tensors on cuda:0.
+        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.model = DLRMSmall().to(self.device)
+        self.criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
+        self._new_optimizer()
+        if mode == COMPILED:
+            # Training: fixed batch shape, so static shapes (a new batch size compiles once more).
+            self._loss = torch.compile(self._loss_eager, dynamic=False)
+            # Predict: padded power-of-two buckets (common/inputs.py); dynamo's automatic
+            # dynamic shapes then covers all buckets after the first recompile.
+            self._forward = torch.compile(self.model)
+        else:
+            self._loss, self._forward = self._loss_eager, self.model
+        self._train = None  # (dense, sparse, labels) tensors on self.device
+
+    def version(self) -> str:
+        return torch.__version__
+
+    def _new_optimizer(self) -> None:
+        fixed = self.recipe.fixed
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.recipe.learning_rate,
+                                          betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
+                                          weight_decay=fixed["weight_decay"], foreach=True)
+
+    # -- weights ------------------------------------------------------------------
+    def load(self, weights):
+        load_neutral(self.model, weights)
+        self._new_optimizer()  # fresh moments and step count
+
+    def export(self):
+        return export_neutral(self.model)
+
+    # -- inference ----------------------------------------------------------------
+    def predict(self, inputs):
+        """Logits float32 [N] for any N >= 1.
+
+        Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
+        rows and pads each to the next power of two (then slices), so LoadGen's
+        varying query sizes reuse a handful of compiled shapes. Eager mode runs
+        the exact shape.
+        """
+        n = check_inputs(inputs)
+        self.model.eval()
+        outputs = []
+        with torch.inference_mode():
+            for start, stop, size in predict_chunks(n):
+                if self.mode != COMPILED:
+                    size = stop - start
+                dense = torch.from_numpy(pad_rows(inputs["dense"][start:stop], size)).to(self.device)
+                sparse = torch.from_numpy(pad_rows(inputs["sparse"][start:stop], size)).to(self.device)
+                outputs.append(self._forward(dense, sparse)[: stop - start])
+        return torch.cat(outputs).float().cpu().numpy()
+
+    # -- training -----------------------------------------------------------------
+    def set_train_data(self, inputs, labels):
+        check_inputs(inputs)
+        self._train = (torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
+                       torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
+                       torch.from_numpy(np.asarray(labels, np.float32)).to(self.device))
+
+    def _loss_eager(self, dense, sparse, labels):
+        """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
+        return self.criterion(self.model(dense, sparse), labels)
+
+    def train_steps(self, batch_indices, learning_rates):
+        if self._train is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        dense, sparse, labels = self._train
+        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
+        self.model.train()
+        losses = []
+        for step, lr in enumerate(np.asarray(learning_rates, np.float64)):
+            rows = indices[step]
+            for group in self.optimizer.param_groups:
+                group["lr"] = float(lr)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss = self._loss(dense[rows], sparse[rows], labels[rows])
+            loss.backward()
+            self.optimizer.step()
+            losses.append(loss.detach())
+        if not losses:
+            return np.zeros(0, np.float32)
+        return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync
+
+    def hyperparameters(self):
+        group = self.optimizer.param_groups[0]
+        precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
+        return {**self.recipe.as_dict(),
+                "optimizer": type(self.optimizer).__name__.lower(),
+                "beta1": group["betas"][0], "beta2": group["betas"][1],
+                "epsilon": group["eps"], "weight_decay": group["weight_decay"],
+                "loss": _LOSS_NAMES[(type(self.criterion), self.criterion.reduction)],
+                "precision": precision}

@@ -1,0 +1,157 @@
+"""ctr-dlrm in TensorFlow: a Keras 3 model, a GradientTape train step under tf.function(jit_compile=True).
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+
+A tf.data pipeline feeds (row indices [B], learning rate) per step; the
+XLA-compiled step gathers the batch from the training tensors on the device,
+so the whole training set stays in TF memory. The step's signature never
+changes (int64 [B], float32 scalar, and the data tensors as arguments), so it
+is traced once per batch size; the per-step LR goes into the optimizer's
+learning-rate variable inside the step.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+import numpy as np
+import tensorflow as tf
+
+from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
+from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import Implementation as BaseImplementation
+
+
+class TorchAdam(keras.optimizers.Adam):
+    """Adam with torch.optim.Adam's / Optax's epsilon placement.
+
+    Keras' Adam divides by sqrt(v) + eps with v not bias-corrected, which is
+    sqrt(v_hat) + eps / sqrt(1 - beta2^t) in torch's terms: a different
+    update early in training. Here, as torch and Optax:
+        m <- m + (1 - beta1) (g - m);  v <- v + (1 - beta2) (g^2 - v)
+        w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = tf.cast(learning_rate, variable.dtype)
+        gradient = tf.convert_to_tensor(gradient)  # embedding grads arrive as IndexedSlices: use them dense
+        step = tf.cast(self.iterations + 1, variable.dtype)
+        bias_correction1 = 1 - tf.pow(tf.cast(self.beta_1, variable.dtype), step)
+        bias_correction2 = 1 - tf.pow(tf.cast(self.beta_2, variable.dtype), step)
+        m = self._momentums[self._get_variable_index(variable)]
+        v = self._velocities[self._get_variable_index(variable)]
+        self.assign_add(m, (gradient - m) * (1 - self.beta_1))
+        self.assign_add(v, (tf.square(gradient) - v) * (1 - self.beta_2))
+        denominator = tf.sqrt(v) / tf.sqrt(bias_correction2) + self.epsilon
+        self.assign_sub(variable, (lr / bias_correction1) * m / denominator)
+
+
+class Implementation(BaseImplementation):
+    task_id = "ctr-dlrm"
+    framework = "tensorflow"
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe, *, mode=COMPILED, device=None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): variables and data placed on the first GPU.
+        gpus = tf.config.list_logical_devices("GPU")
+        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        fixed = recipe.fixed
+        if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; Keras' is decoupled
+            raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
+        with tf.device(self.device):
+            self.model = build_model()
+            self.optimizer = TorchAdam(learning_rate=recipe.learning_rate, beta_1=fixed["beta1"],
+                                       beta_2=fixed["beta2"], epsilon=fixed["epsilon"])
+            self.optimizer.build(self.model.trainable_variables)
+        # Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form).
+        self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+        if mode == COMPILED:
+            self._step = tf.function(self._train_step, jit_compile=True)
+            self._forward = tf.function(self._forward_eager, jit_compile=True)
+        else:
+            self._step, self._forward = self._train_step, self._forward_eager
+        self._train = None  # (dense, sparse, labels) tensors on self.device
+
+    def version(self) -> str:
+        return tf.__version__
+
+    # -- weights ------------------------------------------------------------------
+    def load(self, weights):
+        load_neutral(self.model, weights)
+        for variable in self.optimizer.variables:  # step count, moments, LR: fresh optimizer state
+            variable.assign(tf.zeros_like(variable))
+
+    def export(self):
+        return export_neutral(self.model)
+
+    # -- inference ----------------------------------------------------------------
+    def _forward_eager(self, dense, sparse):
+        return self.model({"dense": dense, "sparse": sparse}, training=False)
+
+    def predict(self, inputs):
+        """Logits float32 [N] for any N >= 1.
+
+        Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
+        rows and pads each to the next power of two (then slices), so the
+        XLA-compiled forward is traced for a handful of shapes only. Eager mode
+        runs the exact shape.
+        """
+        n = check_inputs(inputs)
+        outputs = []
+        with tf.device(self.device):
+            for start, stop, size in predict_chunks(n):
+                if self.mode != COMPILED:
+                    size = stop - start
+                logits = self._forward(tf.constant(pad_rows(inputs["dense"][start:stop], size)),
+                                       tf.constant(pad_rows(inputs["sparse"][start:stop], size)))
+                outputs.append(logits.numpy()[: stop - start])
+        return np.concatenate(outputs).astype(np.float32)
+
+    # -- training -----------------------------------------------------------------
+    def set_train_data(self, inputs, labels):
+        check_inputs(inputs)
+        with tf.device(self.device):
+            self._train = (tf.constant(inputs["dense"], tf.float32), tf.constant(inputs["sparse"], tf.int32),
+                           tf.constant(np.asarray(labels, np.float32)))
+
+    def _train_step(self, dense, sparse, labels, rows, lr):
+        """One Adam step on the batch `rows` (int64 [B]) with learning rate `lr`; returns the loss."""
+        batch = {"dense": tf.gather(dense, rows), "sparse": tf.gather(sparse, rows)}
+        variables = self.model.trainable_variables
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(tf.gather(labels, rows), self.model(batch, training=True))
+        gradients = tape.gradient(loss, variables)
+        self.optimizer.learning_rate.assign(lr)
+        self.optimizer.apply_gradients(zip(gradients, variables))
+        return loss
+
+    def train_steps(self, batch_indices, learning_rates):
+        if self._train is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        steps = tf.data.Dataset.from_tensor_slices((np.asarray(batch_indices, np.int64),
+                                                    np.asarray(learning_rates, np.float32)))
+        losses = []
+        with tf.device(self.device):
+            for rows, lr in steps.prefetch(tf.data.AUTOTUNE):
+                losses.append(self._step(*self._train, rows, lr))
+        if not losses:
+            return np.zeros(0, np.float32)
+        return tf.stack(losses).numpy().astype(np.float32)  # the one host sync
+
+    def hyperparameters(self):
+        opt = self.optimizer
+        precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
+        loss = self.loss_fn.get_config()
+        loss_name = ("sigmoid_binary_cross_entropy" if type(self.loss_fn) is keras.losses.BinaryCrossentropy
+                     and loss["from_logits"] and loss["reduction"] == "sum_over_batch_size"
+                     and not loss["label_smoothing"] else "other")
+        return {**self.recipe.as_dict(),
+                "optimizer": "adam" if isinstance(opt, keras.optimizers.Adam) else type(opt).__name__,
+                "beta1": opt.beta_1, "beta2": opt.beta_2, "epsilon": opt.epsilon,
+                "weight_decay": opt.weight_decay or 0.0, "loss": loss_name, "precision": precision}

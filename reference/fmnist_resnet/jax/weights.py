@@ -1,0 +1,56 @@
+"""Neutral weights <-> Flax variables {"params": ..., "batch_stats": ...} of ResNetSmall.
+
+    from levelfield.reference.fmnist_resnet.jax.weights import to_variables, to_neutral
+    variables = to_variables(init_weights(0))
+    neutral = to_neutral(variables)
+
+Flax's layouts already are the neutral ones (Conv kernel HWIO, Dense kernel
+[in, out]) and the submodules carry the neutral names, so a neutral name is
+a path in one of two collections:
+
+| neutral name                     | Flax variable                                   |
+| -------------------------------- | ----------------------------------------------- |
+| stem.conv.kernel                 | params/stem/conv/kernel                         |
+| stem.bn.{scale,bias}             | params/stem/bn/{scale,bias}                     |
+| stem.bn.{mean,var}               | batch_stats/stem/bn/{mean,var}                  |
+| blockK.{conv1,conv2,proj}.kernel | params/blockK/{conv1,conv2,proj}/kernel         |
+| blockK.{bn1,bn2,proj_bn}.*       | params or batch_stats /blockK/{bn1,...}/*       |
+| head.kernel / head.bias          | params/head/kernel, params/head/bias            |
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from levelfield.reference.fmnist_resnet.common.model_spec import BN_BUFFERS, PARAMETER_SHAPES
+from levelfield.reference.weights import check_weights
+
+
+def collection(name: str) -> str:
+    return "batch_stats" if name.rsplit(".", 1)[1] in BN_BUFFERS else "params"
+
+
+def to_variables(weights: dict[str, np.ndarray], device=None) -> dict:
+    """Neutral weights -> {"params": nested dict, "batch_stats": nested dict} of jax arrays on `device`."""
+    check_weights(weights, PARAMETER_SHAPES, "fmnist-resnet/jax load")
+    variables = {"params": {}, "batch_stats": {}}
+    for name in PARAMETER_SHAPES:
+        node = variables[collection(name)]
+        *path, leaf = name.split(".")
+        for key in path:
+            node = node.setdefault(key, {})
+        node[leaf] = jax.device_put(jnp.asarray(weights[name], jnp.float32), device)
+    return variables
+
+
+def to_neutral(variables: dict) -> dict[str, np.ndarray]:
+    host = jax.device_get(variables)
+    out = {}
+    for name in PARAMETER_SHAPES:
+        node = host[collection(name)]
+        for key in name.split("."):
+            node = node[key]
+        out[name] = np.array(node, dtype=np.float32)
+    return out

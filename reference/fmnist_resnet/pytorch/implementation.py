@@ -1,0 +1,128 @@
+"""fmnist-resnet in PyTorch: nn.Module + torch.optim.SGD, torch.compile'd model by default.
+
+    from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))
+
+Compiled mode compiles the model (forward and, through AOTAutograd, backward)
+with fixed shapes, like torchvision's references with --compile; the loss and
+the foreach SGD step stay eager (a handful of fused kernels per step). The
+learning rate of each step goes into param_group["lr"], so it never causes a
+recompile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from levelfield.reference import interface
+from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall
+from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
+
+# Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
+# beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
+_ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
+
+
+class Implementation(interface.Implementation):
+    task_id = "fmnist-resnet"
+    framework = "pytorch"
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): it only moves tensors to cuda:0.
+        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.model = ResNetSmall().to(self.device)
+        self.criterion = nn.CrossEntropyLoss(reduction="mean")
+        # One compiled callable; train / eval mode and each padded predict size are separate graphs
+        # (dynamic=False: every shape is static, as the buckets of predict_chunks intend).
+        if mode == interface.COMPILED:
+            self.forward = torch.compile(self.model, dynamic=False)
+        else:
+            self.forward = self.model
+        self.train_images = self.train_labels = None
+        self._reset_optimizer()
+
+    def _reset_optimizer(self) -> None:
+        fixed = self.recipe.fixed
+        # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.recipe.learning_rate,
+                                         momentum=fixed["momentum"], nesterov=fixed["nesterov"],
+                                         weight_decay=fixed["weight_decay"], dampening=0.0, foreach=True)
+
+    def version(self) -> str:
+        return torch.__version__
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._reset_optimizer()
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    @staticmethod
+    def _nchw(images: np.ndarray) -> torch.Tensor:
+        """float32 [N, 28, 28] -> [N, 1, 28, 28]."""
+        return torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32)).unsqueeze(1)
+
+    @_ENOUGH_GRAPHS
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 10] with running BN statistics, for any N >= 1.
+
+        Rows go through in chunks of at most 1024, each zero-padded to the next
+        power of two (common/inputs.py predict_chunks), so the compiled model
+        sees at most 11 batch shapes; padded rows are sliced off.
+        """
+        images = inputs["images"]
+        self.model.eval()
+        outputs = []
+        with torch.inference_mode():
+            for start, stop, size in predict_chunks(len(images)):
+                x = self._nchw(pad_rows(images[start:stop], size)).to(self.device)
+                outputs.append(self.forward(x)[: stop - start])
+            return torch.cat(outputs).float().cpu().numpy()
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        self.train_images = self._nchw(inputs["images"]).to(self.device)        # [N, 1, 28, 28]
+        self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
+
+    @_ENOUGH_GRAPHS
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.train_images is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
+        self.model.train()
+        losses = []
+        for step in range(indices.shape[0]):
+            for group in self.optimizer.param_groups:
+                group["lr"] = float(learning_rates[step])
+            rows = indices[step]
+            loss = self.criterion(self.forward(self.train_images[rows]), self.train_labels[rows])
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            losses.append(loss.detach())
+        # The only host sync of the call: all losses at once.
+        return torch.stack(losses).cpu().numpy().astype(np.float32)
+
+    def hyperparameters(self) -> dict:
+        group = self.optimizer.param_groups[0]
+        dtypes = {p.dtype for p in self.model.parameters()}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": type(self.optimizer).__name__.lower(),
+            "momentum": group["momentum"],
+            "nesterov": group["nesterov"],
+            "weight_decay": group["weight_decay"],
+            "loss": ("softmax_cross_entropy" if isinstance(self.criterion, nn.CrossEntropyLoss)
+                     and self.criterion.reduction == "mean" and self.criterion.label_smoothing == 0.0
+                     else repr(self.criterion)),
+            "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
+        }

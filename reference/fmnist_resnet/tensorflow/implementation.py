@@ -1,0 +1,130 @@
+"""fmnist-resnet in TensorFlow: Keras 3 model, GradientTape train step in tf.function(jit_compile=True).
+
+    from levelfield.reference.fmnist_resnet.tensorflow.implementation import Implementation
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": plain eager TF, no tf.function
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))
+
+The training set stays on the device as one tensor; a tf.data pipeline feeds
+each step's row indices and learning rate, and the XLA-compiled step gathers
+the batch on the device. The learning rate is an argument of the step (assigned
+to the optimizer's variable inside it), so changing it never retraces.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+import numpy as np
+import tensorflow as tf
+
+from levelfield.reference import interface
+from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
+from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
+
+
+class Implementation(interface.Implementation):
+    task_id = "fmnist-resnet"
+    framework = "tensorflow"
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        super().__init__(recipe, mode=mode, device=device)
+        fixed = recipe.fixed
+        # GPU path untested here (CPU-only machine): it only places tensors and ops on the first GPU.
+        gpus = tf.config.list_logical_devices("GPU")
+        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        with tf.device(self.device):
+            self.model = ResNetSmall()
+        # Mean over the batch of softmax cross-entropy on logits.
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                 reduction="sum_over_batch_size")
+        compiled = mode == interface.COMPILED
+        self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
+        with tf.device(self.device):
+            self.optimizer = TorchSGD(learning_rate=recipe.learning_rate, momentum=fixed["momentum"],
+                                      weight_decay=fixed["weight_decay"], nesterov=fixed["nesterov"])
+            self.optimizer.build(self.model.trainable_variables)
+        self._step = tf.function(self._train_step, jit_compile=True) if compiled else self._train_step
+        self.train_images = self.train_labels = None
+
+    def _reset_optimizer(self) -> None:
+        """Zero the momentum buffers and the step count (the same variables: no retrace of the step)."""
+        for buf in self.optimizer.momentums:
+            buf.assign(np.zeros(buf.shape, np.float32))
+        self.optimizer.iterations.assign(0)
+
+    def version(self) -> str:
+        return tf.__version__
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._reset_optimizer()
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    def _predict_batch(self, images):
+        return self.model(images, training=False)
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 10] with the BN moving statistics, for any N >= 1.
+
+        Rows go through in chunks of at most 1024, each zero-padded to the next
+        power of two (common/inputs.py predict_chunks), so XLA compiles at most
+        11 shapes; padded rows are sliced off.
+        """
+        images = inputs["images"]
+        outputs = []
+        with tf.device(self.device):
+            for start, stop, size in predict_chunks(len(images)):
+                x = tf.convert_to_tensor(pad_rows(images[start:stop], size)[..., None], tf.float32)  # NHWC
+                outputs.append(self._forward(x)[: stop - start])
+            return tf.concat(outputs, 0).numpy().astype(np.float32)
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        with tf.device(self.device):
+            self.train_images = tf.constant(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
+            self.train_labels = tf.constant(np.asarray(labels, np.int32))                        # [N]
+
+    def _train_step(self, images, labels, rows, learning_rate):
+        """One SGD step on rows [batch] of the resident training set; returns the loss before the update."""
+        x = tf.gather(images, rows)
+        y = tf.gather(labels, rows)
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))
+        variables = self.model.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.learning_rate = learning_rate
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.train_images is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        steps = tf.data.Dataset.from_tensor_slices((np.asarray(batch_indices, np.int32),
+                                                    np.asarray(learning_rates, np.float32)))
+        losses = []
+        for rows, learning_rate in steps.prefetch(tf.data.AUTOTUNE):  # the iterator stays on the host
+            with tf.device(self.device):
+                losses.append(self._step(self.train_images, self.train_labels, rows, learning_rate))
+        # The only host sync of the call: all losses at once.
+        return tf.stack(losses).numpy().astype(np.float32)
+
+    def hyperparameters(self) -> dict:
+        opt = self.optimizer
+        loss = self.loss_fn
+        is_mean_xent = (isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
+                        and loss.reduction == "sum_over_batch_size" and loss.get_config().get("from_logits"))
+        dtypes = {v.dtype for v in self.model.trainable_variables}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": "sgd" if isinstance(opt, TorchSGD) else type(opt).__name__.lower(),
+            "momentum": opt.momentum,
+            "nesterov": opt.nesterov,
+            "weight_decay": opt.coupled_weight_decay,
+            "loss": "softmax_cross_entropy" if is_mean_xent else repr(loss),
+            "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
+        }

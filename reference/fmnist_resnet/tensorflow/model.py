@@ -1,0 +1,116 @@
+"""resnet-small as a Keras 3 model (TensorFlow backend), plus the torch-style SGD it trains with.
+
+    from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
+    model = ResNetSmall()
+    logits = model(images, training=False)     # images float32 [N, 28, 28, 1] (NHWC) -> [N, 10]
+
+Stride-2 3x3 convs pad explicitly with ZeroPadding2D(1) and use 'valid': Keras'
+'same' would pad (0, 1) on an even input at stride 2, torch's padding=1 pads
+(1, 1), and the two sample different pixels. Stride-1 3x3 convs use 'same',
+which is (1, 1) there.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from keras import layers, ops
+
+from levelfield.reference.fmnist_resnet.common import model_spec as spec
+
+
+def batch_norm(name: str) -> layers.BatchNormalization:
+    # Keras momentum is the decay of the running statistic (torch: 1 - momentum).
+    return layers.BatchNormalization(momentum=spec.BN_DECAY, epsilon=spec.BN_EPSILON, name=name)
+
+
+def conv3x3(filters: int, stride: int, name: str) -> list[layers.Layer]:
+    """3x3 conv, no bias, symmetric 1-pixel padding at any stride."""
+    if stride == 1:
+        return [layers.Conv2D(filters, 3, padding="same", use_bias=False, name=name)]
+    return [layers.ZeroPadding2D(1, name=f"{name}_pad"),
+            layers.Conv2D(filters, 3, strides=stride, padding="valid", use_bias=False, name=name)]
+
+
+class BasicBlock(layers.Layer):
+    """conv3x3(stride)-BN-ReLU-conv3x3-BN + shortcut, ReLU. [N, H, W, cin] -> [N, H/stride, W/stride, cout]."""
+
+    def __init__(self, in_channels: int, out_channels: int, stride: int, **kwargs):
+        super().__init__(**kwargs)
+        *self.pad1, self.conv1 = conv3x3(out_channels, stride, "conv1")
+        self.bn1 = batch_norm("bn1")
+        (self.conv2,) = conv3x3(out_channels, 1, "conv2")
+        self.bn2 = batch_norm("bn2")
+        self.proj = None  # identity shortcut unless the shape changes
+        if spec.block_has_projection(in_channels, out_channels, stride):
+            self.proj = layers.Conv2D(out_channels, 1, strides=stride, use_bias=False, name="proj")
+            self.proj_bn = batch_norm("proj_bn")
+
+    def call(self, x, training=False):
+        shortcut = x if self.proj is None else self.proj_bn(self.proj(x), training=training)
+        out = x
+        for pad in self.pad1:
+            out = pad(out)
+        out = ops.relu(self.bn1(self.conv1(out), training=training))
+        out = self.bn2(self.conv2(out), training=training)
+        return ops.relu(out + shortcut)
+
+
+class ResNetSmall(keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(name="resnet_small", **kwargs)
+        (self.conv,) = conv3x3(spec.STEM_CHANNELS, 1, "stem_conv")
+        self.bn = batch_norm("stem_bn")
+        channels, blocks = spec.STEM_CHANNELS, {}
+        for name, out_channels, stride in spec.BLOCKS:
+            blocks[name] = BasicBlock(channels, out_channels, stride, name=name)
+            channels = out_channels
+        self.blocks = blocks
+        self.pool = layers.GlobalAveragePooling2D()
+        self.head = layers.Dense(spec.NUM_CLASSES, name="head")
+        # One inference call on a dummy image creates every variable (the values come from load()).
+        self(ops.zeros((1, spec.IMAGE_SIZE, spec.IMAGE_SIZE, spec.IN_CHANNELS)), training=False)
+
+    def call(self, x, training=False):
+        x = ops.relu(self.bn(self.conv(x), training=training))   # [N, 28, 28, 16]
+        for block in self.blocks.values():                       # -> [N, 7, 7, 64]
+            x = block(x, training=training)
+        return self.head(self.pool(x))                           # [N, 10]
+
+
+class TorchSGD(keras.optimizers.Optimizer):
+    """SGD with momentum and coupled L2 weight decay, update for update as torch.optim.SGD:
+
+        g <- g + weight_decay * p;  buf <- momentum * buf + g  (buf = 0 before step 1, so buf = g);
+        p <- p - lr * buf
+
+    Keras' own SGD keeps lr inside the buffer (buf <- momentum * buf - lr * g),
+    which differs from torch as soon as lr changes between steps, and its
+    `weight_decay` is decoupled; hence this subclass. `learning_rate` is the
+    base class's variable, assigned once per step.
+    """
+
+    def __init__(self, learning_rate: float, momentum: float, weight_decay: float, nesterov: bool = False,
+                 name: str = "torch_sgd", **kwargs):
+        if nesterov:
+            raise NotImplementedError("nesterov momentum is not needed by any levelfield task")
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.momentum = float(momentum)
+        self.coupled_weight_decay = float(weight_decay)  # not the base class's (decoupled) weight_decay
+        self.nesterov = bool(nesterov)
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self.momentums = [self.add_variable_from_reference(v, "momentum") for v in variables]
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = ops.cast(learning_rate, variable.dtype)
+        grad = ops.add(ops.cast(gradient, variable.dtype), ops.multiply(self.coupled_weight_decay, variable))
+        buf = self.momentums[self._get_variable_index(variable)]
+        self.assign(buf, ops.add(ops.multiply(self.momentum, buf), grad))
+        self.assign_sub(variable, ops.multiply(lr, buf))
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum,
+                "weight_decay": self.coupled_weight_decay, "nesterov": self.nesterov}

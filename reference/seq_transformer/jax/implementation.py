@@ -1,0 +1,156 @@
+"""seq-transformer in JAX: Flax linen model + optax.adamw in a TrainState, train step under jax.jit.
+
+    from levelfield.reference.seq_transformer.jax.implementation import Implementation
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": the same functions, not jitted
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
+
+As in the Flax examples: a TrainState (params, optimizer state, apply_fn and
+tx) is threaded through a jitted `train_step`; the training set lives in
+device arrays and the step gathers its batch by index on the device.
+optax.adamw is torch.optim.AdamW (update -lr * (m_hat / (sqrt(v_hat) + eps)
++ wd * p)); `optax.inject_hyperparams` keeps the learning rate in the
+optimizer state, where the step writes each step's rate from an argument, so
+it never recompiles. The step and predict functions are module-level and the
+optimizer is built once per configuration, so every Implementation in a
+process (e.g. the 5 runs of a task) shares one compiled program per shape.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax.training.train_state import TrainState
+
+from levelfield.reference import interface
+from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.jax.model import EncoderSmall
+from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
+
+MODEL = EncoderSmall()    # stateless module definition; one object so compiled steps are shared
+OPTIMIZER = optax.adamw   # its __name__ is the rules' optimizer name
+# Rules loss name of the loss function train_step uses.
+LOSS = optax.softmax_cross_entropy_with_integer_labels
+LOSS_NAMES = {optax.softmax_cross_entropy_with_integer_labels: "softmax_cross_entropy"}
+
+
+@functools.lru_cache(maxsize=None)
+def adamw(learning_rate: float, b1: float, b2: float, eps: float, weight_decay: float):
+    """optax.adamw with injectable hyperparameters; the same object for the same configuration."""
+    # No mask: decay every parameter, as torch.optim.AdamW does for its one param group.
+    return optax.inject_hyperparams(OPTIMIZER)(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
+                                               weight_decay=weight_decay)
+
+
+def train_step(state: TrainState, tokens, labels, rows, lr):
+    """One AdamW step on rows [B] of tokens / labels [N, 12]; returns (new state, loss before the step)."""
+    x, y = tokens[rows], labels[rows]                                           # [B, 12]
+
+    def loss_fn(params):
+        logits = state.apply_fn({"params": params}, x)                          # [B, 12, 10]
+        return LOSS(logits, y).mean()                                           # mean over B*12
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    state.opt_state.hyperparams["learning_rate"] = lr
+    return state.apply_gradients(grads=grads), loss
+
+
+def predict_logits(params, tokens):
+    return MODEL.apply({"params": params}, tokens)                             # [b, 12] -> [b, 12, 10]
+
+
+# donate the state: its buffers are reused for the next state instead of copied.
+train_step_jit = jax.jit(train_step, donate_argnums=0)
+# Each padded predict size (at most 11, see predict_chunks) is one XLA program.
+predict_logits_jit = jax.jit(predict_logits)
+
+
+class Implementation(interface.Implementation):
+    task_id = "seq-transformer"
+    framework = "jax"
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        super().__init__(recipe, mode=mode, device=device)
+        fixed = recipe.fixed
+        # GPU path untested here (CPU-only machine): arrays are placed on jax.devices()[0].
+        devices = {str(d): d for d in jax.devices()}
+        if device is not None and device not in devices:
+            raise ValueError(f"no JAX device named {device!r} (have {', '.join(devices)})")
+        self._jax_device = devices[device] if device else jax.devices()[0]
+        self.device = str(self._jax_device)
+        self.model = MODEL
+        self.tx = adamw(float(recipe.learning_rate), float(fixed["beta1"]), float(fixed["beta2"]),
+                        float(fixed["epsilon"]), float(fixed["weight_decay"]))
+        compiled = mode == interface.COMPILED
+        self._step = train_step_jit if compiled else train_step
+        self._predict = predict_logits_jit if compiled else predict_logits
+        self.state = None
+        self.train_tokens = self.train_labels = None
+
+    def version(self) -> str:
+        return jax.__version__
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        state = TrainState.create(apply_fn=self.model.apply, params=to_params(weights, self._jax_device), tx=self.tx)
+        # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
+        # first would then see a new input type and compile again, inside the timed run.
+        self.state = jax.device_put(state, self._jax_device)
+
+    def export(self) -> dict[str, np.ndarray]:
+        return from_params(self.state.params)
+
+    @property
+    def params(self):
+        return self.state.params
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 12, 10] for any N >= 1.
+
+        Rows go through in chunks of at most 1024, each padded with token-0
+        rows to the next power of two (common/inputs.py predict_chunks), so the
+        jitted function sees at most 11 input shapes; padded rows are sliced off.
+        """
+        tokens = np.asarray(inputs["tokens"], np.int32)
+        outputs = [self._predict(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size),
+                                                                   self._jax_device))[: stop - start]
+                   for start, stop, size in predict_chunks(len(tokens))]
+        return np.asarray(jax.device_get(jnp.concatenate(outputs)), np.float32)
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        self.train_tokens = jax.device_put(np.asarray(inputs["tokens"], np.int32), self._jax_device)  # [N, 12]
+        self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)            # [N, 12]
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.train_tokens is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        indices = jax.device_put(np.asarray(batch_indices, np.int32), self._jax_device)   # [steps, B]
+        lrs = jax.device_put(np.asarray(learning_rates, np.float32), self._jax_device)    # [steps]
+        losses = []
+        for step in range(indices.shape[0]):
+            self.state, loss = self._step(self.state, self.train_tokens, self.train_labels, indices[step], lrs[step])
+            losses.append(loss)
+        # The only host sync of the call: all losses at once.
+        return np.asarray(jax.device_get(jnp.stack(losses)), np.float32)
+
+    def hyperparameters(self) -> dict:
+        # inject_hyperparams keeps these as float32 arrays; 7 significant digits (float32's precision)
+        # read back exactly the decimal values configured.
+        hp = {name: float(f"{float(value):.7g}") for name, value in self.state.opt_state.hyperparams.items()}
+        dtypes = {leaf.dtype for leaf in jax.tree_util.tree_leaves(self.state.params)}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": OPTIMIZER.__name__,
+            "beta1": hp["b1"],
+            "beta2": hp["b2"],
+            "epsilon": hp["eps"],
+            "weight_decay": hp["weight_decay"],
+            "loss": LOSS_NAMES.get(LOSS, repr(LOSS)),
+            "precision": "fp32" if dtypes == {jnp.dtype("float32")} else ",".join(sorted(map(str, dtypes))),
+        }

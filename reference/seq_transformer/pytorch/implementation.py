@@ -1,0 +1,128 @@
+"""seq-transformer in PyTorch: nn.TransformerEncoder + torch.optim.AdamW, torch.compile'd model by default.
+
+    from levelfield.reference.seq_transformer.pytorch.implementation import Implementation
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
+
+Compiled mode compiles the model (forward and, through AOTAutograd, backward)
+with fixed shapes, like torchvision's references with --compile; the loss and
+the foreach AdamW step stay eager (a handful of fused kernels per step). The
+learning rate of each step goes into param_group["lr"], so it never causes a
+recompile. torch.optim.AdamW is the definition the other frameworks match:
+p <- p - lr*wd*p, then p <- p - lr * m_hat / (sqrt(v_hat) + eps).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from levelfield.reference import interface
+from levelfield.reference.seq_transformer.common import model_spec as spec
+from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
+from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
+
+# Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
+# beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
+_ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
+
+
+class Implementation(interface.Implementation):
+    task_id = "seq-transformer"
+    framework = "pytorch"
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): it only moves tensors to cuda:0.
+        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.model = EncoderSmall().to(self.device)
+        self.criterion = nn.CrossEntropyLoss(reduction="mean")   # mean over all B*12 positions
+        # One compiled callable; train / eval mode and each padded predict size are separate graphs
+        # (dynamic=False: every shape is static, as the buckets of predict_chunks intend).
+        if mode == interface.COMPILED:
+            self.forward = torch.compile(self.model, dynamic=False)
+        else:
+            self.forward = self.model
+        self.train_tokens = self.train_labels = None
+        self._reset_optimizer()
+
+    def _reset_optimizer(self) -> None:
+        fixed = self.recipe.fixed
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.recipe.learning_rate,
+                                           betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
+                                           weight_decay=fixed["weight_decay"], amsgrad=False, foreach=True)
+
+    def version(self) -> str:
+        return torch.__version__
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._reset_optimizer()
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    def _tokens(self, tokens: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(tokens, dtype=np.int64)).to(self.device)
+
+    @_ENOUGH_GRAPHS
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 12, 10] for any N >= 1.
+
+        Rows go through in chunks of at most 1024, each padded with token-0
+        rows to the next power of two (common/inputs.py predict_chunks), so the
+        compiled model sees at most 11 batch shapes; padded rows are sliced off.
+        """
+        tokens = inputs["tokens"]
+        self.model.eval()
+        outputs = []
+        with torch.inference_mode():
+            for start, stop, size in predict_chunks(len(tokens)):
+                outputs.append(self.forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
+            return torch.cat(outputs).float().cpu().numpy()
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        self.train_tokens = self._tokens(inputs["tokens"])                                 # int64 [N, 12]
+        self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # int64 [N, 12]
+
+    @_ENOUGH_GRAPHS
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.train_tokens is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
+        self.model.train()
+        losses = []
+        for step in range(indices.shape[0]):
+            for group in self.optimizer.param_groups:
+                group["lr"] = float(learning_rates[step])
+            rows = indices[step]
+            logits = self.forward(self.train_tokens[rows])                                # [B, 12, 10]
+            loss = self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            losses.append(loss.detach())
+        # The only host sync of the call: all losses at once.
+        return torch.stack(losses).cpu().numpy().astype(np.float32)
+
+    def hyperparameters(self) -> dict:
+        group = self.optimizer.param_groups[0]
+        dtypes = {p.dtype for p in self.model.parameters()}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": type(self.optimizer).__name__.lower(),
+            "beta1": group["betas"][0],
+            "beta2": group["betas"][1],
+            "epsilon": group["eps"],
+            "weight_decay": group["weight_decay"],
+            "loss": ("softmax_cross_entropy" if isinstance(self.criterion, nn.CrossEntropyLoss)
+                     and self.criterion.reduction == "mean" and self.criterion.label_smoothing == 0.0
+                     else repr(self.criterion)),
+            "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
+        }

@@ -1,0 +1,40 @@
+"""encoder-small in PyTorch: embeddings + nn.TransformerEncoder (pre-norm) + per-position head.
+
+    model = EncoderSmall()
+    logits = model(tokens)        # tokens int64/int32 [B, 12] -> float32 [B, 12, 10]
+
+torch's own nn.TransformerEncoderLayer is exactly the rules' layer with
+norm_first=True (x + MHA(LN(x)), x + FF(LN(x))), activation="gelu" (F.gelu,
+the exact erf form), dropout=0 and layer_norm_eps=1e-5; its attention is
+nn.MultiheadAttention (packed q/k/v in_proj, scale 1/sqrt(16)), batch_first.
+Sizes come from common/model_spec.py. Weights are set by weights.py from the
+neutral init, so the torch default initialisers here never matter.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from levelfield.reference.seq_transformer.common import model_spec as spec
+
+
+class EncoderSmall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.token_embedding = nn.Embedding(spec.VOCAB_SIZE, spec.D_MODEL)      # [10, 64]
+        self.position_embedding = nn.Embedding(spec.SEQ_LEN, spec.D_MODEL)     # [12, 64]
+        layer = nn.TransformerEncoderLayer(
+            d_model=spec.D_MODEL, nhead=spec.NUM_HEADS, dim_feedforward=spec.FF_DIM, dropout=0.0,
+            activation="gelu", layer_norm_eps=spec.LN_EPS, batch_first=True, norm_first=True, bias=True)
+        # enable_nested_tensor only helps with padding masks, which this task has none of.
+        self.encoder = nn.TransformerEncoder(
+            layer, num_layers=spec.NUM_LAYERS, norm=nn.LayerNorm(spec.D_MODEL, eps=spec.LN_EPS),
+            enable_nested_tensor=False)
+        self.head = nn.Linear(spec.D_MODEL, spec.NUM_CLASSES)
+        # Positions 0..11, a buffer so it follows the module to its device; not a weight.
+        self.register_buffer("positions", torch.arange(spec.SEQ_LEN), persistent=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.token_embedding(tokens) + self.position_embedding(self.positions)   # [B, 12, 64]
+        return self.head(self.encoder(x))                                             # [B, 12, 10]

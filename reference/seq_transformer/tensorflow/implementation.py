@@ -1,0 +1,162 @@
+"""seq-transformer in TensorFlow: Keras model + GradientTape step in tf.function(jit_compile=True).
+
+    from levelfield.reference.seq_transformer.tensorflow.implementation import Implementation
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": plain TF eager, no tf.function
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
+
+The training set lives in device tensors; tf.data streams (row indices, lr)
+per step and the XLA-compiled step gathers the batch on the device, so no
+batch crosses from the host. The step takes the training tensors and the lr
+as arguments (fixed shapes and dtypes: one trace, no retrace per step).
+
+Optimizer: Keras' AdamW adds epsilon to sqrt(v) before bias correction
+(alpha = lr*sqrt(1-b2^t)/(1-b1^t); p -= alpha*m/(sqrt(v)+eps)), which is not
+torch's update; `TorchAdamW` overrides only `update_step` with torch's form
+p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). Keras' own decoupled
+decay (p -= lr*wd*p, before the update, on every trainable variable) is
+already torch's. Embedding gradients are densified: torch's AdamW updates
+every row (moments decay, weight decay) whether it was looked up or not.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from levelfield.reference import interface
+from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
+from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
+from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
+
+ops = keras.ops
+_TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)    # tokens or labels [N, 12]
+_ROWS = tf.TensorSpec([None], tf.int32)               # row indices of one batch [B]
+_LR = tf.TensorSpec([], tf.float32)                   # this step's learning rate
+
+
+class TorchAdamW(keras.optimizers.AdamW):
+    """keras.optimizers.AdamW with epsilon added to the bias-corrected sqrt(v), as torch.optim.AdamW."""
+
+    def update_step(self, gradient, variable, learning_rate):
+        dtype = variable.dtype
+        lr = ops.cast(learning_rate, dtype)
+        # The embedding's gradient is tf.IndexedSlices; Keras would then update only the looked-up
+        # rows, once per occurrence. torch's AdamW is dense: densify (sums duplicate rows).
+        gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
+        step = ops.cast(self.iterations + 1, dtype)
+        bias_correction1 = 1 - ops.power(ops.cast(self.beta_1, dtype), step)
+        bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
+        m = self._momentums[self._get_variable_index(variable)]
+        v = self._velocities[self._get_variable_index(variable)]
+        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
+        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
+        denominator = ops.add(ops.divide(ops.sqrt(v), ops.sqrt(bias_correction2)), self.epsilon)
+        self.assign_sub(variable, ops.divide(ops.multiply(m, lr / bias_correction1), denominator))
+
+
+class Implementation(interface.Implementation):
+    task_id = "seq-transformer"
+    framework = "tensorflow"
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        super().__init__(recipe, mode=mode, device=device)
+        # GPU path untested here (CPU-only machine): it only places variables and steps on the first GPU.
+        gpus = tf.config.list_logical_devices("GPU")
+        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        with tf.device(self.device):
+            self.model = build_model()
+        # Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels).
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
+        self.train_tokens = self.train_labels = None
+        # One trace for every batch size; XLA compiles one program per padded size (at most 11,
+        # see predict_chunks) and caches it.
+        self._predict = (tf.function(self._predict_fn, jit_compile=True, input_signature=[_TOKENS])
+                         if mode == interface.COMPILED else self._predict_fn)
+        self._reset_optimizer()
+
+    def _reset_optimizer(self) -> None:
+        fixed = self.recipe.fixed
+        with tf.device(self.device):
+            self.optimizer = TorchAdamW(learning_rate=self.recipe.learning_rate, beta_1=fixed["beta1"],
+                                        beta_2=fixed["beta2"], epsilon=fixed["epsilon"],
+                                        weight_decay=fixed["weight_decay"], amsgrad=False)
+            self.optimizer.build(self.model.trainable_variables)   # slots exist before any trace
+        # A new optimizer means new variables, so a new traced step (one trace for any data size).
+        self._step = (tf.function(self._step_fn, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
+                      if self.mode == interface.COMPILED else self._step_fn)
+
+    def version(self) -> str:
+        return tf.__version__
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._reset_optimizer()
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    def _predict_fn(self, tokens):
+        return self.model(tokens, training=False)
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 12, 10] for any N >= 1.
+
+        Rows go through in chunks of at most 1024, each padded with token-0
+        rows to the next power of two (common/inputs.py predict_chunks), so the
+        compiled function sees at most 11 input shapes; padded rows are sliced off.
+        """
+        tokens = np.asarray(inputs["tokens"], np.int32)
+        outputs = []
+        with tf.device(self.device):
+            for start, stop, size in predict_chunks(len(tokens)):
+                outputs.append(self._predict(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
+            return tf.concat(outputs, axis=0).numpy().astype(np.float32)
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        with tf.device(self.device):
+            self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))   # int32 [N, 12]
+            self.train_labels = tf.constant(np.asarray(labels, np.int32))             # int32 [N, 12]
+
+    def _step_fn(self, tokens, labels, rows, lr):
+        """One AdamW step on rows [B] of tokens / labels [N, 12]; returns the loss before the update."""
+        self.optimizer.learning_rate.assign(lr)     # read by the decay and by update_step
+        x, y = tf.gather(tokens, rows), tf.gather(labels, rows)                 # [B, 12]
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(y, self.model(x, training=True))                # logits [B, 12, 10]
+        variables = self.model.trainable_variables
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.train_tokens is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        steps = tf.data.Dataset.from_tensor_slices(
+            (np.asarray(batch_indices, np.int32), np.asarray(learning_rates, np.float32))).prefetch(2)
+        losses = []
+        with tf.device(self.device):
+            for rows, lr in steps:
+                losses.append(self._step(self.train_tokens, self.train_labels, rows, lr))
+            # The only host sync of the call: all losses at once.
+            return tf.stack(losses).numpy().astype(np.float32)
+
+    def hyperparameters(self) -> dict:
+        opt = self.optimizer
+        dtypes = {v.dtype for v in self.model.trainable_variables}
+        loss_config = self.loss_fn.get_config()
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": "adamw" if isinstance(opt, keras.optimizers.AdamW) else type(opt).__name__.lower(),
+            "beta1": opt.beta_1,
+            "beta2": opt.beta_2,
+            "epsilon": opt.epsilon,
+            "weight_decay": opt.weight_decay,
+            "loss": ("softmax_cross_entropy" if isinstance(self.loss_fn, keras.losses.SparseCategoricalCrossentropy)
+                     and loss_config.get("from_logits") and loss_config.get("reduction") == "sum_over_batch_size"
+                     else repr(self.loss_fn)),
+            "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
+        }

@@ -1,0 +1,65 @@
+"""encoder-small in Keras (TensorFlow backend): embeddings, 2 pre-norm encoder layers, per-position head.
+
+    model = build_model()            # built: every variable exists
+    logits = model(tokens)           # int32 [B, 12] -> float32 [B, 12, 10]
+
+Keras has no encoder-layer class in core, so `EncoderLayer` is the usual
+small custom layer around keras.layers.MultiHeadAttention (4 heads, key_dim
+16, kernels [64, 4, 16], output kernel [4, 16, 64], scale 1/sqrt(16)),
+LayerNormalization(epsilon=1e-5; Keras' default is 1e-3) and two Dense
+layers with the exact erf GELU (approximate=False, stated although it is the
+Keras default). Sizes come from common/model_spec.py; weights are set from the
+neutral init by weights.py, so Keras' initialisers never matter.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from keras import layers, ops
+
+from levelfield.reference.seq_transformer.common import model_spec as spec
+
+
+def gelu_exact(x):
+    return keras.activations.gelu(x, approximate=False)
+
+
+class EncoderLayer(layers.Layer):
+    """x = x + MHA(LN(x)); x = x + FF(LN(x)) on [B, 12, 64]; no mask, no dropout."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.attention_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="attention_norm")
+        self.attention = layers.MultiHeadAttention(num_heads=spec.NUM_HEADS, key_dim=spec.HEAD_DIM,
+                                                   dropout=0.0, use_bias=True, name="attention")
+        self.mlp_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="mlp_norm")
+        self.dense1 = layers.Dense(spec.FF_DIM, activation=gelu_exact, name="dense1")
+        self.dense2 = layers.Dense(spec.D_MODEL, name="dense2")
+
+    def call(self, x):
+        h = self.attention_norm(x)
+        x = x + self.attention(h, h)                 # self-attention: query = value = key
+        return x + self.dense2(self.dense1(self.mlp_norm(x)))
+
+
+class EncoderSmall(keras.Model):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.token_embedding = layers.Embedding(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")
+        self.position_embedding = layers.Embedding(spec.SEQ_LEN, spec.D_MODEL, name="position_embedding")
+        self.encoder_layers = [EncoderLayer(name=f"layer{i}") for i in range(spec.NUM_LAYERS)]
+        self.final_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="final_norm")
+        self.head = layers.Dense(spec.NUM_CLASSES, name="head")
+
+    def call(self, tokens):
+        positions = ops.arange(spec.SEQ_LEN)                                          # [12]
+        x = self.token_embedding(tokens) + self.position_embedding(positions)[None]  # [B, 12, 64]
+        for layer in self.encoder_layers:
+            x = layer(x)
+        return self.head(self.final_norm(x))                                          # [B, 12, 10]
+
+
+def build_model() -> EncoderSmall:
+    model = EncoderSmall(name="encoder_small")
+    model(ops.zeros((1, spec.SEQ_LEN), dtype="int32"))   # creates every variable
+    return model
