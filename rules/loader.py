@@ -68,6 +68,7 @@ class Suite:
     modes: list[str]
     loadgen_seeds: dict
     profiles: dict
+    hyperparameter_log_keys: dict
     tasks: dict[str, Task] = field(repr=False)
 
     def task(self, task_id: str) -> Task:
@@ -137,7 +138,8 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
     return Suite(
         version=version, path=folder, status=raw["status"], tools=raw["tools"],
         frameworks=raw["frameworks"], divisions=raw["divisions"], scenarios=raw["scenarios"],
-        modes=raw["modes"], loadgen_seeds=raw["loadgen_seeds"], profiles=raw["profiles"], tasks=tasks)
+        modes=raw["modes"], loadgen_seeds=raw["loadgen_seeds"], profiles=raw["profiles"],
+        hyperparameter_log_keys=raw["hyperparameter_log_keys"], tasks=tasks)
 
 
 def _load_validated(path: Path, schema: str) -> Any:
@@ -190,6 +192,10 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
     if training["max_failed_runs"] > training["olympic_drop"]:
         problems.append(f"$.training.max_failed_runs: expected <= olympic_drop ({training['olympic_drop']}), "
                         f"since a failed run must be a dropped one; got {training['max_failed_runs']}")
+    hyperparameters = [*raw["hyperparameters"]["fixed"], *raw["hyperparameters"]["tunable"]]
+    for name in hyperparameters:
+        if name not in suite_raw["hyperparameter_log_keys"]:
+            problems.append(f"$.hyperparameters: {name!r} has no MLLOG key in {SUITE_FILE} hyperparameter_log_keys")
     for profile in raw["profiles"]:
         if profile not in suite_raw["profiles"]:
             problems.append(f"$.profiles.{profile}: not a profile of {SUITE_FILE} "

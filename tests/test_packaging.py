@@ -6,6 +6,7 @@ wheel must map them under `levelfield.` so they never collide in site-packages.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -17,11 +18,23 @@ import pytest
 from conftest import REPO
 
 
+# Building writes build/ and *.egg-info next to the sources: build from a copy, never in the checkout.
+_NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__",
+                                      ".pytest_cache", ".hypothesis", "demo-out")
+
+
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def source_copy(tmp_path_factory) -> Path:
+    target = tmp_path_factory.mktemp("src") / "levelfield"
+    shutil.copytree(REPO, target, ignore=_NOT_SOURCES)
+    return target
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, source_copy) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out), str(REPO)], check=True, capture_output=True, timeout=300)
+                    "-w", str(out), str(source_copy)], check=True, capture_output=True, timeout=300)
     (path,) = out.glob("levelfield-*.whl")
     return path
 
@@ -54,12 +67,12 @@ def test_extras_are_declared():
 
 
 @pytest.mark.slow
-def test_fresh_install_works_outside_the_checkout(tmp_path):
+def test_fresh_install_works_outside_the_checkout(tmp_path, source_copy):
     """`pip install .` into a new environment: `import tools` fails, the CLI and its rules work."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    done = subprocess.run([*pip, str(REPO)], capture_output=True, text=True, timeout=900)
+    done = subprocess.run([*pip, str(source_copy)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     python, cli = str(venv / "bin/python"), str(venv / "bin/levelfield")
     for generic in ("tools", "checker", "rules", "reference"):

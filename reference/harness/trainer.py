@@ -1,0 +1,255 @@
+"""The time-to-accuracy trainer behind `levelfield train`.
+
+    from levelfield.reference.harness.trainer import TrainOptions, train
+    summary = train(TrainOptions(task_id="fmnist-resnet", framework="jax", out=Path("runs/fm-jax"),
+                                 profile="smoke"))
+
+The trainer owns timing, logging, evaluation cadence and the stop-at-target
+decision; the framework code only steps, predicts and loads weights. Timing is
+MLPerf's: reading the data, building the model, loading the initial weights
+and the one-time compilation happen between `init_start` and `init_stop` and
+are not timed; the clock runs from `run_start` to `run_stop`. Compilation is
+triggered by one warm-up step (and one warm-up evaluation) whose effect is then
+undone by reloading the initial weights, which also resets the optimizer; its
+duration is logged as `levelfield_time_to_first_step_s`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import resource
+import secrets
+import signal
+import socket
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mlperf_logging.mllog import constants as K
+
+from levelfield.errors import UserError
+from levelfield.reference.harness.environment import environment_fingerprint
+from levelfield.reference.harness.progress import EpochProgress
+from levelfield.reference.harness.runlog import RunLog
+from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.schedule import batch_order, learning_rates
+
+SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived; BaseException so no `except Exception` in framework code swallows it."""
+
+
+@dataclass
+class TrainOptions:
+    task_id: str
+    framework: str
+    out: Path
+    profile: str = "submission"
+    runs: int | None = None          # default: the rules' run count for the profile
+    seed: int | None = None          # run i uses seed + i; default: a random base seed
+    mode: str = COMPILED
+    org: str = "levelfield"
+    division: str = "closed"
+    system: dict | None = None       # a filled-in system description, for submission_platform/status
+    data_dir: str | None = None
+    rules_dir: str | None = None
+    rules_version: str | None = None
+    force: bool = False
+    save_weights: bool = False
+    overrides: dict = field(default_factory=dict)  # tunable hyperparameters (closed division)
+    stop_at_target: bool = True      # False: train all max_epochs (calibration curves; never a result)
+
+
+@dataclass
+class RunOutcome:
+    index: int
+    seed: int
+    status: str                       # success | aborted
+    reason: str                       # target reached | max epochs | interrupted
+    epochs: int
+    time_to_train_s: float | None     # run_start -> run_stop, successful runs only
+    time_to_first_step_s: float
+    peak_rss_mib: float
+    evals: list = field(default_factory=list)  # [[epoch, value], ...]
+    log: str = ""
+
+
+def _on_signal(signum, frame):
+    raise RunInterrupted(signal.Signals(signum).name)
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Trainer:
+    """Runs `runs` independent time-to-accuracy runs of one task in one framework."""
+
+    def __init__(self, options: TrainOptions):
+        from levelfield.reference.registry import load_implementation
+        from levelfield.rules import load_suite
+
+        self.o = options
+        self.suite = load_suite(options.rules_version, options.rules_dir)
+        self.task = self.suite.task(options.task_id)
+        self.suite.check_id("framework", options.framework)
+        self.suite.check_id("profile", options.profile)
+        self.suite.check_id("division", options.division)
+        self.settings = self.task.training_settings(options.profile)
+        self.runs = options.runs or self.settings["runs"]
+        try:
+            self.recipe = Recipe.from_task(self.task, **options.overrides)
+        except ValueError as e:
+            raise UserError(f"{self.task.path}: {e}") from None
+        self.impl_class = load_implementation(options.task_id, options.framework)
+        common = f"levelfield.reference.{self.task.package}.common"
+        self.inputs_module = importlib.import_module(f"{common}.inputs")
+        self.metric_module = importlib.import_module(f"{common}.metric")
+        self.spec_module = importlib.import_module(f"{common}.model_spec")
+        base = options.seed if options.seed is not None else secrets.randbelow(SEED_LIMIT - self.runs)
+        self.seeds = [base + i for i in range(self.runs)]
+
+    # -- one run ------------------------------------------------------------------
+    def _header(self, log: RunLog, seed: int, index: int) -> None:
+        system = self.o.system or {}
+        log.event(K.SUBMISSION_BENCHMARK, self.task.id)
+        log.event(K.SUBMISSION_ORG, self.o.org)
+        log.event(K.SUBMISSION_DIVISION, self.o.division)
+        log.event(K.SUBMISSION_STATUS, system.get("status", "rdi"))
+        log.event(K.SUBMISSION_PLATFORM, system.get("system_name", socket.gethostname()))
+        log.event(K.CACHE_CLEAR, True)
+        log.start(K.INIT_START)
+        log.event(K.SEED, seed)
+        log.event("levelfield_run_index", index)
+        log.event("levelfield_rules_version", self.suite.version)
+        log.event("levelfield_profile", self.o.profile)
+        log.event("levelfield_submittable", self.suite.profiles[self.o.profile]["submittable"])
+        log.event("levelfield_quality_metric", self.task.quality["metric"])
+        log.event("levelfield_quality_target", self.task.quality["target"])
+
+    def _data(self, log: RunLog):
+        from levelfield.reference.datasets import load_dataset, verify_dataset
+
+        report = verify_dataset(self.task, self.o.data_dir)
+        report.raise_if_bad()
+        log.event("levelfield_dataset_digest", {c.label or c.what: c.actual for c in report.checks})
+        arrays = load_dataset(self.task, self.o.data_dir)
+        n_train = self.settings.get("train_samples", self.task.dataset["train_samples"])
+        n_eval = self.settings.get("eval_samples", self.task.dataset["eval_samples"])
+        take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
+        train = (take(self.inputs_module.model_inputs(arrays, "train"), n_train),
+                 self.inputs_module.labels(arrays, "train")[:n_train])
+        evaluation = (take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
+                      self.inputs_module.labels(arrays, "eval")[:n_eval])
+        log.event(K.TRAIN_SAMPLES, n_train)
+        log.event(K.EVAL_SAMPLES, n_eval)
+        return train, evaluation
+
+    def run_one(self, index: int, seed: int) -> RunOutcome:
+        from levelfield.tools.sysinfo import collect_system_description, fingerprint
+
+        log = RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force)
+        outcome = RunOutcome(index, seed, "aborted", "interrupted", 0, None, 0.0, 0.0, log=str(log.path))
+        try:
+            self._header(log, seed, index)
+            (train_inputs, train_labels), (eval_inputs, eval_labels) = self._data(log)
+            impl = self.impl_class(self.recipe, mode=self.o.mode)
+            log.event("levelfield_framework", self.o.framework)
+            log.event("levelfield_framework_version", impl.version())
+            log.event("levelfield_compile_mode", impl.mode)
+            log.event("levelfield_device", impl.device)
+            log.event("levelfield_system_fingerprint", fingerprint(collect_system_description()))
+            log.event("levelfield_environment", environment_fingerprint(self.o.framework))
+            weights = self.spec_module.init_weights(seed)
+            impl.load(weights)
+            for name, value in impl.hyperparameters().items():  # read back from the loaded optimizer
+                log.event(self.suite.hyperparameter_log_keys[name], value)
+            impl.set_train_data(train_inputs, train_labels)
+            batch = self.recipe.global_batch_size
+            steps_per_epoch = len(train_labels) // batch
+            max_epochs = self.settings["max_epochs"]
+            lrs = learning_rates(self.recipe, steps_per_epoch, max_epochs)
+            # Warm-up: compile the train step and predict, then undo the step.
+            started = time.perf_counter()
+            impl.train_steps(batch_order(seed, 0, len(train_labels), batch)[:1], lrs[:1])
+            outcome.time_to_first_step_s = time.perf_counter() - started
+            impl.predict(eval_inputs)
+            impl.load(weights)
+            log.event("levelfield_time_to_first_step_s", outcome.time_to_first_step_s)
+            log.end(K.INIT_STOP)
+            log.start(K.RUN_START)
+            run_started = time.perf_counter()
+            outcome.reason = "max epochs"
+            progress = EpochProgress(self.task.id, self.o.framework, index, max_epochs, steps_per_epoch)
+            for epoch in range(1, max_epochs + 1):
+                outcome.epochs = epoch
+                log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
+                order = batch_order(seed, epoch, len(train_labels), batch)
+                epoch_lrs = lrs[(epoch - 1) * steps_per_epoch: epoch * steps_per_epoch]
+                for rows in progress.epoch(epoch, order, epoch_lrs):
+                    impl.train_steps(*rows)
+                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+                if epoch % self.settings["eval_every_epochs"] and epoch != max_epochs:
+                    continue
+                log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
+                value = float(self.metric_module.score(impl.predict(eval_inputs), eval_labels))
+                log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
+                log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
+                outcome.evals.append([epoch, value])
+                progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
+                if value >= self.task.quality["target"] and self.o.stop_at_target:
+                    outcome.status, outcome.reason = "success", "target reached"
+                    break
+            elapsed = time.perf_counter() - run_started
+            self._finish(log, outcome)
+            if outcome.status == "success":
+                outcome.time_to_train_s = elapsed
+                if self.o.save_weights:
+                    from levelfield.reference.weights import save_weights
+                    save_weights(self.o.out / f"weights_{index}.npz", impl.export(), overwrite=self.o.force)
+            return outcome
+        except RunInterrupted as signal_name:
+            # Recorded as aborted, never as a result; run() starts no further run.
+            self.interrupted_by = str(signal_name)
+            self._finish(log, outcome)
+            return outcome
+        finally:
+            log.close()
+
+    def _finish(self, log: RunLog, outcome: RunOutcome) -> None:
+        outcome.peak_rss_mib = peak_rss_mib()
+        log.event("levelfield_peak_rss_mib", outcome.peak_rss_mib)
+        log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
+
+    # -- all runs -----------------------------------------------------------------
+    def run(self) -> dict:
+        from levelfield.stats import summarize
+
+        outcomes = []
+        self.interrupted_by = None
+        previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for index, seed in enumerate(self.seeds):
+                outcomes.append(self.run_one(index, seed))
+                if self.interrupted_by:
+                    break
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        times = [o.time_to_train_s for o in outcomes if o.status == "success"]
+        return {
+            "task": self.task.id, "framework": self.o.framework, "mode": self.o.mode,
+            "profile": self.o.profile, "rules_version": self.suite.version,
+            "quality_metric": self.task.quality["metric"], "quality_target": self.task.quality["target"],
+            "runs_requested": self.runs, "interrupted_by": self.interrupted_by,
+            "runs": [asdict(o) for o in outcomes],
+            "time_to_train_s": summarize(times, self.settings["olympic_drop"]) if times else None,
+            "time_to_first_step_s": summarize([o.time_to_first_step_s for o in outcomes], 0) if outcomes else None,
+        }
+
+
+def train(options: TrainOptions) -> dict:
+    return Trainer(options).run()

@@ -1,0 +1,145 @@
+"""`levelfield train`: MLLOG logs with MLPerf's keys in order, seeds, summaries, clean aborts."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import assert_user_error, run_cli
+from levelfield.reference.harness.compliance import peer_compliance
+
+TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
+FRAMEWORKS = ["pytorch", "tensorflow", "jax"]
+REQUIRED_ORDER = ["submission_benchmark", "cache_clear", "init_start", "seed", "global_batch_size",
+                  "levelfield_time_to_first_step_s", "init_stop", "run_start", "epoch_start", "epoch_stop",
+                  "eval_start", "eval_accuracy", "eval_stop", "levelfield_peak_rss_mib", "run_stop"]
+LEVELFIELD_KEYS = ["levelfield_framework", "levelfield_framework_version", "levelfield_compile_mode",
+                   "levelfield_device", "levelfield_system_fingerprint", "levelfield_environment",
+                   "levelfield_dataset_digest", "levelfield_time_to_first_step_s", "levelfield_peak_rss_mib"]
+
+
+def mllog_records(path: Path) -> list[dict]:
+    records = []
+    for line in path.read_text().splitlines():
+        assert line.startswith(":::MLLOG "), line
+        records.append(json.loads(line[len(":::MLLOG "):]))
+    return records
+
+
+def first_index(keys: list[str], key: str) -> int:
+    assert key in keys, f"{key} missing from the log"
+    return keys.index(key)
+
+
+# Every task x framework in eager mode, and the compiled mode (the default) on the
+# cheapest task per framework: torch.compile of the ResNet alone takes minutes on
+# 2 cores, and the equivalence tests already compile every implementation.
+SMOKE_CASES = ([(task, fw, "eager") for task in TASKS for fw in FRAMEWORKS]
+               + [("ctr-dlrm", fw, "compiled") for fw in FRAMEWORKS])
+
+
+@pytest.mark.parametrize("task, framework, mode", SMOKE_CASES)
+def test_smoke_run_logs_mlperf_keys_in_order(task, framework, mode, tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("train", "--task", task, "--framework", framework, "--profile", "smoke",
+                     "--seed", "11", f"--{'compile' if mode == 'compiled' else 'eager'}", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = mllog_records(out / "result_0.txt")
+    keys = [r["key"] for r in records]
+    positions = [first_index(keys, k) for k in REQUIRED_ORDER]
+    assert positions == sorted(positions), list(zip(REQUIRED_ORDER, positions))
+    for key in LEVELFIELD_KEYS:
+        assert keys.count(key) == 1, key
+    by_key = {r["key"]: r for r in records}
+    assert by_key["seed"]["value"] == 11
+    assert by_key["levelfield_framework"]["value"] == framework
+    assert by_key["levelfield_compile_mode"]["value"] == mode
+    assert by_key["eval_accuracy"]["metadata"]["epoch_num"] == 1
+    assert by_key["run_stop"]["metadata"]["status"] in ("success", "aborted")
+    assert by_key["levelfield_environment"]["value"]["packages"]["numpy"]
+    assert not by_key["levelfield_submittable"]["value"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs"][0]["peer_compliance"] is True
+    assert not list(out.glob("*.inprogress"))
+
+
+def test_runs_get_distinct_seeds_and_a_summary(tmp_path):
+    out = tmp_path / "run"
+    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
+                     "--runs", "3", "--seed", "40", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    seeds = [next(r["value"] for r in mllog_records(out / f"result_{i}.txt") if r["key"] == "seed") for i in range(3)]
+    assert seeds == [40, 41, 42]
+    summary = json.loads((out / "summary.json").read_text())
+    assert [r["seed"] for r in summary["runs"]] == seeds
+    assert summary["mode"] == "eager" and "olympic mean" not in result.stdout  # smoke runs never reach target
+
+
+def test_same_seed_gives_the_same_eval_sequence(tmp_path):
+    values = []
+    for attempt in range(2):
+        out = tmp_path / f"run{attempt}"
+        assert run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke",
+                       "--eager", "--seed", "3", "--out", str(out)).returncode == 0
+        values.append([r["value"] for r in mllog_records(out / "result_0.txt") if r["key"] == "eval_accuracy"])
+    assert values[0] == values[1]
+
+
+def test_existing_results_are_not_overwritten(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "result_0.txt").write_text("precious\n")
+    assert_user_error(run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke",
+                              "--out", str(out)), "already holds 1 result file(s)")
+    assert (out / "result_0.txt").read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--framework", "mxnet"], "unknown framework 'mxnet'"),
+    (["--framework", "jax", "--profile", "quick"], "unknown profile 'quick'"),
+    (["--framework", "jax", "--set", "momentum=0.5"], "not tunable in ctr-dlrm: momentum"),
+    (["--framework", "jax", "--runs", "0"], "--runs: expected a positive number"),
+])
+def test_bad_options_are_user_errors(tmp_path, args, message):
+    assert_user_error(run_cli("train", "--task", "ctr-dlrm", *args, "--out", str(tmp_path / "o")), message)
+
+
+def test_sigterm_mid_run_logs_run_stop_aborted(tmp_path):
+    out = tmp_path / "run"
+    # The submission profile runs for many epochs: long enough to be interrupted mid-run.
+    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "train", "--task", "ctr-dlrm", "--framework",
+                             "pytorch", "--eager", "--runs", "2", "--seed", "1", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial = out / "result_0.txt.inprogress"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not (partial.exists() and '"epoch_start"' in partial.read_text()):
+        time.sleep(0.2)
+    assert partial.exists(), "the run never started"
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, stderr[-2000:])
+    records = mllog_records(out / "result_0.txt")
+    assert records[-1]["key"] == "run_stop" and records[-1]["metadata"]["status"] == "aborted"
+    assert not (out / "result_1.txt").exists(), "no run may start after an interrupt"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted_by"] == "SIGTERM" and summary["time_to_train_s"] is None
+
+
+def test_peer_engine_rejects_a_broken_log(tmp_path):
+    out = tmp_path / "run"
+    assert run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
+                   "--seed", "2", "--out", str(out)).returncode == 0
+    good = (out / "result_0.txt").read_text()
+    assert peer_compliance(out / "result_0.txt")[0]
+    claimed = tmp_path / "claimed_success.txt"  # success without reaching the target
+    claimed.write_text(good.replace('"status": "aborted"', '"status": "success"'))
+    assert not peer_compliance(claimed)[0]
+    no_stop = tmp_path / "no_run_stop.txt"
+    no_stop.write_text("".join(line + "\n" for line in good.splitlines() if '"run_stop"' not in line))
+    assert not peer_compliance(no_stop)[0]
