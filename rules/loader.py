@@ -41,6 +41,7 @@ class Task:
     inference: dict
     scenarios: dict
     profiles: dict
+    reference_convergence: dict | None = None  # absent until the task is calibrated
 
     @property
     def package(self) -> str:
@@ -196,6 +197,20 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
     for name in hyperparameters:
         if name not in suite_raw["hyperparameter_log_keys"]:
             problems.append(f"$.hyperparameters: {name!r} has no MLLOG key in {SUITE_FILE} hyperparameter_log_keys")
+    inference, quality = raw["inference"], raw["quality"]
+    threshold = inference["reference_value"] * inference["accuracy_ratio"]
+    if threshold > quality["target"]:
+        problems.append(f"$.inference.reference_value: {inference['reference_value']} x accuracy_ratio "
+                        f"{inference['accuracy_ratio']} = {threshold:.4g} is above the quality target "
+                        f"{quality['target']}, so a model trained to the target could fail inference accuracy")
+    rcp = raw.get("reference_convergence")
+    for framework, epochs in (rcp or {}).get("epochs_to_target", {}).items():
+        where = f"$.reference_convergence.epochs_to_target.{framework}"
+        if framework not in suite_raw["frameworks"]:
+            problems.append(f"{where}: not a framework of {SUITE_FILE} (expected one of: "
+                            f"{', '.join(suite_raw['frameworks'])})")
+        if len(epochs) != len(rcp["seeds"]):
+            problems.append(f"{where}: {len(epochs)} values for {len(rcp['seeds'])} seeds (expected one per seed)")
     for profile in raw["profiles"]:
         if profile not in suite_raw["profiles"]:
             problems.append(f"$.profiles.{profile}: not a profile of {SUITE_FILE} "

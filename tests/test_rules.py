@@ -169,3 +169,23 @@ def test_user_settings_schema_names_the_unknown_key_and_the_allowed_ones():
                      "performance_sample_count, target_qps)"]
     assert problems({"version": 1, "server": {"target_qps": 800}, "*": {"min_duration_ms": 1000}},
                     "user-settings") == []
+
+
+def test_reference_convergence_needs_one_value_per_seed_and_known_frameworks(rules_copy):
+    path = rules_copy / "1.0/tasks/ctr-dlrm.yaml"
+    edit(path, "    pytorch: [1, 2]", "    pytorch: [1, 2, 3]")
+    edit(path, "    jax: [1, 2]", "    jax: [1, 2]\n    mxnet: [1, 1]")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "$.reference_convergence.epochs_to_target.pytorch: 3 values for 2 seeds",
+                      "$.reference_convergence.epochs_to_target.mxnet: not a framework of suite.yaml")
+
+
+def test_calibrated_task_is_not_provisional():
+    task = load_suite().task("ctr-dlrm")
+    assert task.quality["provisional"] is False and task.reference_convergence["seeds"]
+
+
+def test_inference_threshold_may_not_exceed_the_training_target(rules_copy):
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "  reference_value: 0.826", "  reference_value: 0.9")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "$.inference.reference_value: 0.9 x accuracy_ratio 0.99 = 0.891 is above the quality target")
