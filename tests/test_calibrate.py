@@ -16,3 +16,11 @@ def test_target_is_the_worst_best_value_rounded_down():
 def test_margin_lowers_the_target():
     proposal = propose({"tf": {1: [[1, 0.5], [2, 0.7]]}}, step=0.01, margin=0.02)
     assert proposal["target"] == 0.68 and proposal["epochs_to_target"] == {"tf": {1: 2}}
+
+
+def test_a_user_mistake_is_one_line_not_a_traceback():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "levelfield.tools.calibrate", "--task", "nope", "--out", "/tmp/x"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "unknown task 'nope'" in done.stderr and "Traceback" not in done.stderr

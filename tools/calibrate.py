@@ -71,5 +71,16 @@ def main(argv=None) -> int:
     return 0
 
 
+def run(argv=None) -> int:
+    """main() with the CLI's error reporting: a user mistake is one line, not a traceback."""
+    from levelfield.cli import report_error
+    from levelfield.errors import EXIT_USER_ERROR, UserError
+    try:
+        return main(argv)
+    except UserError as error:
+        report_error(error)
+        return EXIT_USER_ERROR
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())
