@@ -1,0 +1,79 @@
+"""`levelfield infer`: one LoadGen scenario in one mode for one task x framework.
+
+    levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance --profile smoke --out runs/x
+    levelfield infer --task fmnist-resnet --framework pytorch --scenario server --mode accuracy \
+        --weights runs/fm-pt/weights_0.npz --user-conf user.yaml --out runs/fm-pt-server-acc
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from levelfield.commands import add_command, add_rules_options
+
+
+def register(subparsers) -> None:
+    parser = add_command(
+        subparsers, "infer", help="LoadGen scenario runs (performance or accuracy)",
+        description="Run one LoadGen scenario (singlestream, multistream, server, offline) in performance or "
+                    "accuracy mode. --out receives LoadGen's own logs plus settings.json (the exact settings), "
+                    "result.json (metric with its unit, LoadGen's VALID/INVALID and reasons, fingerprints) and, "
+                    "in accuracy mode, accuracy.json (the task's metric against the rules' threshold).",
+        examples=[("levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance "
+                   "--profile smoke --out runs/ctr-jax-offline"),
+                  ("levelfield infer --task ctr-dlrm --framework pytorch --scenario singlestream --mode accuracy "
+                   "--weights runs/ctr-pt/weights_0.npz --out runs/ctr-pt-ss-acc"),
+                  ("levelfield infer --task fmnist-resnet --framework tensorflow --scenario server "
+                   "--mode performance --user-conf user.yaml --out runs/fm-tf-server")])
+    parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
+    parser.add_argument("--framework", required=True, metavar="F", help="pytorch, tensorflow or jax")
+    parser.add_argument("--scenario", required=True, metavar="S", help="singlestream, multistream, server or offline")
+    parser.add_argument("--mode", required=True, metavar="M", help="performance or accuracy")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the logs and result files")
+    parser.add_argument("--profile", default="submission", metavar="P",
+                        help="smoke (seconds; never submittable) or submission (default)")
+    parser.add_argument("--weights", type=Path, metavar="FILE",
+                        help="neutral weights .npz (levelfield train --save-weights); default: the seed-0 initial "
+                             "weights, recorded as such in result.json")
+    parser.add_argument("--user-conf", type=Path, metavar="FILE",
+                        help="per-scenario overrides (rules/schemas/user-settings.schema.json), checked before the run")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--compile", dest="compile_mode", action="store_const", const="compiled",
+                      help="the framework's compiled mode (default)")
+    mode.add_argument("--eager", dest="compile_mode", action="store_const", const="eager", help="eager execution")
+    parser.set_defaults(compile_mode="compiled")
+    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, "
+                                                          "else the rules' default)")
+    parser.add_argument("--force", action="store_true", help="replace results already in --out")
+    add_rules_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from levelfield.reference.harness.runner import InferOptions, infer
+
+    result = infer(InferOptions(
+        task_id=args.task, framework=args.framework, scenario=args.scenario, mode=args.mode, out=args.out,
+        profile=args.profile, weights=args.weights, user_conf=args.user_conf, compile_mode=args.compile_mode,
+        force=args.force, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version))
+    print_summary(result, args.out)
+    return 0
+
+
+def print_summary(result: dict, out: Path) -> None:
+    head = f"{result['task']} / {result['framework']} {result['framework_version']} ({result['compile_mode']}) " \
+           f"{result['scenario']} {result['mode']}, profile {result['profile']}, weights {result['weights']}"
+    print(head)
+    if result["mode"] == "performance":
+        metrics = ", ".join(f"{k} {v:.4g}" for k, v in result.items()
+                            if k.endswith(("_latency_ms", "samples_per_s")) and v is not None)
+        print(f"  {metrics}: {result['result_validity'] or 'NO RESULT'}")
+        for reason in result["invalid_reasons"]:
+            print(f"  - {reason}")
+    else:
+        acc = result["accuracy"]
+        verdict = "PASS" if acc["pass"] else "FAIL"
+        print(f"  {acc['metric']} {acc['value']:.4f} over {acc['samples']} samples; threshold {acc['threshold']:.4f} "
+              f"({acc['accuracy_ratio']} x reference {acc['reference_value']}): {verdict}")
+    print(f"  warm-up {result['warmup_s']:.1f} s (untimed); submittable: {'yes' if result['submittable'] else 'no'}")
+    print(f"logs, settings.json and result.json in {out}/")

@@ -1,0 +1,169 @@
+"""`levelfield infer`: LoadGen runs per scenario and mode, result/accuracy files, user errors.
+
+The smoke profile on ctr-dlrm (the fastest task): every framework once in
+performance mode through the CLI, and every scenario x mode in JAX in-process
+(one interpreter, so JAX is imported once). Accuracy mode must report exactly
+what scoring `impl.predict` over the same eval rows gives: the runner's number
+and the trainer's eval number come from the same code.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import assert_user_error, run_cli
+from levelfield.reference.harness.runner import InferOptions, infer
+
+TASK = "ctr-dlrm"
+SCENARIOS = ["singlestream", "multistream", "server", "offline"]
+METRIC_KEY = {"singlestream": "p90_latency_ms", "multistream": "p99_latency_ms",
+              "server": "samples_per_s", "offline": "samples_per_s"}
+COMMON_KEYS = ["task", "framework", "framework_version", "compile_mode", "device", "scenario", "mode",
+               "profile", "weights", "warmup_s", "loadgen_version", "submittable", "system_fingerprint",
+               "environment"]
+
+
+def check_performance_result(result: dict, scenario: str) -> None:
+    for key in COMMON_KEYS + ["valid", "result_validity", "invalid_reasons"]:
+        assert key in result, key
+    assert result[METRIC_KEY[scenario]] > 0
+    assert result["result_validity"] in ("VALID", "INVALID")
+    assert result["valid"] == (result["result_validity"] == "VALID")
+    assert result["valid"] or result["invalid_reasons"]  # INVALID always says why
+    assert result["loadgen_version"].startswith("6.0.17 ")
+    assert result["submittable"] is False  # smoke is never submittable, VALID or not
+    assert result["system_fingerprint"]["digest"] and result["environment"]["digest"]
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax"])
+def test_each_framework_performance_singlestream(framework, tmp_path):
+    out = tmp_path / "run"
+    proc = run_cli("infer", "--task", TASK, "--framework", framework, "--scenario", "singlestream",
+                   "--mode", "performance", "--profile", "smoke", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((out / "result.json").read_text())
+    check_performance_result(result, "singlestream")
+    assert result["framework"] == framework and result["weights"] == "init(seed=0)"
+    assert "p90_latency_ms" in proc.stdout and ("VALID" in proc.stdout)
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "settings.json"):
+        assert (out / name).is_file(), name
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["qsl_rng_seed"] == 2718281828459045235 and settings["latency_percentile"] == 0.90
+
+
+@pytest.fixture(scope="module")
+def direct_scores():
+    """The metric of impl.predict over the smoke eval rows, computed without LoadGen, per weights seed."""
+    from levelfield.reference.ctr_dlrm.common import inputs, metric, model_spec
+    from levelfield.reference.datasets import load_dataset
+    from levelfield.reference.interface import Recipe
+    from levelfield.reference.registry import load_implementation
+    from levelfield.rules import load_suite
+
+    task = load_suite().task(TASK)
+    n = task.training_settings("smoke")["eval_samples"]
+    arrays = load_dataset(task)
+    eval_inputs = {k: v[:n] for k, v in inputs.model_inputs(arrays, "eval").items()}
+    labels = inputs.labels(arrays, "eval")[:n]
+    impl = load_implementation(TASK, "jax")(Recipe.from_task(task))
+    scores = {}
+    for seed in (0, 1):
+        impl.load(model_spec.init_weights(seed))
+        scores[seed] = metric.score(impl.predict(eval_inputs), labels)
+    return scores
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("mode", ["performance", "accuracy"])
+def test_jax_every_scenario_and_mode(scenario, mode, tmp_path, direct_scores):
+    out = tmp_path / "run"
+    result = infer(InferOptions(task_id=TASK, framework="jax", scenario=scenario, mode=mode, out=out,
+                                profile="smoke"))
+    assert json.loads((out / "result.json").read_text())["mode"] == mode
+    if mode == "performance":
+        check_performance_result(result, scenario)
+        if scenario == "server":
+            assert result["server_batches"]["count"] >= 1
+        return
+    accuracy = json.loads((out / "accuracy.json").read_text())
+    assert accuracy["metric"] == "roc_auc" and accuracy["samples"] == 1024
+    assert accuracy["threshold"] == pytest.approx(0.826 * 0.99)
+    assert accuracy["pass"] == (accuracy["value"] >= accuracy["threshold"])
+    # Batch shapes differ by scenario (1, 8, server batches, one chunk); float rounding may
+    # move the last bits of a logit, never the AUC by more than a tie's worth.
+    assert accuracy["value"] == pytest.approx(direct_scores[0], abs=1e-6)
+    assert result["submittable"] is False
+
+
+def test_accuracy_with_weights_file_equals_direct_score(tmp_path, direct_scores):
+    from levelfield.reference.ctr_dlrm.common.model_spec import init_weights
+    from levelfield.reference.weights import save_weights
+
+    weights = tmp_path / "w.npz"
+    save_weights(weights, init_weights(1))
+    out = tmp_path / "run"
+    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="accuracy", out=out,
+                                profile="smoke", weights=weights))
+    assert result["weights"] == str(weights)
+    assert result["accuracy"]["value"] == direct_scores[1]  # one chunk of the same 1024 rows: bit-identical
+
+
+def test_offline_query_holds_min_sample_count(tmp_path):
+    out = tmp_path / "run"
+    infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="performance", out=out,
+                       profile="smoke"))
+    from levelfield.reference.harness.loadgen_results import read_detail
+    records, _ = read_detail(out / "mlperf_log_detail.txt")
+    assert records["effective_samples_per_query"] >= 1024  # the smoke profile's min_sample_count
+
+
+def test_refuses_to_overwrite_without_force(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "result.json").write_text("{}")
+    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "offline", "--mode", "performance",
+                   "--profile", "smoke", "--out", str(out))
+    assert_user_error(proc, "result.json", "--force")
+
+
+def test_user_conf_typo_names_the_key(tmp_path):
+    conf = tmp_path / "user.yaml"
+    conf.write_text("version: 1\nserver:\n  target_qsp: 100\n")
+    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "server", "--mode", "performance",
+                   "--profile", "smoke", "--user-conf", str(conf), "--out", str(tmp_path / "run"))
+    assert_user_error(proc, str(conf), "target_qsp", "target_qps")
+    assert not (tmp_path / "run").exists()  # failed before anything ran
+
+
+def test_user_conf_overrides_reach_settings(tmp_path):
+    from levelfield.reference.harness.loadgen_config import effective_settings
+    from levelfield.rules import load_suite
+
+    conf = tmp_path / "user.yaml"
+    conf.write_text("version: 1\n'*': {min_duration_ms: 700}\nserver: {target_qps: 50, max_batch_size: 4}\n")
+    suite = load_suite()
+    eff = effective_settings(suite, suite.task(TASK), "smoke", "server", "performance", user_conf=conf,
+                             dataset_samples=1024)
+    assert (eff["min_duration_ms"], eff["target_qps"], eff["max_batch_size"]) == (700, 50, 4)
+    assert eff["latency_bound_ms"] == 10 and eff["user_overrides"] == ["max_batch_size", "min_duration_ms",
+                                                                        "target_qps"]
+
+
+def test_missing_weights_file_is_named(tmp_path):
+    missing = tmp_path / "nope.npz"
+    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "offline", "--mode", "accuracy",
+                   "--profile", "smoke", "--weights", str(missing), "--out", str(tmp_path / "run"))
+    assert_user_error(proc, str(missing), "not found")
+
+
+def test_accuracy_log_reader_rejects_missing_samples(tmp_path):
+    from levelfield.reference.harness.accuracy import read_accuracy_log
+
+    log = tmp_path / "mlperf_log_accuracy.json"
+    row = np.float32(0.5).tobytes().hex()
+    log.write_text(json.dumps([{"seq_id": 0, "qsl_idx": 0, "data": row}]))
+    assert read_accuracy_log(log, TASK, 1).tolist() == [0.5]
+    with pytest.raises(ValueError, match="1 of 2 samples have no entry"):
+        read_accuracy_log(log, TASK, 2)
