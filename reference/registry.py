@@ -12,7 +12,6 @@ implementation of task T in framework F is the class `Implementation` in
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
 
@@ -32,12 +31,8 @@ def module_name(task_id: str, framework: str) -> str:
 
 def framework_version(framework: str) -> str | None:
     """Installed version of a framework from package metadata, without importing it."""
-    for dist in FRAMEWORK_PACKAGES[framework][1]:
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
+    from levelfield.tools.sysinfo import installed_version
+    return installed_version(FRAMEWORK_PACKAGES[framework][1])
 
 
 @dataclass(frozen=True)

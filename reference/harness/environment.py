@@ -12,37 +12,18 @@ its users report as noise; levelfield records, and the checker decides.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import platform
 import subprocess
 from pathlib import Path
 
 from levelfield import __version__
+from levelfield.tools.sysinfo import SOFTWARE_DISTRIBUTIONS, installed_version
 
-# Distributions whose versions enter every log; a missing one is recorded as null.
-PACKAGES = {
-    "numpy": ["numpy"],
-    "torch": ["torch"],
-    "tensorflow": ["tensorflow", "tensorflow-cpu"],
-    "keras": ["keras"],
-    "jax": ["jax"],
-    "jaxlib": ["jaxlib"],
-    "flax": ["flax"],
-    "optax": ["optax"],
-    "mlcommons_loadgen": ["mlcommons-loadgen"],
-    "mlperf_logging": ["mlperf-logging"],
-}
+# Distributions whose versions enter every log (a missing one is null): the system
+# description's software list plus Keras, whose version decides the TensorFlow code path.
+PACKAGES = {**SOFTWARE_DISTRIBUTIONS, "keras": ["keras"]}
 _MAX_DIRTY_FILES_LISTED = 20
-
-
-def _version(distributions: list[str]) -> str | None:
-    for dist in distributions:
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
 
 
 def git_state(start: Path | None = None) -> dict:
@@ -69,7 +50,7 @@ def environment_fingerprint(framework: str | None = None) -> dict:
         "levelfield": __version__,
         "levelfield_git": git_state(),
         "framework": framework,
-        "packages": {key: _version(dists) for key, dists in PACKAGES.items()},
+        "packages": {key: installed_version(dists) for key, dists in PACKAGES.items()},
     }
     stable = {k: v for k, v in env.items() if k != "levelfield_git"} | {"commit": env["levelfield_git"]["commit"]}
     env["digest"] = hashlib.sha256(json.dumps(stable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
