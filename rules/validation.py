@@ -152,13 +152,16 @@ _StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 def load_yaml(path: Path, limit_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> Any:
     """Parse a YAML file safely (no tags that build objects, no duplicate keys, bounded size)."""
     text = read_text_limited(path, limit_bytes)
+    loader = _StrictSafeLoader(text)  # what yaml.safe_load does, with the duplicate-key check added
     try:
-        return yaml.load(text, Loader=_StrictSafeLoader)  # noqa: S506 - a SafeLoader subclass
+        return loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         what = getattr(e, "problem", None) or str(e)
         raise UserError(f"{path}{where}: invalid YAML: {what}") from None
+    finally:
+        loader.dispose()
 
 
 def load_json(path: Path, limit_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> Any:
