@@ -40,6 +40,15 @@ _GENERATORS = {
 }
 
 
+# The two splits every task's arrays are named by (`train_*`, `eval_*`).
+SPLITS = ("train", "eval")
+
+
+def check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+
+
 @dataclass(frozen=True)
 class DigestCheck:
     """One SHA-256 comparison: `what` is a file path or a description of generated arrays."""

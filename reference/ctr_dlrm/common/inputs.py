@@ -23,29 +23,25 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference import batching
+from levelfield.reference.datasets import check_split
 from levelfield.reference.batching import pad_rows  # noqa: F401 - part of this module's interface
 
-SPLITS = ("train", "eval")
 # Rows per compiled predict call. 4096 keeps the offline scenario (24,576+ samples
 # per query) at a few calls while one chunk stays ~0.3 MB of inputs.
 MAX_PREDICT_BATCH = 4096
 
 
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-
 
 def model_inputs(arrays: dict[str, np.ndarray], split: str) -> dict[str, np.ndarray]:
     """{"dense": float32 [N, 13], "sparse": int32 [N, 8]} (C-contiguous)."""
-    _check_split(split)
+    check_split(split)
     return {"dense": np.ascontiguousarray(arrays[f"{split}_dense"], dtype=np.float32),
             "sparse": np.ascontiguousarray(arrays[f"{split}_sparse"], dtype=np.int32)}
 
 
 def labels(arrays: dict[str, np.ndarray], split: str) -> np.ndarray:
     """Click labels as float32 [N] (0.0 / 1.0)."""
-    _check_split(split)
+    check_split(split)
     return arrays[f"{split}_labels"].astype(np.float32)
 
 

@@ -21,27 +21,23 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference import batching
+from levelfield.reference.datasets import check_split
 from levelfield.reference.batching import pad_rows  # noqa: F401 - part of this module's interface
 
-SPLITS = ("train", "eval")
 MAX_PREDICT_BATCH = 1024  # rows per compiled predict call; larger requests are chunked
 
-
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
 
 
 def model_inputs(arrays: dict[str, np.ndarray], split: str) -> dict[str, np.ndarray]:
     """{"images": float32 [N, 28, 28]}: uint8 pixels / 255, computed in float32."""
-    _check_split(split)
+    check_split(split)
     pixels = arrays[f"{split}_images"]
     return {"images": pixels.astype(np.float32) / np.float32(255.0)}
 
 
 def labels(arrays: dict[str, np.ndarray], split: str) -> np.ndarray:
     """Class ids 0..9 as int64 [N]."""
-    _check_split(split)
+    check_split(split)
     return arrays[f"{split}_labels"].astype(np.int64)
 
 

@@ -19,26 +19,22 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference import batching
+from levelfield.reference.datasets import check_split
 from levelfield.reference.batching import pad_rows  # noqa: F401 - part of this module's interface
 
-SPLITS = ("train", "eval")
 MAX_PREDICT_BATCH = 1024  # rows per compiled predict call; larger requests are chunked
 
-
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
 
 
 def model_inputs(arrays: dict[str, np.ndarray], split: str) -> dict[str, np.ndarray]:
     """{"tokens": int32 [N, 12]} from the uint8 `<split>_inputs` array (embedding lookups want int32)."""
-    _check_split(split)
+    check_split(split)
     return {"tokens": np.ascontiguousarray(arrays[f"{split}_inputs"], dtype=np.int32)}
 
 
 def labels(arrays: dict[str, np.ndarray], split: str) -> np.ndarray:
     """int64 [N, 12]: the target digit at each position (the input row sorted ascending)."""
-    _check_split(split)
+    check_split(split)
     return np.ascontiguousarray(arrays[f"{split}_targets"], dtype=np.int64)
 
 
