@@ -40,6 +40,12 @@ def read_text_limited(path: Path, limit_bytes: int = DEFAULT_READ_LIMIT_BYTES) -
         raise UserError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, data: bytes, *, overwrite: bool = False) -> None:
     """Write `data` to `path` via a temporary file in the same folder and a rename.
 
@@ -56,6 +62,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, overwrite: bool = False) -> N
     except OSError as e:
         raise UserError(f"{path}: cannot write ({e.strerror})") from None
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a written file gets the usual permissions
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

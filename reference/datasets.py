@@ -154,11 +154,23 @@ def generate_arrays(task) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _arrays_label(spec: dict) -> str:
+    return f"{len(spec['arrays'])} arrays"
+
+
+def expected_digests(task) -> dict[str, str]:
+    """{label: SHA-256} the rules pin, keyed as the trainer logs `levelfield_dataset_digest`."""
+    spec = task.dataset
+    if spec["kind"] == "generated":
+        return {_arrays_label(spec): spec["sha256"]}
+    return {entry["file"]: entry["sha256"] for entry in spec["files"].values()}
+
+
 def _generated_report(task, arrays: dict[str, np.ndarray]) -> DatasetReport:
     spec = task.dataset
     check = DigestCheck(what=f"{spec['generator']} arrays ({', '.join(spec['arrays'])})",
                         expected=spec["sha256"], actual=arrays_digest(arrays, list(spec["arrays"])),
-                        label=f"{len(arrays)} arrays")
+                        label=_arrays_label(spec))
     hint = (f"the generator or its params changed; if on purpose, give the generator a new name and pin the "
             f"new digest in {_rules_file(task)} ($.dataset.sha256)")
     return DatasetReport(task.id, spec["name"], "generated", spec["generator"], (check,), hint)

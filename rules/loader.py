@@ -70,6 +70,7 @@ class Suite:
     loadgen_seeds: dict
     profiles: dict
     hyperparameter_log_keys: dict
+    checks: dict
     tasks: dict[str, Task] = field(repr=False)
 
     def task(self, task_id: str) -> Task:
@@ -140,7 +141,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         version=version, path=folder, status=raw["status"], tools=raw["tools"],
         frameworks=raw["frameworks"], divisions=raw["divisions"], scenarios=raw["scenarios"],
         modes=raw["modes"], loadgen_seeds=raw["loadgen_seeds"], profiles=raw["profiles"],
-        hyperparameter_log_keys=raw["hyperparameter_log_keys"], tasks=tasks)
+        hyperparameter_log_keys=raw["hyperparameter_log_keys"], checks=raw["checks"], tasks=tasks)
 
 
 def _load_validated(path: Path, schema: str) -> Any:

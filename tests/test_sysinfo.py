@@ -300,3 +300,20 @@ def test_cli_check_unreadable_and_invalid_json(tmp_path):
 
 def test_cli_force_without_out_is_an_error():
     assert "--force only applies to --out" in run_cli("--force").stderr
+
+
+def test_accelerator_summary_must_match_the_accelerator_list(generated):
+    desc = fill(copy.deepcopy(generated))
+    desc["accelerator_model_name"] = "NVIDIA H100 80GB HBM3"  # edited, while the observed list says otherwise
+    found = sysinfo.description_problems(desc)
+    assert any(line.startswith("$.accelerator_model_name: expected") for line in found), found
+
+
+def test_cli_set_fills_vendor_fields_and_refuses_other_keys(tmp_path):
+    out = tmp_path / "box.json"
+    done = run_cli("--out", str(out), "--set", "submitter=acme", "--set", "division=closed", "--set",
+                   "status=available", "--set", "system_type=edge", "--set", "system_name=Acme box")
+    assert done.returncode == 0, done.stderr
+    assert sysinfo.description_problems(json.loads(out.read_text())) == []
+    refused = run_cli("--set", "host_memory_capacity_gib=1024")
+    assert refused.returncode == 2 and "expected FIELD=VALUE with FIELD one of submitter" in refused.stderr

@@ -50,6 +50,8 @@ def main(argv=None) -> int:
     parser.add_argument("--step", type=float, default=0.005, help="round the target down to this step")
     parser.add_argument("--margin", type=float, default=0.0, help="then lower it by this much")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--rules-dir", help="rules folder to read (default: the shipped rules); a copy keeps a "
+                                            "long calibration safe from edits to the working tree")
     args = parser.parse_args(argv)
 
     curves: dict = {}
@@ -58,7 +60,8 @@ def main(argv=None) -> int:
         for i in range(args.seeds):
             seed = args.first_seed + i
             options = TrainOptions(task_id=args.task, framework=fw, out=args.out / fw / f"seed{seed}",
-                                   runs=1, seed=seed, stop_at_target=False, force=True)
+                                   runs=1, seed=seed, stop_at_target=False, force=True,
+                                   rules_dir=args.rules_dir)
             summary = Trainer(options).run()
             curves[fw][seed] = summary["runs"][0]["evals"]
             atomic_write_text(args.out / "calibration.json", json.dumps({"task": args.task, "curves": curves},

@@ -264,6 +264,11 @@ def description_problems(desc: Any) -> list[str]:
     if desc["accelerators_per_node"] != len(desc["accelerators"]):
         found.append(f"$.accelerators_per_node: expected {len(desc['accelerators'])} (entries in"
                      f" $.accelerators), got {desc['accelerators_per_node']}")
+    # The summary keys are what tables show; they must say what the observed accelerator list says.
+    summary = accelerator_fields({"devices": desc["accelerators"]})
+    for key in ("accelerator_model_name", "accelerator_memory_capacity_gib"):
+        if desc[key] != summary[key]:
+            found.append(f"$.{key}: expected {show(summary[key])} (from $.accelerators), got {show(desc[key])}")
     return found
 
 

@@ -30,11 +30,16 @@ def register(subparsers) -> None:
             "levelfield sysinfo --out systems/box.json       write it (refuses to overwrite)",
             "levelfield sysinfo --out systems/box.json --force   regenerate, replacing your edits",
             "levelfield sysinfo --check systems/box.json     validate a filled-in description",
+            "levelfield sysinfo --out systems/box.json --set submitter=acme --set division=closed \\\n"
+            "      --set status=available --set system_type=datacenter --set system_name='Acme box'",
         ])
     parser.add_argument("--out", metavar="FILE", type=Path,
                         help="write the description to FILE (atomically; an existing FILE is kept unless --force)")
     parser.add_argument("--force", action="store_true",
                         help="with --out: replace an existing FILE (its filled-in fields are lost)")
+    parser.add_argument("--set", dest="fill", action="append", default=[], metavar="FIELD=VALUE",
+                        help="fill in a vendor field (submitter, system_name, division, status, system_type) "
+                             "without editing the file; repeatable")
     parser.add_argument("--check", metavar="FILE", type=Path,
                         help="validate FILE against the schema and its fingerprint digest instead of generating")
     parser.set_defaults(func=run)
@@ -49,16 +54,30 @@ def run(args) -> int:
         return check(args.check)
     if args.force and args.out is None:
         raise UserError("--force only applies to --out", hint="levelfield sysinfo --out FILE --force")
-    return generate(args.out, overwrite=args.force)
+    return generate(args.out, overwrite=args.force, fill=_fill(args.fill))
 
 
-def generate(out: Path | None, *, overwrite: bool) -> int:
+def _fill(assignments: list[str]) -> dict:
+    from levelfield.errors import UserError
+    from levelfield.tools.sysinfo import VENDOR_PLACEHOLDERS
+
+    fill = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or name not in VENDOR_PLACEHOLDERS:
+            raise UserError(f"--set {text!r}: expected FIELD=VALUE with FIELD one of {', '.join(VENDOR_PLACEHOLDERS)}")
+        fill[name] = value
+    return fill
+
+
+def generate(out: Path | None, *, overwrite: bool, fill: dict | None = None) -> int:
     from levelfield.fsutil import atomic_write_text
     from levelfield.tools.accelerators import query_nvml
     from levelfield.tools.sysinfo import collect_system_description, placeholder_paths, to_json
 
     report = query_nvml()
     desc = collect_system_description(nvml_report=report)
+    desc.update(fill or {})  # vendor fields only: the fingerprint is observed, never set
     text = to_json(desc)
     if out is not None:
         atomic_write_text(out, text, overwrite=overwrite)

@@ -1,0 +1,23 @@
+"""Every registered check, one module per area; importing this package fills the registry.
+
+| area | module | what |
+| --- | --- | --- |
+| CHK | structure.py | the checker itself (internal errors) |
+| STR | structure.py | layout, MANIFEST integrity, path and size safety |
+| SYS | system.py | system descriptions and declared versus observed hardware |
+| TRN | training.py | MLLOG training logs against the rules |
+| REP | reproducibility.py | seeds, environment and dataset identity across runs |
+| RUL | rules_version.py | the rules version a submission was produced under |
+| INF | inference.py | LoadGen performance runs |
+| ACC | accuracy.py | LoadGen accuracy runs, re-scored |
+"""
+
+from levelfield.checker.checks import (  # noqa: F401 - imported to register
+    accuracy,
+    inference,
+    reproducibility,
+    rules_version,
+    structure,
+    system,
+    training,
+)

@@ -1,0 +1,102 @@
+"""Accuracy checks: every accuracy run is re-scored from LoadGen's mlperf_log_accuracy.json.
+
+The checker decodes the log with the runner's own decoder and scores it with
+the task's numpy metric (`reference/<task>/common/metric.py`) against labels
+it reads itself from the rules' dataset, so the number an auditor gets cannot
+differ from the number the vendor's run computed, except by tampering.
+"""
+
+from __future__ import annotations
+
+import math
+
+from levelfield.checker.findings import Finding, check
+
+
+def _accuracy_runs(sub):
+    for run in sub.inferences:
+        if run.mode == "accuracy" and run.accuracy_log is not None and run.accuracy_log.data is not None:
+            yield run
+
+
+def _threshold(task) -> float:
+    return float(task.inference["reference_value"]) * float(task.inference["accuracy_ratio"])
+
+
+def rescore(run, ctx) -> tuple[dict | None, str | None]:
+    """(the checker's accuracy dict, None) or (None, why the log cannot be scored); cached per run."""
+    cache = ctx.cache.setdefault("rescored", {})
+    if run.folder not in cache:
+        from levelfield.reference.harness.accuracy import score_entries
+
+        task = ctx.suite.task(run.task)
+        try:
+            cache[run.folder] = (score_entries(run.accuracy_log.data, task, ctx.labels(run.task)), None)
+        except ValueError as error:
+            cache[run.folder] = (None, str(error)[:300])
+    return cache[run.folder]
+
+
+@check("ACC001", "accuracy-log-unusable", area="accuracy")
+def accuracy_log_unusable(sub, ctx):
+    """What: mlperf_log_accuracy.json cannot be scored: not an array of {seq_id, qsl_idx, data} entries,
+    a response of the wrong size, a sample answered with two different responses, or samples missing.
+    Why: accuracy is computed over the whole eval set; a partial or malformed log proves nothing.
+    Bad: a log with 9,000 of 10,000 samples, or "data": "zz".
+    Fix: re-run `levelfield infer --mode accuracy`; never edit or truncate the log.
+    """
+    for run in _accuracy_runs(sub):
+        _, problem = rescore(run, ctx)
+        if problem:
+            yield Finding.at(run.accuracy_log.path, f"cannot be scored: {problem}")
+
+
+@check("ACC002", "accuracy-below-threshold", area="accuracy")
+def accuracy_below_threshold(sub, ctx):
+    """What: the checker's re-score of the accuracy log is below the rules' threshold
+    (inference.reference_value x inference.accuracy_ratio).
+    Why: a fast system that answers wrongly is not a result; MLPerf requires 99% of the reference quality.
+    Bad: top1_accuracy 0.81 where the threshold is 0.891.
+    Fix: use weights trained to the target (`levelfield train --save-weights`) and an unmodified predict.
+    """
+    for run in _accuracy_runs(sub):
+        scored, _ = rescore(run, ctx)
+        threshold = _threshold(ctx.suite.task(run.task))
+        if scored is not None and not scored["value"] >= threshold:
+            yield Finding.at(run.accuracy_log.path, f"{scored['metric']} below the rules' threshold",
+                             found=scored["value"], expected=f">= {threshold:.6g}")
+
+
+@check("ACC003", "accuracy-rescore-mismatch", area="accuracy")
+def accuracy_rescore_mismatch(sub, ctx):
+    """What: accuracy.json reports a metric, value, threshold or pass flag other than the checker's
+    re-score of mlperf_log_accuracy.json (values may differ by the rules' checks.accuracy_rescore_tolerance).
+    Why: MLCommons parses accuracy.txt with a regex and trusts it; levelfield recomputes the number
+    from the raw responses, so an edited accuracy.json is caught.
+    Bad: accuracy.json "value": 0.95 while the log re-scores to 0.89.
+    Fix: never edit accuracy.json; re-run the accuracy mode.
+    """
+    tolerance = float(ctx.suite.checks["accuracy_rescore_tolerance"])
+    for run in _accuracy_runs(sub):
+        scored, _ = rescore(run, ctx)
+        reported = run.accuracy.data if run.accuracy is not None else None
+        if scored is None or not isinstance(reported, dict):
+            continue  # ACC001 / STR001 / STR003
+        threshold = _threshold(ctx.suite.task(run.task))
+        value = reported.get("value")
+        if reported.get("metric") != scored["metric"]:
+            yield Finding.at(run.accuracy.path, "metric name differs from the task's", found=reported.get("metric"),
+                             expected=scored["metric"])
+        if not _number(value) or abs(value - scored["value"]) > tolerance:
+            yield Finding.at(run.accuracy.path, "reported value differs from the checker's re-score",
+                             found=value, expected=scored["value"])
+        if not _number(reported.get("threshold")) or not math.isclose(reported["threshold"], threshold, rel_tol=1e-9):
+            yield Finding.at(run.accuracy.path, "threshold differs from the rules'", found=reported.get("threshold"),
+                             expected=threshold)
+        if reported.get("pass") is not (scored["value"] >= threshold):
+            yield Finding.at(run.accuracy.path, "pass flag differs from the re-score", found=reported.get("pass"),
+                             expected=scored["value"] >= threshold)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,139 @@
+"""System description checks: valid, filled in, matching its path, and matching the hardware the logs saw."""
+
+from __future__ import annotations
+
+from levelfield.checker import layout as L
+from levelfield.checker.findings import Finding, check
+
+
+def _systems(sub):
+    return [s for s in sub.systems.values() if s.data is not None]   # unreadable ones are STR003's
+
+
+@check("SYS001", "invalid-system-description", area="system")
+def invalid_system_description(sub, ctx):
+    """What: a system description that fails its JSON Schema (types, units, enums), whose fingerprint
+    digest does not match its content, or whose fingerprint disagrees with its own hardware keys.
+    Why: MLPerf checks only that keys are present, so "1.5TiB" and "N/A" reach its results tables;
+    levelfield needs typed values to compare declared with observed hardware and to render tables.
+    Bad: "host_memory_capacity_gib": "512 GB", or an accelerator name edited after `levelfield sysinfo`.
+    Fix: regenerate with `levelfield sysinfo --out FILE`, fill in only the <FILL: ...> fields, and
+    validate with `levelfield sysinfo --check FILE`.
+    """
+    from levelfield.tools.sysinfo import description_problems, placeholder_paths
+
+    for system in _systems(sub):
+        placeholders = placeholder_paths(system.data)
+        for problem in description_problems(system.data):
+            if any(problem.startswith(f"{p}:") for p in placeholders):
+                continue  # SYS003 reports placeholders
+            where, _, why = problem.partition(": ")
+            yield Finding.at(system.path, f"{where}: {why}", hint="check it with `levelfield sysinfo --check FILE`")
+
+
+@check("SYS002", "system-path-mismatch", area="system")
+def system_path_mismatch(sub, ctx):
+    """What: the description's `submitter` or `division` differs from the folders it sits in.
+    Why: the path decides under which organisation and division results are published; a description
+    saying otherwise means files were moved between submissions.
+    Bad: closed/acme/systems/box.json with "submitter": "Other Corp".
+    Fix: make `submitter` equal the organisation folder and `division` the division folder.
+    """
+    for system in _systems(sub):
+        if not isinstance(system.data, dict):
+            continue
+        for key, expected in (("submitter", sub.org), ("division", sub.division)):
+            found = system.data.get(key)
+            if isinstance(found, str) and found.startswith("<FILL"):
+                continue  # SYS003
+            if found != expected:
+                yield Finding.at(system.path, f"{key} differs from the folder it is in", found=found,
+                                 expected=expected, hint=f"set {key} to {expected!r} or move the tree")
+
+
+@check("SYS003", "placeholder-left", area="system")
+def placeholder_left(sub, ctx):
+    """What: a `<FILL: ...>` placeholder written by `levelfield sysinfo` is still in the description.
+    Why: placeholders mark what only the vendor knows (submitter, system name, status, system type).
+    Bad: "status": "<FILL: available, preview or rdi>".
+    Fix: replace every <FILL: ...> with the real value.
+    """
+    from levelfield.tools.sysinfo import placeholder_paths
+
+    for system in _systems(sub):
+        for path in placeholder_paths(system.data):
+            yield Finding.at(system.path, f"{path}: placeholder not filled in", hint="replace <FILL: ...> with the value")
+
+
+@check("SYS004", "unknown-system", area="system")
+def unknown_system(sub, ctx):
+    """What: results filed under a system id that has no systems/<system>.json.
+    Why: a result without a hardware declaration cannot be placed in a table or cross-checked.
+    Bad: results/box2/... with only systems/box.json.
+    Fix: add systems/box2.json (`levelfield sysinfo`) or file the results under the right system.
+    """
+    for system in sorted({key[0] for key in sub.result_keys()}):
+        if system not in sub.systems:
+            yield Finding.at(f"{sub.path(L.RESULTS, system)}", "no system description for these results",
+                             expected=sub.path(L.SYSTEMS, L.system_file(system)),
+                             hint="add the description with `levelfield sysinfo --out FILE`")
+
+
+def observed_fingerprints(sub):
+    """(path, line, system id, fingerprint) of every fingerprint a training log or result.json recorded."""
+    for training in sub.trainings:
+        for log in training.logs:
+            line = log.first("levelfield_system_fingerprint")
+            if line is not None:
+                yield log.path, line.lineno, training.system, line.value
+    for run in sub.inferences:
+        if run.result is not None and isinstance(run.result.data, dict):
+            yield run.result.path, None, run.system, run.result.data.get("system_fingerprint")
+
+
+def hardware_differences(declared: dict, observed, memory_ratio: float) -> list[str]:
+    """`key: declared X, observed Y` for each hardware key that differs (host memory within `memory_ratio`)."""
+    if not isinstance(observed, dict):
+        return [f"fingerprint: expected an object, found {type(observed).__name__}"]
+    out = []
+    for key, want in declared.items():
+        if key == "digest":
+            continue
+        got = observed.get(key)
+        if key == "host_memory_capacity_gib" and _close(want, got, memory_ratio):
+            continue
+        if got != want:
+            out.append(f"{key}: declared {want!r}, observed {got!r}")
+    return out
+
+
+def _close(declared, observed, ratio: float) -> bool:
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (declared, observed))
+    return numbers and abs(observed - declared) <= ratio * abs(declared)
+
+
+@check("SYS005", "hardware-mismatch", area="system")
+def hardware_mismatch(sub, ctx):
+    """What: the hardware a log observed (CPU model, cores, threads, memory, accelerator models and
+    count, OS) differs from what the system description declares; host memory may differ by the
+    rules' `checks.host_memory_tolerance_ratio`.
+    Why: MLPerf trusts the declaration; a result measured on one machine and filed under another
+    misleads every reader of the table.
+    Bad: description declares 8x "H100 80GB", the training log observed 8x "A100 40GB".
+    Fix: run on the declared system, or describe the system the runs used (`levelfield sysinfo`).
+    """
+    from levelfield.tools.sysinfo import fingerprint_content
+
+    ratio = float(ctx.suite.checks["host_memory_tolerance_ratio"])
+    for path, line, system_id, observed in observed_fingerprints(sub):
+        system = sub.systems.get(system_id)
+        if system is None or not isinstance(system.data, dict):
+            continue  # SYS004 / STR003
+        if observed is None:
+            yield Finding.at(path, "no system_fingerprint recorded", line=line,
+                             hint="produce results with levelfield's runner and trainer, which record it")
+            continue
+        declared = fingerprint_content(system.data)
+        for difference in hardware_differences(declared, observed, ratio):
+            yield Finding.at(path, f"observed hardware differs from {system.path}: {difference}", line=line,
+                             hint="file the result under the system it ran on")

@@ -1,0 +1,346 @@
+"""Training checks: every MLLOG result file against the rules (keys, order, target, runs, recipe, convergence)."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from levelfield.checker.findings import Finding, check
+
+# Relative tolerance for logged hyperparameters: implementations log what their optimizer holds,
+# and float32 storage turns 0.9 into 0.8999999761581421.
+HYPERPARAMETER_RTOL = 1e-6
+
+
+@functools.cache
+def required_keys(ruleset_path: str) -> tuple[tuple[str, str], ...]:
+    """(key, REQ) pairs of the rules' MLLOG ruleset; its CHECK/POST expressions are data here, never run."""
+    from pathlib import Path
+
+    from levelfield.rules.validation import load_yaml
+
+    out = []
+    for item in load_yaml(Path(ruleset_path)) or []:
+        key = item.get("KEY") if isinstance(item, dict) else None
+        if isinstance(key, dict) and key.get("REQ") in ("EXACTLY_ONE", "AT_LEAST_ONE"):
+            out.append((key["NAME"], key["REQ"]))
+    return tuple(out)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def run_status(log) -> str | None:
+    line = log.last("run_stop")
+    return None if line is None else line.metadata.get("status")
+
+
+def last_eval_before_stop(log):
+    """The last eval_accuracy line before run_stop (None when there is none)."""
+    stop = log.first("run_stop")
+    evals = [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
+    return evals[-1] if evals else None
+
+
+def epochs_to_target(log) -> int | None:
+    """The epoch of the eval that ended a successful run (what reference convergence points count)."""
+    line = last_eval_before_stop(log)
+    epoch = None if line is None else line.metadata.get("epoch_num")
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
+def _logs(sub):
+    for training in sub.trainings:
+        for log in training.logs:
+            yield training, log
+
+
+@check("TRN001", "missing-log-key", area="training")
+def missing_log_key(sub, ctx):
+    """What: a key the rules' MLLOG ruleset (rules/<version>/mllog/training.yaml) requires is absent, or a
+    key required exactly once appears several times.
+    Why: time to train, the seed, the recipe and the fingerprints are read from these keys; a missing
+    one makes the run unverifiable.
+    Bad: a log without `seed`, or with two `run_start` lines.
+    Fix: produce logs with `levelfield train`, which writes every required key.
+    """
+    keys = required_keys(str(ctx.suite.path / "mllog" / "training.yaml"))
+    for _, log in _logs(sub):
+        counts = {}
+        for line in log.lines:
+            counts[line.key] = counts.get(line.key, 0) + 1
+        for key, requirement in keys:
+            n = counts.get(key, 0)
+            if n == 0:
+                yield Finding.at(log.path, f"required key {key!r} missing", expected=requirement.lower())
+            elif requirement == "EXACTLY_ONE" and n > 1:
+                yield Finding.at(log.path, f"key {key!r} logged {n} times", line=log.all(key)[1].lineno,
+                                 expected="exactly one")
+
+
+@check("TRN002", "log-out-of-order", area="training")
+def log_out_of_order(sub, ctx):
+    """What: the log's events are not in MLPerf's order: init_start, init_stop, run_start, epochs numbered
+    1, 2, 3 ... with evals inside the run, run_stop last of them; timestamps never go backwards.
+    Why: time to train is run_stop minus run_start; out-of-order events make that number meaningless
+    (work done before run_start is not timed).
+    Bad: an eval_accuracy line after run_stop, or epoch_start epoch_num 3 following epoch 1.
+    Fix: produce logs with `levelfield train`; never merge or edit logs.
+    """
+    order = ("init_start", "init_stop", "run_start", "run_stop")
+    for _, log in _logs(sub):
+        firsts = [(key, log.first(key)) for key in order]
+        present = [(key, line) for key, line in firsts if line is not None]
+        for (key_a, a), (key_b, b) in zip(present, present[1:]):
+            if a.lineno > b.lineno:
+                yield Finding.at(log.path, f"{key_b} comes before {key_a}", line=b.lineno,
+                                 expected=" < ".join(order))
+        start, stop = log.first("run_start"), log.first("run_stop")
+        for key in ("epoch_start", "eval_accuracy"):
+            for line in log.all(key):
+                if (start and line.lineno < start.lineno) or (stop and line.lineno > stop.lineno):
+                    yield Finding.at(log.path, f"{key} outside run_start..run_stop", line=line.lineno)
+        epochs = [line for line in log.all("epoch_start")]
+        for i, line in enumerate(epochs, start=1):
+            if line.metadata.get("epoch_num") != i:
+                yield Finding.at(log.path, "epoch numbers not consecutive from 1", line=line.lineno,
+                                 found=line.metadata.get("epoch_num"), expected=i)
+                break
+        times = [(line.lineno, line.time_ms) for line in log.lines if line.time_ms is not None]
+        for (_, t0), (lineno, t1) in zip(times, times[1:]):
+            if t1 < t0:
+                yield Finding.at(log.path, "timestamp earlier than the line before", line=lineno,
+                                 found=t1, expected=f">= {t0}")
+                break
+
+
+@check("TRN003", "log-header-mismatch", area="training")
+def log_header_mismatch(sub, ctx):
+    """What: the log's submission_benchmark, levelfield_framework, submission_org, submission_division or
+    submission_platform disagree with the folder the log is filed under (platform: the system id or
+    the description's system_name).
+    Why: a log filed under the wrong task, framework or system would be scored against the wrong rules
+    or the wrong hardware.
+    Bad: results/box/ctr-dlrm/jax/training/result_0.txt logging levelfield_framework "pytorch".
+    Fix: package the runs again; pass --org, --division and --system to `levelfield train`.
+    """
+    for training, log in _logs(sub):
+        expected = {"submission_benchmark": training.task, "levelfield_framework": training.framework,
+                    "submission_org": sub.org, "submission_division": sub.division}
+        for key, want in expected.items():
+            line = log.first(key)
+            if line is not None and line.value != want:  # absent keys are TRN001's
+                yield Finding.at(log.path, f"{key} differs from the folder", line=line.lineno, found=line.value,
+                                 expected=want)
+        system = sub.systems.get(training.system)
+        line = log.first("submission_platform")
+        if system is None or line is None:
+            continue  # SYS004 / TRN001
+        names = {training.system}
+        if isinstance(system.data, dict) and isinstance(system.data.get("system_name"), str):
+            names.add(system.data["system_name"])
+        if line.value not in names:
+            yield Finding.at(log.path, "submission_platform names another system", line=line.lineno,
+                             found=line.value, expected=" or ".join(sorted(names)),
+                             hint="pass --system systems/<system>.json to `levelfield train`")
+
+
+@check("TRN004", "too-many-failed-runs", area="training")
+def too_many_failed_runs(sub, ctx):
+    """What: more runs ended with run_stop status other than `success` than the rules' max_failed_runs.
+    Why: MLPerf allows one non-converging run, which the olympic mean drops; more means the recipe does
+    not converge reliably.
+    Bad: 2 of 5 runs with status "aborted" where max_failed_runs is 1.
+    Fix: fix the instability and re-run every run of the result.
+    """
+    for training in sub.trainings:
+        allowed = ctx.suite.task(training.task).training["max_failed_runs"]
+        failed = [log for log in training.logs if run_status(log) != "success"]
+        if len(failed) > allowed:
+            yield Finding.at(training.folder, "too many runs did not succeed", found=len(failed),
+                             expected=f"<= {allowed}", hint="failed: " + ", ".join(f.path.rsplit("/", 1)[1] for f in failed))
+
+
+@check("TRN005", "target-not-reached", area="training")
+def target_not_reached(sub, ctx):
+    """What: a run says `success` but its last eval before run_stop is below the rules' quality target,
+    or the log states a target other than the rules'.
+    Why: the status is the run's claim; the eval value is the evidence.
+    Bad: run_stop status "success" after eval_accuracy 0.81 with a 0.82 target.
+    Fix: train until the target is reached (`levelfield train` stops only there).
+    """
+    for training, log in _logs(sub):
+        target = ctx.suite.task(training.task).quality["target"]
+        stated = log.first("levelfield_quality_target")
+        if stated is not None and stated.value != target:
+            yield Finding.at(log.path, "stated quality target differs from the rules", line=stated.lineno,
+                             found=stated.value, expected=target)
+        if run_status(log) != "success":
+            continue
+        line = last_eval_before_stop(log)
+        if line is None or not _number(line.value) or line.value < target:
+            yield Finding.at(log.path, "run_stop says success but the last eval is below the target",
+                             line=None if line is None else line.lineno,
+                             found=None if line is None else line.value, expected=f">= {target}")
+
+
+@check("TRN006", "nonunique-seed", area="training")
+def nonunique_seed(sub, ctx):
+    """What: two runs of one result logged the same seed, or a seed is not an integer.
+    Why: repeated runs measure run-to-run variation only when each starts from its own seed; a
+    repeated seed repeats one lucky run.
+    Bad: result_0.txt and result_3.txt both with "seed": 1234.
+    Fix: give each run its own seed (`levelfield train --seed S` uses S, S+1, ...).
+    """
+    for training in sub.trainings:
+        seen: dict = {}
+        for log in training.logs:
+            line = log.first("seed")
+            if line is None:
+                continue
+            if not isinstance(line.value, int) or isinstance(line.value, bool):
+                yield Finding.at(log.path, "seed is not an integer", line=line.lineno, found=line.value)
+            elif line.value in seen:
+                yield Finding.at(log.path, "seed already used by another run", line=line.lineno, found=line.value,
+                                 expected=f"a seed other than those of {seen[line.value]}")
+            else:
+                seen[line.value] = log.path.rsplit("/", 1)[1]
+
+
+@check("TRN007", "wrong-run-count", area="training")
+def wrong_run_count(sub, ctx):
+    """What: the number of result files differs from the rules' run count for the task.
+    Why: the olympic mean and its confidence interval are defined over exactly that many runs; more
+    runs would let a submitter keep the best ones.
+    Bad: 7 result files where the rules say 5.
+    Fix: submit exactly the rules' number of consecutive runs.
+    """
+    for training in sub.trainings:
+        runs = ctx.suite.task(training.task).training_settings("submission")["runs"]
+        if len(training.logs) != runs:
+            yield Finding.at(training.folder, "number of runs differs from the rules", found=len(training.logs),
+                             expected=runs)
+
+
+@check("TRN008", "hyperparameter-not-allowed", area="training")
+def hyperparameter_not_allowed(sub, ctx):
+    """What: closed division: a logged hyperparameter differs from the rules' fixed value, lies outside
+    the tunable bounds or choices, or is not logged at all.
+    Why: the closed division compares frameworks on one recipe; a different recipe is a different
+    benchmark (the open division allows it).
+    Bad: opt_momentum 0.95 where the rules fix momentum at 0.9.
+    Fix: use the rules' recipe (`levelfield rules show --task T`), tune only what is tunable.
+    """
+    if sub.division != "closed":
+        return
+    keys = ctx.suite.hyperparameter_log_keys
+    for training, log in _logs(sub):
+        hp = ctx.suite.task(training.task).hyperparameters
+        for name, want in hp["fixed"].items():
+            line = log.first(keys[name])
+            if line is None:
+                yield Finding.at(log.path, f"hyperparameter {name} not logged", expected=f"{keys[name]} = {want}")
+            elif not _same(line.value, want):
+                yield Finding.at(log.path, f"fixed hyperparameter {name} changed", line=line.lineno,
+                                 found=line.value, expected=want)
+        for name, spec in hp["tunable"].items():
+            line = log.first(keys[name])
+            if line is None:
+                yield Finding.at(log.path, f"hyperparameter {name} not logged", expected=keys[name])
+            elif not _allowed(line.value, spec):
+                bounds = spec["choices"] if "choices" in spec else f"[{spec.get('min')}, {spec.get('max')}]"
+                yield Finding.at(log.path, f"tunable hyperparameter {name} outside the rules", line=line.lineno,
+                                 found=line.value, expected=bounds)
+
+
+def _same(found, want) -> bool:
+    if isinstance(want, bool) or isinstance(found, bool) or isinstance(want, str):
+        return found == want
+    return _number(found) and math.isclose(found, want, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
+
+
+def _allowed(found, spec: dict) -> bool:
+    if not _number(found):
+        return False
+    if "choices" in spec:
+        return any(_same(found, choice) for choice in spec["choices"])
+    low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
+    return low * (1 - HYPERPARAMETER_RTOL) <= found <= high * (1 + HYPERPARAMETER_RTOL)
+
+
+@check("TRN009", "implausibly-fast-convergence", area="training")
+def implausibly_fast_convergence(sub, ctx):
+    """What: the successful runs reached the target in significantly fewer epochs than the rules'
+    reference convergence points at the same global batch size (one-sided Welch t-test at the rules'
+    `checks.convergence_alpha`, as mlperf_logging's RCP checker does).
+    Why: converging faster than the reference recipe allows points to a changed recipe, evaluation on
+    training data, or a lucky selection of runs.
+    Bad: every run at 1 epoch where the reference runs needed 3 to 4.
+    Fix: use the reference recipe and submit consecutive runs; if the speed-up is genuine, submit it
+    to the open division with an explanation.
+    """
+    from scipy import stats
+
+    alpha = float(ctx.suite.checks["convergence_alpha"])
+    for training in sub.trainings:
+        rcp = ctx.suite.task(training.task).reference_convergence
+        if not rcp:
+            continue  # an uncalibrated task has no reference points to compare with
+        epochs = [e for log in training.logs if run_status(log) == "success" and (e := epochs_to_target(log))]
+        batches = {log.value("global_batch_size") for log in training.logs}
+        if len(epochs) < 2 or batches != {rcp["global_batch_size"]}:
+            continue  # reference points exist for one batch size only
+        reference = [e for values in rcp["epochs_to_target"].values() for e in values]
+        mean, ref_mean = sum(epochs) / len(epochs), sum(reference) / len(reference)
+        if len(set(epochs)) == 1 and len(set(reference)) == 1:
+            faster = mean < ref_mean       # no spread on either side: the t-test is undefined
+            p = 0.0 if faster else 1.0
+        else:
+            p = float(stats.ttest_ind(epochs, reference, equal_var=False, alternative="less").pvalue)
+            faster = p < alpha
+        if faster:
+            yield Finding.at(training.folder, f"converged faster than the reference runs (one-sided Welch "
+                                              f"t-test p = {p:.3g} < {alpha})",
+                             found=f"mean {mean:.2f} epochs over {len(epochs)} runs",
+                             expected=f"mean near {ref_mean:.2f} epochs (reference: {reference})")
+
+
+@check("TRN010", "not-submission-profile", area="training")
+def not_submission_profile(sub, ctx):
+    """What: a run was produced with a profile the rules mark as not submittable (e.g. smoke), or on a
+    subset of the training or eval data.
+    Why: smoke runs train on a slice for seconds; their numbers are not results.
+    Bad: levelfield_profile "smoke", train_samples 1024.
+    Fix: run `levelfield train` with the default submission profile.
+    """
+    for training, log in _logs(sub):
+        task = ctx.suite.task(training.task)
+        line = log.first("levelfield_profile")
+        if line is not None and not ctx.suite.profiles.get(line.value, {}).get("submittable", False):
+            yield Finding.at(log.path, "profile is not submittable", line=line.lineno, found=line.value,
+                             expected=[p for p, spec in ctx.suite.profiles.items() if spec["submittable"]])
+            continue
+        for key, want in (("train_samples", task.dataset["train_samples"]), ("eval_samples", task.dataset["eval_samples"])):
+            line = log.first(key)
+            if line is not None and line.value != want:
+                yield Finding.at(log.path, f"{key} is not the whole dataset split", line=line.lineno,
+                                 found=line.value, expected=want)
+
+
+@check("TRN011", "init-too-long", area="training")
+def init_too_long(sub, ctx):
+    """What: the untimed initialisation (init_start to init_stop: data, model build, compilation) took
+    longer than the rules' init_limit_s.
+    Why: MLPerf bounds untimed work so that training cannot hide inside initialisation.
+    Bad: 45 minutes between init_start and init_stop where the limit is 30.
+    Fix: move work out of initialisation, or shorten compilation.
+    """
+    for training, log in _logs(sub):
+        limit_s = ctx.suite.task(training.task).training["init_limit_s"]
+        start, stop = log.first("init_start"), log.first("init_stop")
+        if start and stop and start.time_ms is not None and stop.time_ms is not None:
+            took_s = (stop.time_ms - start.time_ms) / 1000
+            if took_s > limit_s:
+                yield Finding.at(log.path, "initialisation over the limit", line=stop.lineno,
+                                 found=f"{took_s:.1f} s", expected=f"<= {limit_s} s")

@@ -1,0 +1,150 @@
+"""Run the registered checks over a submission tree and collect findings.
+
+    from levelfield.checker.engine import check_tree
+    report = check_tree(Path("submissions/example"))
+    report.failed            # True when an unwaived error-severity finding remains
+    for f in report.findings: print(f.text())
+
+Order: read the tree (bounded, no links followed), pick the rules version the
+submission declares (or the one asked for), load the records, run every
+selected check. A check that raises does not stop the others and is never a
+silent pass: it becomes a CHK001 internal-error finding naming the check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from levelfield.checker.findings import ERROR, REGISTRY, Finding
+from levelfield.errors import UserError
+
+INTERNAL_ERROR = "CHK001"
+
+
+@dataclass
+class Waiver:
+    code: str
+    reason: str
+    path: str | None = None
+
+    def covers(self, finding: Finding) -> bool:
+        return finding.code == self.code and (self.path is None or finding.path.startswith(self.path))
+
+
+class Context:
+    """What checks may use besides the submission: the rules, and the dataset labels for re-scoring."""
+
+    def __init__(self, suite, data_dir: str | None = None):
+        self.suite = suite
+        self.data_dir = data_dir
+        self.cache: dict = {}   # results several checks share (e.g. an accuracy re-score), by name
+
+    def labels(self, task_id: str):
+        """Eval labels of the task's full eval set (numpy); UserError when the data is absent."""
+        task = self.suite.task(task_id)
+        key = (str(task.path), self.data_dir)
+        if key not in _LABELS:
+            _LABELS[key] = _eval_labels(task, self.data_dir)
+        return _LABELS[key]
+
+
+# Eval labels by (task rules file, data dir), kept for the process: generating or reading a dataset
+# takes seconds, and its SHA-256 is verified against the rules on the way, so a key always yields
+# the same labels.
+_LABELS: dict[tuple, object] = {}
+
+
+def _eval_labels(task, data_dir: str | None):
+    from levelfield.reference.datasets import load_dataset
+
+    inputs = importlib.import_module(f"levelfield.reference.{task.package}.common.inputs")
+    return inputs.labels(load_dataset(task, data_dir), "eval")
+
+
+@dataclass
+class Report:
+    root: str
+    rules_version: str
+    checks_run: list[str]
+    findings: list[Finding] = field(default_factory=list)     # every finding, waived ones marked
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if f.waived is None]
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity == ERROR for f in self.active)
+
+
+def load_waivers(path: Path) -> list[Waiver]:
+    from levelfield.rules.validation import load_document, validate
+
+    data = load_document(path)
+    validate(data, "waivers", path)
+    return [Waiver(w["code"], w["reason"], w.get("path")) for w in data["waivers"]]
+
+
+def selected_codes(select: list[str], ignore: list[str]) -> list[str]:
+    """Codes to run: those matching a --select prefix (all when none), minus --ignore prefixes."""
+    _import_checks()
+    for option, prefixes in (("--select", select), ("--ignore", ignore)):
+        for prefix in prefixes:
+            if not any(code.startswith(prefix) for code in REGISTRY):
+                raise UserError(f"{option} {prefix}: matches no check code (codes look like TRN006; "
+                                f"areas: {', '.join(sorted({c[:3] for c in REGISTRY}))})")
+    codes = [c for c in sorted(REGISTRY) if not select or any(c.startswith(p) for p in select)]
+    return [c for c in codes if not any(c.startswith(p) for p in ignore)]
+
+
+def _import_checks() -> None:
+    import levelfield.checker.checks  # noqa: F401 - registers every check
+
+
+def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str | None = None,
+               select: list[str] = (), ignore: list[str] = (), waivers: list[Waiver] = (),
+               data_dir: str | None = None) -> Report:
+    from levelfield.checker.loader import declared_rules_version, load_submission
+    from levelfield.checker.tree import read_tree
+    from levelfield.rules import load_suite
+
+    codes = selected_codes(list(select), list(ignore))
+    tree = read_tree(root)
+    version = rules_version or declared_rules_version(tree)
+    try:
+        suite = load_suite(version, rules_dir)
+    except UserError:
+        if rules_version is not None:
+            raise
+        suite = load_suite(None, rules_dir)  # an unknown declared version is itself a finding (RUL001)
+    submission = load_submission(tree, suite)
+    context = Context(suite, data_dir)
+    report = Report(str(root), suite.version, codes)
+    for code in codes:
+        report.findings.extend(run_check(code, submission, context))
+    for finding in report.findings:
+        finding.waived = next((w.reason for w in waivers if w.covers(finding)), None)
+    report.findings.sort(key=Finding.sort_key)
+    return report
+
+
+def run_check(code: str, submission, context) -> list[Finding]:
+    registered = REGISTRY[code]
+    try:
+        findings = list(registered.func(submission, context))
+    except UserError as error:  # e.g. the dataset needed to re-score is not on this machine
+        raise UserError(f"check {code} {registered.name} could not run: {error}", hint=error.hint) from None
+    except Exception as error:  # noqa: BLE001 - a crashing check must surface, never pass silently
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        internal = REGISTRY[INTERNAL_ERROR]
+        return [Finding(path=".", message=f"check {code} {registered.name} crashed: {type(error).__name__}: "
+                                          f"{str(error)[:200]} (at {Path(where.filename).name}:{where.lineno})",
+                        hint="a levelfield bug: please report it with this message; the check's verdict is "
+                             "unknown, so the submission cannot pass until it is fixed",
+                        code=INTERNAL_ERROR, name=internal.name, severity=ERROR)]
+    for finding in findings:
+        finding.code, finding.name, finding.severity = code, registered.name, registered.severity
+    return findings

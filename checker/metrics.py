@@ -1,0 +1,54 @@
+"""The scenario metric of a LoadGen run, from its detail log's records (never from the human summary).
+
+    name, value = scenario_metric(detail.values(), "server", 0.99)   # ("samples_per_s", 1234.5)
+
+Metric names carry their unit: SingleStream `p90_latency_ms`, MultiStream
+`p99_latency_ms`, Server and Offline `samples_per_s`. The runner writes the
+same names into result.json; the checker recomputes them from the detail log
+and the leaderboard reads them from the checker.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+NS_PER_MS = 1e6
+POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"   # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
+
+
+def percentile_latency_ns(values: dict, percentile: float, per_query: bool = False):
+    # LoadGen names percentile keys like result_90.00_percentile_latency_ns.
+    kind = "per_query_latency_ns" if per_query else "latency_ns"
+    return values.get(f"result_{percentile * 100:.2f}_percentile_{kind}")
+
+
+def latency_name(percentile: float) -> str:
+    return f"p{round(percentile * 100)}_latency_ms"
+
+
+def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tuple[str, float | None]:
+    """(metric name with unit, value or None when the log lacks it)."""
+    if scenario in ("singlestream", "multistream"):
+        value_ns = None
+        if scenario == "multistream":
+            value_ns = percentile_latency_ns(values, percentile, per_query=True)
+        if value_ns is None:
+            value_ns = percentile_latency_ns(values, percentile)
+        return latency_name(percentile), None if not _number(value_ns) else value_ns / NS_PER_MS
+    key = "result_completed_samples_per_sec" if scenario == "server" else "result_samples_per_second"
+    value = values.get(key)
+    return "samples_per_s", value if _number(value) else None
+
+
+def achieved_duration_ms(values: dict) -> float | None:
+    """Wall time of the timed part of the run, from LoadGen's power_begin/power_end stamps."""
+    try:
+        begin = datetime.strptime(values["power_begin"], POWER_TIME_FORMAT)
+        end = datetime.strptime(values["power_end"], POWER_TIME_FORMAT)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (end - begin).total_seconds() * 1000
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

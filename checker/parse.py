@@ -1,0 +1,183 @@
+"""Parsers for the files of a submission: strict, bounded, and never raising on bad input.
+
+    lines, errors = parse_mllog(text)    # [MllogLine], [(lineno, message)]
+    data, error = parse_json(raw)        # (object, None) or (None, "why")
+
+Every parser returns what it could read plus a description of what it could
+not; the loader turns the latter into findings. Duplicate JSON keys are an
+error (the second silently winning is how a tampered value hides), nesting is
+capped, and MLLOG lines longer than a limit are refused rather than parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+MLLOG_PREFIX = ":::MLLOG "
+# LoadGen's loaded_qsl_set line lists every performance sample index (ctr-dlrm: 32768 of them, ~200 KB).
+MAX_LINE_CHARS = 8 * 1024 * 1024
+MAX_GUNZIP_BYTES = 256 * 1024 * 1024   # a compressed accuracy log of rules 1.0 inflates to a few MB
+MAX_JSON_DEPTH = 64               # our files nest 4-5 levels
+
+
+@dataclass
+class MllogLine:
+    lineno: int
+    key: str
+    value: Any
+    metadata: dict
+    time_ms: float | None
+    event_type: str | None
+
+
+@dataclass
+class MllogFile:
+    path: str
+    lines: list[MllogLine] = field(default_factory=list)
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    def all(self, key: str) -> list[MllogLine]:
+        return [line for line in self.lines if line.key == key]
+
+    def first(self, key: str) -> MllogLine | None:
+        return next((line for line in self.lines if line.key == key), None)
+
+    def last(self, key: str) -> MllogLine | None:
+        found = self.all(key)
+        return found[-1] if found else None
+
+    def value(self, key: str, default: Any = None) -> Any:
+        line = self.first(key)
+        return default if line is None else line.value
+
+    def values(self) -> dict:
+        """{key: value} with the last line of each key winning (LoadGen's detail log semantics)."""
+        return {line.key: line.value for line in self.lines}
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _depth(value: Any, limit: int) -> int:
+    """Nesting depth of a parsed JSON value, stopping at `limit` + 1."""
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def decode(raw: bytes) -> tuple[str | None, str | None]:
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 text (invalid byte at offset {e.start})"
+
+
+def parse_json_text(text: str) -> tuple[Any, str | None]:
+    # A nesting bomb is refused by its bracket count before the parser recurses into it.
+    if text.count("[") + text.count("{") > 0 and _bracket_depth(text) > MAX_JSON_DEPTH:
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as e:
+        return None, f"invalid JSON: {e}"
+    except (ValueError, RecursionError) as e:
+        return None, f"invalid JSON: {str(e)[:200]}"
+    if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        return None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    return data, None
+
+
+def _bracket_depth(text: str) -> int:
+    """Upper bound of the nesting depth: open brackets minus closed ones, ignoring strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def gunzip(raw: bytes, limit: int = MAX_GUNZIP_BYTES) -> tuple[bytes | None, str | None]:
+    """Inflate gzip data, refusing more than `limit` bytes of output (a gzip bomb stops here)."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        data = inflater.decompress(raw, limit + 1)
+    except zlib.error as e:
+        return None, f"not valid gzip data ({e})"
+    if len(data) > limit or inflater.unconsumed_tail:
+        return None, f"inflates to more than {limit} bytes"
+    if not inflater.eof or inflater.unused_data:
+        return None, "gzip data truncated or followed by extra bytes"
+    return data, None
+
+
+def parse_json(raw: bytes) -> tuple[Any, str | None]:
+    text, error = decode(raw)
+    if error:
+        return None, error
+    return parse_json_text(text)
+
+
+def parse_mllog(raw: bytes, path: str) -> MllogFile:
+    """Every `:::MLLOG {json}` line; other lines are ignored (MLPerf allows them), broken ones reported."""
+    out = MllogFile(path)
+    text, error = decode(raw)
+    if error:
+        out.errors.append((0, error))
+        return out
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.startswith(MLLOG_PREFIX):
+            if ":::MLLOG" in line:
+                out.errors.append((lineno, "an MLLOG line that does not start at the beginning of the line"))
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            out.errors.append((lineno, f"line of {len(line)} characters (limit {MAX_LINE_CHARS})"))
+            continue
+        entry, problem = parse_json_text(line[len(MLLOG_PREFIX):])
+        if problem:
+            out.errors.append((lineno, problem))
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+            out.errors.append((lineno, "an MLLOG line without a string 'key'"))
+            continue
+        metadata = entry.get("metadata")
+        time_ms = entry.get("time_ms")
+        out.lines.append(MllogLine(
+            lineno=lineno, key=entry["key"], value=entry.get("value"),
+            metadata=metadata if isinstance(metadata, dict) else {},
+            time_ms=float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None,
+            event_type=entry.get("event_type") if isinstance(entry.get("event_type"), str) else None))
+    return out

@@ -1,0 +1,324 @@
+"""Every check has a failing fixture and a passing one.
+
+The passing fixture is the example submission (submissions/example, produced
+by `make example` with the submission profile): it must check clean. Each
+failing fixture is that example with one planted defect, resealed (MANIFEST
+rewritten) unless the defect is about integrity, and must produce exactly the
+code of the check that catches it, nothing more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from levelfield.checker.engine import check_tree
+import levelfield.checker.checks  # noqa: F401 - registers every check
+from levelfield.checker.findings import REGISTRY
+from tests.submission_edit import (
+    copy_tree,
+    edit_json,
+    edit_mllog,
+    first,
+    read_gz_json,
+    reseal,
+    set_value,
+    write_gz_json,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
+
+
+def codes(root: Path, **kwargs) -> set[str]:
+    return {f.code for f in check_tree(root, **kwargs).active}
+
+
+@pytest.fixture(scope="module")
+def baseline() -> set[str]:
+    return codes(EXAMPLE)
+
+
+def test_example_submission_checks_clean():
+    report = check_tree(EXAMPLE)
+    assert [f.text() for f in report.findings] == []
+    assert not report.failed
+
+
+# --- planted defects: each returns extra check_tree kwargs (e.g. a rules folder) or None ---------
+
+def _training_log(tree, i=0):
+    return first(tree, f"training/result_{i}.txt")
+
+
+def _detail(tree, mode="performance"):
+    return first(tree, f"/{mode}/mlperf_log_detail.txt")
+
+
+def plant_str001(tree, tmp):
+    first(tree, "performance/mlperf_log_summary.txt").unlink()
+
+
+def plant_str002(tree, tmp):
+    (_training_log(tree).parent.parent / "notes.txt").write_text("tuned by hand\n")
+
+
+def plant_str003(tree, tmp):
+    with _training_log(tree).open("a") as f:
+        f.write(':::MLLOG {"key": "run_st\n')  # a line cut short by a crash
+
+
+def plant_str004(tree, tmp):
+    os.symlink("/etc/hostname", _training_log(tree).parent / "result_9.txt")
+
+
+def plant_str005(tree, tmp):
+    with open(_training_log(tree).parent / "huge.bin", "wb") as f:  # sparse: no disk used
+        f.truncate(65 * 1024 * 1024)
+    return {"reseal": False}
+
+
+def plant_str006(tree, tmp):
+    path = first(tree, "performance/mlperf_log_summary.txt")
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x20   # one byte of a file no other check reads: only the MANIFEST sees it
+    path.write_bytes(bytes(data))
+    return {"reseal": False}
+
+
+def plant_str007(tree, tmp):
+    manifest = tree / "MANIFEST"
+    lines = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text("".join(lines[:-1]))
+    return {"reseal": False}
+
+
+def plant_str008(tree, tmp):
+    with (tree / "MANIFEST").open("a") as f:
+        f.write("0" * 64 + "  ../outside.txt\n")
+    return {"reseal": False}
+
+
+def plant_str009(tree, tmp):
+    folder = first(tree, "offline/performance/result.json").parent.parent
+    folder.rename(folder.with_name("Offline"))
+
+
+def _system(tree):
+    return next(tree.glob("*/*/systems/*.json"))
+
+
+def plant_sys001(tree, tmp):
+    edit_json(_system(tree), lambda d: d.update(status="generally available"))
+
+
+def plant_sys002(tree, tmp):
+    edit_json(_system(tree), lambda d: d.update(submitter="Other Corp"))
+
+
+def plant_sys003(tree, tmp):
+    edit_json(_system(tree), lambda d: d.update(system_type="<FILL: datacenter or edge>"))
+
+
+def plant_sys004(tree, tmp):
+    result = next(tree.glob("*/*/results/*"))
+    shutil.copytree(result, result.with_name(result.name + "-2"))
+
+
+def plant_sys005(tree, tmp):
+    edit_json(first(tree, "offline/performance/result.json"),
+              lambda d: d["system_fingerprint"].update(host_processor_model_name="AMD EPYC 9654"))
+
+
+def plant_trn001(tree, tmp):
+    edit_mllog(_training_log(tree), "cache_clear", lambda e: None)
+
+
+def plant_trn002(tree, tmp):
+    log = _training_log(tree)
+    edit_mllog(log, "epoch_stop", lambda e: {**e, "time_ms": e["time_ms"] - 3_600_000})
+
+
+def plant_trn003(tree, tmp):
+    log = _training_log(tree)
+    other = "pytorch" if "/jax/" not in log.as_posix() else "tensorflow"
+    edit_mllog(log, "levelfield_framework", set_value(other))
+
+
+def plant_trn004(tree, tmp):
+    for i in (0, 1):
+        edit_mllog(_training_log(tree, i), "run_stop",
+                   lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted"}})
+
+
+def plant_trn005(tree, tmp):
+    # run_stop still says success, but the eval that ended the run is below the target
+    edit_mllog(_training_log(tree), "eval_accuracy", set_value(0.5), occurrence=-1)
+
+
+def plant_trn006(tree, tmp):
+    seed = None
+
+    def take(entry):
+        nonlocal seed
+        seed = entry["value"]
+        return entry
+    edit_mllog(_training_log(tree, 0), "seed", take)
+    edit_mllog(_training_log(tree, 1), "seed", set_value(seed))
+
+
+def plant_trn007(tree, tmp):
+    logs = sorted(_training_log(tree).parent.glob("result_*.txt"))
+    logs[-1].unlink()
+
+
+def plant_trn008(tree, tmp):
+    edit_mllog(_training_log(tree), "opt_base_learning_rate", set_value(5.0))
+
+
+def _rules_with(tmp, edit) -> Path:
+    target = tmp / "rules"
+    shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    for path in (target / "1.0" / "tasks").glob("*.yaml"):
+        path.write_text(edit(path.read_text()))
+    return target
+
+
+def plant_trn009(tree, tmp):
+    # Reference runs that needed 6-7 epochs make the example's 1-2 epochs implausibly fast.
+    rules = _rules_with(tmp, lambda t: re.sub(r"(\n    (pytorch|tensorflow|jax): )\[[^\]]*\]", r"\1[6, 7]", t))
+    return {"rules_dir": str(rules)}
+
+
+def plant_trn010(tree, tmp):
+    edit_mllog(_training_log(tree), "levelfield_profile", set_value("smoke"))
+
+
+def plant_trn011(tree, tmp):
+    log = _training_log(tree)
+    lines = log.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if '"key": "init_start"' in line)
+    shifted = []
+    for i, line in enumerate(lines):  # move init_start and everything before it 2 hours earlier
+        if i <= start:
+            entry = json.loads(line[len(":::MLLOG "):])
+            entry["time_ms"] -= 7_200_000
+            line = ":::MLLOG " + json.dumps(entry) + "\n"
+        shifted.append(line)
+    log.write_text("".join(shifted))
+
+
+def plant_rep001(tree, tmp):
+    edit_json(first(tree, "environment.json"), lambda d: d.update(digest="0" * 64))
+
+
+def plant_rep002(tree, tmp):
+    edit_mllog(_training_log(tree), "levelfield_dataset_digest",
+               lambda e: {**e, "value": {k: "f" * 64 for k in e["value"]}})
+
+
+def plant_rep003(tree, tmp):
+    edit_mllog(_training_log(tree), "levelfield_environment",
+               lambda e: {**e, "value": {**e["value"], "levelfield_git": {
+                   **e["value"]["levelfield_git"], "dirty": True, "dirty_files": ["reference/ctr_dlrm/jax/model.py"]}}})
+
+
+def plant_rul001(tree, tmp):
+    edit_json(first(tree, "code/levelfield.json"), lambda d: d.update(rules_version="0.9"))
+
+
+def plant_rul002(tree, tmp):
+    edit_json(first(tree, "code/levelfield.json"), lambda d: d.pop("git_commit"))
+
+
+def _set_validity(tree, verdict):
+    detail = _detail(tree)
+    edit_mllog(detail, "result_validity", set_value(verdict))
+    edit_json(detail.parent / "result.json", lambda d: d.update(valid=verdict == "VALID"))
+    summary = detail.parent / "mlperf_log_summary.txt"
+    summary.write_text(summary.read_text().replace("Result is : VALID", f"Result is : {verdict}"))
+
+
+def plant_inf001(tree, tmp):
+    _set_validity(tree, "INVALID")
+
+
+def plant_inf002(tree, tmp):
+    with _detail(tree).open("a") as f:
+        f.write(':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
+                '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n')
+
+
+def plant_inf003(tree, tmp):
+    def short(entry):
+        return {**entry, "value": "01-01-2026 00:00:10.000"}
+    edit_mllog(_detail(tree), "power_begin", set_value("01-01-2026 00:00:00.000"))
+    edit_mllog(_detail(tree), "power_end", short)
+
+
+def plant_inf004(tree, tmp):
+    edit_mllog(_detail(tree), "requested_schedule_rng_seed", set_value(1))
+
+
+def plant_inf005(tree, tmp):
+    for mode in ("performance", "accuracy"):
+        edit_mllog(_detail(tree, mode), "loadgen_version", set_value("5.1.0 @ 0123456789"))
+
+
+def plant_inf006(tree, tmp):
+    edit_json(first(tree, "offline/performance/result.json"), lambda d: d.update(samples_per_s=d["samples_per_s"] * 2))
+
+
+def plant_inf007(tree, tmp):
+    summary = first(tree, "offline/performance/mlperf_log_summary.txt")
+    summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
+
+
+def _accuracy_log(tree):
+    return first(tree, "accuracy/mlperf_log_accuracy.json.gz")
+
+
+def plant_acc001(tree, tmp):
+    log = _accuracy_log(tree)
+    entries = read_gz_json(log)
+    write_gz_json(log, entries[: len(entries) // 2])
+
+
+def plant_acc002(tree, tmp):
+    # A model that answers every sample alike: the log is well formed and the accuracy.json honest,
+    # but the quality is below the rules' threshold.
+    from levelfield.checker.engine import Context
+    from levelfield.reference.harness.accuracy import score_entries
+    from levelfield.rules import load_suite
+
+    log = _accuracy_log(tree)
+    entries = [{**e, "data": read_gz_json(log)[0]["data"]} for e in read_gz_json(log)]
+    write_gz_json(log, entries)
+    task = load_suite().task(log.parts[-5])
+    scored = score_entries(entries, task, Context(load_suite()).labels(task.id))
+    edit_json(log.parent / "accuracy.json", lambda d: d.update(value=scored["value"], **{"pass": False}))
+
+
+def plant_acc003(tree, tmp):
+    edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
+
+
+PLANTS = {name[len("plant_"):].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
+
+
+def test_every_check_has_a_failing_fixture():
+    assert sorted(set(REGISTRY) - {"CHK001"}) == sorted(PLANTS)  # CHK001: tests/test_checker_core.py
+
+
+@pytest.mark.parametrize("code", sorted(PLANTS))
+def test_planted_defect_gives_exactly_its_code(code, tmp_path, baseline):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    kwargs = PLANTS[code](tree, tmp_path) or {}
+    if kwargs.pop("reseal", True):
+        reseal(tree)
+    assert codes(tree, **kwargs) == baseline | {code}

@@ -1,0 +1,249 @@
+"""Build a submission tree from run folders: `levelfield package`.
+
+    from levelfield.tools.package import PackageOptions, package
+    package(PackageOptions(runs=[Path("runs")], system=Path("systems/box.json"), org="acme",
+                           division="closed", out=Path("submission")))
+
+Run folders are found below each --runs DIR: a folder holding result_<i>.txt
+is a training result (task and framework read from its logs), a folder
+holding result.json an inference run (task, framework, scenario, mode from
+it). Files are copied into the layout of `checker/layout.py`, never edited;
+the tree is built in a temporary folder beside --out, its MANIFEST written
+last, and renamed into place, so an interrupted package leaves no partial
+tree and two concurrent packages to one --out cannot interleave.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from levelfield import __version__
+from levelfield.checker import layout as L
+from levelfield.checker.parse import parse_json, parse_mllog
+from levelfield.errors import UserError
+from levelfield.fsutil import (
+    DEFAULT_READ_LIMIT_BYTES,
+    atomic_write_bytes,
+    atomic_write_text,
+    read_text_limited,
+    sha256_file,
+)
+
+MAX_RUN_FILE_BYTES = 64 * 1024 * 1024   # the checker's own per-file limit
+
+
+@dataclass
+class PackageOptions:
+    runs: list[Path]
+    system: Path
+    org: str
+    division: str
+    out: Path
+    force: bool = False
+    code: Path | None = None          # open division: the submitter's code folder
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """A source file stored gzip-compressed in the tree (deterministic: no name, mtime 0)."""
+    source: Path
+
+
+@dataclass
+class TrainingLog:
+    source: Path
+    task: str
+    framework: str
+    environment: dict | None
+    rules_version: str | None
+
+
+@dataclass
+class InferenceRunDir:
+    source: Path
+    task: str
+    framework: str
+    scenario: str
+    mode: str
+    environment: dict | None
+    rules_version: str | None
+
+
+def _regular_files(folder: Path):
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(root) / name
+            if not path.is_symlink():
+                yield path
+
+
+def discover(runs: list[Path]) -> tuple[list[TrainingLog], list[InferenceRunDir]]:
+    """Training logs and inference run folders below every --runs folder."""
+    trainings, inferences = [], []
+    for base in runs:
+        if not base.is_dir():
+            raise UserError(f"{base}: not a folder (expected a folder written by levelfield train or infer)")
+        for path in _regular_files(base):
+            if L.TRAINING_LOG.match(path.name):
+                trainings.append(_training_log(path))
+            elif path.name == "result.json":
+                inferences.append(_inference_run(path))
+    if not trainings and not inferences:
+        raise UserError(f"{', '.join(map(str, runs))}: no runs found (expected result_<i>.txt from `levelfield "
+                        f"train` or result.json from `levelfield infer`)")
+    return trainings, inferences
+
+
+def _training_log(path: Path) -> TrainingLog:
+    log = parse_mllog(read_text_limited(path, MAX_RUN_FILE_BYTES).encode("utf-8"), str(path))
+    task, framework = log.value("submission_benchmark"), log.value("levelfield_framework")
+    if not isinstance(task, str) or not isinstance(framework, str):
+        raise UserError(f"{path}: no submission_benchmark / levelfield_framework lines "
+                        f"(expected a log written by levelfield train)")
+    return TrainingLog(path, task, framework, log.value("levelfield_environment"), log.value("levelfield_rules_version"))
+
+
+def _inference_run(path: Path) -> InferenceRunDir:
+    data, error = parse_json(read_text_limited(path, DEFAULT_READ_LIMIT_BYTES).encode("utf-8"))
+    if error or not isinstance(data, dict):
+        raise UserError(f"{path}: {error or 'not a JSON object'} (expected result.json written by levelfield infer)")
+    missing = [k for k in ("task", "framework", "scenario", "mode") if not isinstance(data.get(k), str)]
+    if missing:
+        raise UserError(f"{path}: no {', '.join(missing)} (expected result.json written by levelfield infer)")
+    if data.get("status", "completed") != "completed":
+        raise UserError(f"{path}: the run was {data.get('status')}, not completed; an aborted run is never a result",
+                        hint="re-run it, or leave its folder out of --runs")
+    return InferenceRunDir(path.parent, data["task"], data["framework"], data["scenario"], data["mode"],
+                           data.get("environment"), data.get("rules_version"))
+
+
+def _load_system(path: Path, org: str, division: str) -> tuple[str, dict]:
+    from levelfield.rules.validation import load_document
+    from levelfield.tools.sysinfo import description_problems, placeholder_paths
+
+    system_id = path.name[: -len(".json")] if path.name.endswith(".json") else ""
+    if not L.ID_PATTERN.match(system_id):
+        raise UserError(f"{path}: the file name gives the system id; expected <id>.json with letters, digits, "
+                        f"'.', '_', '-' (found {path.name!r})")
+    desc = load_document(path)
+    problems = [f"{p}: placeholder not filled in" for p in placeholder_paths(desc)] or description_problems(desc)
+    for key, want in (("submitter", org), ("division", division)):
+        if not problems and desc.get(key) != want:
+            problems.append(f"$.{key}: expected {want!r} (from --{'org' if key == 'submitter' else key}), "
+                            f"got {desc.get(key)!r}")
+    if problems:
+        raise UserError("\n".join(f"{path}: {p}" for p in problems),
+                        hint="fill in the description and validate it with `levelfield sysinfo --check FILE`")
+    return system_id, desc
+
+
+def _one(values: set, what: str, hint: str):
+    values = {json.dumps(v, sort_keys=True) for v in values}
+    if len(values) != 1:
+        raise UserError(f"runs disagree on {what}: {', '.join(sorted(values))[:300]}", hint=hint)
+    return json.loads(values.pop())
+
+
+def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
+    """{relative path in the tree: source file, file to compress, or text to write}; UserError on bad input."""
+    if options.division == "closed" and options.code is not None:
+        raise UserError("--code: the closed division runs levelfield's reference code; only the open division "
+                        "ships its own code folder")
+    if not L.ID_PATTERN.match(options.org):
+        raise UserError(f"--org {options.org!r}: expected letters, digits, '.', '_', '-' (it becomes a folder name)")
+    system_id, _ = _load_system(options.system, options.org, options.division)
+    trainings, inferences = discover(options.runs)
+    base = f"{options.division}/{options.org}"
+    files: dict[str, Path | str] = {f"{base}/{L.SYSTEMS}/{L.system_file(system_id)}": options.system}
+    environments: dict[tuple, list] = defaultdict(list)
+    by_result: dict[tuple, list[TrainingLog]] = defaultdict(list)
+    for log in trainings:
+        by_result[(log.task, log.framework)].append(log)
+        environments[(log.task, log.framework)].append(log.environment)
+    for (task, framework), logs in sorted(by_result.items()):
+        folder = f"{L.result_dir(base, system_id, task, framework)}/{L.TRAINING}"
+        for index, log in enumerate(logs):  # renumbered 0..N-1 in discovery order
+            files[f"{folder}/result_{index}.txt"] = log.source
+    seen: dict[tuple, Path] = {}
+    for run in inferences:
+        key = (run.task, run.framework, run.scenario, run.mode)
+        if key in seen:
+            raise UserError(f"{run.source} and {seen[key]}: two {run.mode} runs of {run.task} {run.framework} "
+                            f"{run.scenario}; a submission holds one", hint="leave one of them out of --runs")
+        seen[key] = run.source
+        environments[(run.task, run.framework)].append(run.environment)
+        folder = f"{L.result_dir(base, system_id, run.task, run.framework)}/{run.scenario}/{run.mode}"
+        for name in L.MODE_FILES[run.mode]:
+            source = run.source / (L.ACCURACY_LOG if name == L.ACCURACY_LOG_STORED else name)
+            if not source.is_file() or source.is_symlink():
+                raise UserError(f"{source}: missing (expected the files `levelfield infer --mode {run.mode}` writes)")
+            files[f"{folder}/{name}"] = Compressed(source) if name == L.ACCURACY_LOG_STORED else source
+    for (task, framework), envs in sorted(environments.items()):
+        env = envs[0]  # the checker compares every run's environment with this capture (REP001)
+        files[f"{L.result_dir(base, system_id, task, framework)}/{L.ENVIRONMENT}"] = json.dumps(env, indent=2) + "\n"
+    rules_versions = {r.rules_version for r in (*trainings, *inferences)}
+    commits = {(e or {}).get("levelfield_git", {}).get("commit") for envs in environments.values() for e in envs}
+    code_ref = {"levelfield_version": __version__,
+                "git_commit": _one(commits, "the levelfield commit", "produce all runs from one checkout"),
+                "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release")}
+    files[f"{base}/{L.CODE}/{L.CODE_REF}"] = json.dumps(code_ref, indent=2) + "\n"
+    if options.code is not None:
+        if not options.code.is_dir():
+            raise UserError(f"--code {options.code}: not a folder")
+        for path in _regular_files(options.code):
+            files[f"{base}/{L.CODE}/{L.CODE_SRC}/{path.relative_to(options.code).as_posix()}"] = path
+    return files
+
+
+def package(options: PackageOptions) -> Path:
+    """Write the tree to options.out; returns it. Refuses an existing --out unless force."""
+    out = options.out
+    if (out.exists() or out.is_symlink()) and not options.force:
+        raise UserError(f"{out}: already exists; not overwriting a submission", hint="choose another --out, or pass --force")
+    files = plan(options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        digests = []
+        for rel, source in sorted(files.items()):
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(source, Path):
+                shutil.copyfile(source, target, follow_symlinks=False)
+            elif isinstance(source, Compressed):
+                with source.source.open("rb") as f:
+                    atomic_write_bytes(target, gzip.compress(f.read(), compresslevel=9, mtime=0))
+            else:
+                atomic_write_text(target, source)
+            digests.append(f"{sha256_file(target)}  {rel}\n")
+        atomic_write_text(staging / L.MANIFEST, "".join(digests))
+        _swap_into_place(staging, out, options.force)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    return out
+
+
+def _swap_into_place(staging: Path, out: Path, force: bool) -> None:
+    old = None
+    if force and (out.exists() or out.is_symlink()):
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
+        os.rename(out, old / "tree")
+    try:
+        os.rename(staging, out)  # fails if another package created `out` meanwhile: that one wins
+    except OSError as e:
+        if old is not None:
+            os.rename(old / "tree", out)
+        raise UserError(f"{out}: could not be created ({e.strerror}); another package may have written it",
+                        hint="check the folder; nothing was overwritten") from None
+    finally:
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)
