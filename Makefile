@@ -12,14 +12,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup data demo test clean help
+.PHONY: setup data browser demo test bench example clean help
 
 help:
 	@echo "make demo   set up (venv, torch CPU, extras, dataset) and run the end-to-end demo"
 	@echo "make test   set up if needed and run the whole test suite"
+	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json)"
+	@echo "make example  regenerate submissions/example (about 15 min; quiet machine, clean checkout)"
 	@echo "make clean  remove the virtual environment and demo output"
 
-setup: $(STAMP) data
+setup: $(STAMP) data browser
 
 $(STAMP): pyproject.toml setup.cfg
 	$(PYTHON) -m venv $(VENV) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
@@ -35,11 +37,24 @@ data:
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y dataset-fashion-mnist; \
 	fi
 
+# Headless Chromium renders the leaderboard's HTML page in the tests (Debian package chromium).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (Debian package)"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
+
 demo: setup
 	$(BIN)/levelfield demo --out $(DEMO_OUT)
 
+# setup installed chromium, so its absence is a failure here, not a skip.
 test: setup
-	$(BIN)/python -m pytest
+	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest
+
+# A few minutes; numbers are only meaningful on an otherwise idle machine.
+bench: setup
+	$(BIN)/python -m benchmarks
+
+example: setup
+	PATH=$(BIN):$$PATH bash submissions/make-example.sh
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info

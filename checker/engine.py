@@ -70,6 +70,10 @@ class Report:
     rules_version: str
     checks_run: list[str]
     findings: list[Finding] = field(default_factory=list)     # every finding, waived ones marked
+    # What was checked, for tools that build on a verdict (the leaderboard): the records the checks
+    # saw and the rules they were judged by, so nothing is read a second time after the check.
+    submission: object = field(default=None, repr=False)
+    suite: object = field(default=None, repr=False)
 
     @property
     def active(self) -> list[Finding]:
@@ -122,7 +126,7 @@ def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str |
         suite = load_suite(None, rules_dir)  # an unknown declared version is itself a finding (RUL001)
     submission = load_submission(tree, suite)
     context = Context(suite, data_dir)
-    report = Report(str(root), suite.version, codes)
+    report = Report(str(root), suite.version, codes, submission=submission, suite=suite)
     for code in codes:
         report.findings.extend(run_check(code, submission, context))
     for finding in report.findings:

@@ -1,20 +1,27 @@
 """Statistics over repeated runs, shared by the trainer summary, the checker and the leaderboard.
 
     olympic_mean([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)   # mean without the best and the worst
+    olympic_score([30.1, None, 31.0, 30.4, 45.0], drop=1)  # MLPerf's score: a failed run (None) is the slowest
     summarize([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)      # the dict every summary shows
+    welch_test([30.1, 29.5, 31.0], [33.0, 32.1, 34.2])     # {"t", "df", "p_value", "within_noise"}
 
 MLPerf scores time-to-train as the olympic mean: drop the fastest and the
 slowest run(s), average the rest. levelfield adds the spread (sample standard
-deviation) and a 95% confidence interval of the mean (Student's t), so a
-difference inside the noise is visible as such.
+deviation), a 95% confidence interval of the mean (Student's t) and Welch's
+unequal-variance t-test between two sets of runs, so a difference inside the
+noise is visible as such.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 CONFIDENCE = 0.95
+# Two-sided significance level of the Welch test: p >= ALPHA means the two sets of runs do not
+# differ beyond their run-to-run noise (the leaderboard marks such pairs "within noise").
+ALPHA = 0.05
 
 
 def olympic_mean(values: Sequence[float], drop: int) -> float:
@@ -61,3 +68,38 @@ def summarize(values: Sequence[float], drop: int) -> dict:
         "ci95_low": ci[0] if ci else None,
         "ci95_high": ci[1] if ci else None,
     }
+
+
+def olympic_score(times: Sequence[float | None], drop: int) -> float | None:
+    """MLPerf's time-to-train score: the olympic mean with every failed run (None) counted as the slowest.
+
+    A run that never reached the target has no time; MLPerf ranks it behind every successful run, so it
+    is the first to be dropped. None when fewer than 2 x drop + 1 runs, or when a failed run would
+    survive the drop (the score is then undefined, as in MLPerf, not infinite).
+    """
+    if len(times) <= 2 * drop:
+        return None
+    score = olympic_mean([math.inf if t is None else t for t in times], drop)
+    return None if math.isinf(score) else score
+
+
+def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> dict:
+    """Welch's two-sided t-test of mean(a) == mean(b) without assuming equal variances.
+
+    Returns {"t", "df", "p_value", "within_noise"} with within_noise = p_value >= alpha. Every value is
+    None when the test is undefined: fewer than two values on a side, or no spread on either side.
+    """
+    undefined = {"t": None, "df": None, "p_value": None, "within_noise": None}
+    if len(a) < 2 or len(b) < 2 or (stdev(a) == 0 and stdev(b) == 0):
+        return undefined
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        # scipy warns of "catastrophic cancellation" when one side is constant (e.g. equal run times to the
+        # ms); the statistic is still exact then, and the undefined cases are handled above and below.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_ind(list(a), list(b), equal_var=False)
+    t, p, df = float(result.statistic), float(result.pvalue), float(result.df)
+    if not (math.isfinite(t) and math.isfinite(p)):
+        return undefined
+    return {"t": t, "df": df, "p_value": p, "within_noise": p >= alpha}

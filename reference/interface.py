@@ -69,6 +69,9 @@ class Implementation(abc.ABC):
     framework: ClassVar[str]
     # The fixed recipe choices the code is written for (rules names -> values); any other recipe is refused.
     implements: ClassVar[dict] = {}
+    # Device types ("cpu", "cuda") on which N processes (`levelfield train --nproc N`) train the same
+    # model as one process; empty: one process only.
+    multiprocess_devices: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:
@@ -111,10 +114,15 @@ class Implementation(abc.ABC):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         """Run len(batch_indices) optimizer steps.
 
-        batch_indices: int64 [steps, global_batch_size], rows of the training set per step.
+        batch_indices: int64 [steps, global_batch_size], rows of the training set per step; with
+            N processes, this process's [steps, global_batch_size / N] share of each step.
         learning_rates: float64 [steps], the learning rate of each step.
         Returns the float32 [steps] training loss of each step (before its update).
         """
+
+    def peak_device_memory_mib(self) -> float | None:
+        """Peak memory the framework allocated on its accelerator so far, MiB; None on a CPU."""
+        return None
 
     def hyperparameters(self) -> dict:
         """The hyperparameters this implementation actually configured, by rules name (valid after load()).

@@ -2,7 +2,14 @@
 
 import pytest
 
-from levelfield.stats import confidence_interval, olympic_mean, stdev, summarize
+from levelfield.stats import (
+    confidence_interval,
+    olympic_mean,
+    olympic_score,
+    stdev,
+    summarize,
+    welch_test,
+)
 
 
 def test_olympic_mean_drops_best_and_worst():
@@ -24,3 +31,40 @@ def test_stdev_and_ci():
 def test_summarize_with_one_value_has_no_olympic_mean():
     s = summarize([12.5], drop=1)
     assert s == {"n": 1, "olympic_mean": None, "mean": 12.5, "stdev": 0.0, "ci95_low": None, "ci95_high": None}
+
+
+def test_olympic_score_counts_a_failed_run_as_the_slowest():
+    # MLPerf: the failed run is the dropped worst, so the fastest success is dropped as the best.
+    assert olympic_score([10.0, 11.0, 12.0, 13.0, None], drop=1) == pytest.approx(12.0)
+    assert olympic_score([30.0, 29.0, 31.0, 30.0, 45.0], drop=1) == pytest.approx(91.0 / 3)
+    assert olympic_score([10.0, None, 12.0, 13.0, None], drop=1) is None      # a failed run would be kept
+    assert olympic_score([10.0, 11.0], drop=1) is None
+
+
+def test_welch_test_equal_variances():
+    # Means 12 and 14, variance 2.5 each, n 5: se = sqrt(0.5 + 0.5) = 1, t = -2, df = 1 / (2 x 0.25 / 4) = 8;
+    # p = 2 x P(T8 > 2) = 0.0805162380.
+    result = welch_test([10.0, 11.0, 12.0, 13.0, 14.0], [12.0, 13.0, 14.0, 15.0, 16.0])
+    assert result["t"] == pytest.approx(-2.0, rel=1e-12)
+    assert result["df"] == pytest.approx(8.0, rel=1e-12)
+    assert result["p_value"] == pytest.approx(0.08051623795726, rel=1e-10)
+    assert result["within_noise"] is True
+
+
+def test_welch_test_unequal_variances_and_sizes():
+    # a: mean 2.5, var 5/3, n 4; b: mean 7, var 14, n 6. se^2 = 5/12 + 14/6 = 2.75, t = -4.5 / sqrt(2.75);
+    # df = 2.75^2 / ((5/12)^2 / 3 + (14/6)^2 / 5) = 6.5946710 (Welch-Satterthwaite, not n1 + n2 - 2 = 8).
+    result = welch_test([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
+    assert result["t"] == pytest.approx(-4.5 / 2.75 ** 0.5, rel=1e-12)
+    assert result["df"] == pytest.approx(2.75 ** 2 / ((5 / 12) ** 2 / 3 + (14 / 6) ** 2 / 5), rel=1e-12)
+    assert result["df"] == pytest.approx(6.59467097295, rel=1e-10)
+    assert result["p_value"] == pytest.approx(0.03182444378, rel=1e-9)
+    assert result["within_noise"] is False
+    assert welch_test([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0, 10.0, 12.0], alpha=0.01)["within_noise"] is True
+
+
+def test_welch_test_undefined_cases():
+    undefined = {"t": None, "df": None, "p_value": None, "within_noise": None}
+    assert welch_test([1.0], [2.0, 3.0]) == undefined               # one run has no spread estimate
+    assert welch_test([5.0, 5.0, 5.0], [5.0, 5.0]) == undefined     # no spread on either side
+    assert welch_test([5.0, 5.0, 5.0], [6.0, 7.0])["p_value"] is not None   # one side with spread suffices

@@ -2,20 +2,26 @@
 
     python -c "from levelfield.tools.accelerators import query_nvml; print(query_nvml())"
 
+`open_gpu_meter` reads the GPUs' energy and memory counters for the trainer
+(`levelfield_energy_j`, `levelfield_device_memory_used_mib`); it too answers
+None, never an exception, when there is no NVML.
+
 NVML comes from the `nvidia-ml-py` distribution (`import pynvml`). On a machine
 without the package or without an NVIDIA driver, `query_nvml` returns a report
 with no devices and the reason, never an exception: a CPU-only system is a
 normal system here, not an error.
 
 The pynvml module is looked up through `import_module` (default
-`importlib.import_module`) so tests can hand in a fake module; this is the only
-seam, the code below is the code that runs on a GPU machine.
+`importlib.import_module`) so tests can hand in a fake module (and `open_gpu_meter`
+an environment for CUDA_VISIBLE_DEVICES); these are the only
+seams, the code below is the code that runs on a GPU machine.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+import os
+from typing import Any, Callable, Mapping
 
 # What a system with no accelerator declares, as MLPerf descriptions do.
 NO_ACCELERATOR = "none"
@@ -123,3 +129,97 @@ def accelerator_fields(report: dict) -> dict:
         "accelerator_memory_capacity_gib": min(memories) if memories else devices[0]["memory_capacity_gib"],
         "accelerators": devices,
     }
+
+
+# -- energy and memory of the GPUs a training run uses (the trainer reads them at run_start / run_stop) --
+_MILLIJOULES_PER_JOULE = 1000
+_BYTES_PER_MIB = 2**20
+
+
+def gpu_selectors(count: int, environ: Mapping[str, str] = os.environ) -> list[int | str] | None:
+    """How to find, in NVML, the first `count` GPUs a framework uses: NVML indices or "GPU-<uuid>" strings.
+
+    PyTorch rank r drives cuda:r; TensorFlow and JAX compute on their first
+    GPU. CUDA numbers the GPUs CUDA_VISIBLE_DEVICES lists (when set) in that
+    order; an integer entry is taken as an NVML index, which holds with
+    CUDA_DEVICE_ORDER=PCI_BUS_ID (NVML's order) and on machines whose GPUs are
+    all alike. None when the list is shorter or names MIG instances, which
+    have no energy counter of their own.
+    """
+    listed = environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None:
+        return list(range(count))
+    entries = [e.strip() for e in listed.split(",") if e.strip()]
+    selectors: list[int | str] = []
+    for entry in entries[:count]:
+        if entry.lstrip("-").isdigit():
+            if int(entry) < 0:  # CUDA stops at the first invalid entry
+                break
+            selectors.append(int(entry))
+        elif entry.startswith("GPU-"):
+            selectors.append(entry)
+        else:
+            return None
+    return selectors if len(selectors) == count else None
+
+
+class GpuMeter:
+    """NVML counters of a set of GPUs: total energy (NVML: mJ since the driver loaded) and used memory."""
+
+    def __init__(self, nvml, handles: list, nvml_error: type[BaseException]):
+        self._nvml, self._handles, self._error = nvml, handles, nvml_error
+
+    def energy_mj(self) -> int | None:
+        """Summed total-energy counters in mJ; None when a GPU has none (before Volta) or NVML fails."""
+        try:
+            return sum(int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(h)) for h in self._handles)
+        except self._error:
+            return None
+
+    def memory_used_mib(self) -> float | None:
+        """Memory in use on the GPUs (every process and pool on them), MiB; None when NVML fails."""
+        try:
+            return sum(self._nvml.nvmlDeviceGetMemoryInfo(h).used for h in self._handles) / _BYTES_PER_MIB
+        except self._error:
+            return None
+
+    def close(self) -> None:
+        try:
+            self._nvml.nvmlShutdown()
+        except Exception:  # shutting down must never hide a measurement
+            pass
+
+
+def energy_j(start_mj: int | None, stop_mj: int | None) -> float | None:
+    """Joules between two readings of GpuMeter.energy_mj; None unless both exist."""
+    if start_mj is None or stop_mj is None:
+        return None
+    return (stop_mj - start_mj) / _MILLIJOULES_PER_JOULE
+
+
+def open_gpu_meter(count: int, import_module: Callable[[str], Any] = importlib.import_module,
+                   environ: Mapping[str, str] = os.environ) -> GpuMeter | None:
+    """A GpuMeter of the first `count` GPUs the framework uses, or None without NVML or such GPUs.
+
+    None is the normal answer of a CPU-only machine: the trainer then logs no
+    energy and no device memory rather than made-up numbers.
+    """
+    selectors = gpu_selectors(count, environ)
+    if not selectors:
+        return None
+    try:
+        nvml = import_module("pynvml")
+        nvml.nvmlInit()
+    except Exception:  # not installed, no driver: no GPU to measure
+        return None
+    nvml_error = getattr(nvml, "NVMLError", Exception)
+    try:
+        handles = [nvml.nvmlDeviceGetHandleByUUID(s) if isinstance(s, str) else nvml.nvmlDeviceGetHandleByIndex(s)
+                   for s in selectors]
+    except Exception:  # NVMLError (no such device) or a binding without the call: nothing to measure
+        try:
+            nvml.nvmlShutdown()
+        except Exception:
+            pass
+        return None
+    return GpuMeter(nvml, handles, nvml_error)

@@ -118,8 +118,9 @@ def _inference_run(path: Path) -> InferenceRunDir:
     missing = [k for k in ("task", "framework", "scenario", "mode") if not isinstance(data.get(k), str)]
     if missing:
         raise UserError(f"{path}: no {', '.join(missing)} (expected result.json written by levelfield infer)")
-    if data.get("status", "completed") != "completed":
-        raise UserError(f"{path}: the run was {data.get('status')}, not completed; an aborted run is never a result",
+    if data.get("status") != "completed":
+        raise UserError(f"{path}: the run's status is {data.get('status')!r}, not 'completed'; an aborted or "
+                        f"failed run is never a result",
                         hint="re-run it, or leave its folder out of --runs")
     return InferenceRunDir(path.parent, data["task"], data["framework"], data["scenario"], data["mode"],
                            data.get("environment"), data.get("rules_version"))

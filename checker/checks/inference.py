@@ -197,7 +197,7 @@ def result_json_mismatch(sub, ctx):
                           ("mode", run.mode)):
             if data.get(key) != want:
                 yield Finding.at(run.result.path, f"{key} differs from the folder", found=data.get(key), expected=want)
-        if data.get("status", "completed") != "completed":
+        if data.get("status") != "completed":
             yield Finding.at(run.result.path, "the run did not complete", found=data.get("status"),
                              expected="completed")
         if run.mode != "performance":

@@ -12,7 +12,7 @@ import argparse
 import os
 
 # Order shown in `levelfield --help`.
-COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "train", "infer", "package", "check", "demo"]
+COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "train", "infer", "package", "check", "leaderboard", "demo"]
 
 
 def add_command(subparsers, name: str, *, help: str, description: str, examples: list[str]) -> argparse.ArgumentParser:

@@ -3,10 +3,17 @@
     levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance --profile smoke --out runs/x
     levelfield infer --task fmnist-resnet --framework pytorch --scenario server --mode accuracy \
         --weights runs/fm-pt/weights_0.npz --user-conf user.yaml --out runs/fm-pt-server-acc
+
+SIGINT / SIGTERM: result.json records the run as aborted and the command exits with
+128 + the signal's number (130, 143), as `levelfield train` does. LoadGen cannot be
+stopped once started, so that exit skips interpreter shutdown (os._exit).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import traceback
 from pathlib import Path
 
 from levelfield.commands import add_command, add_rules_options
@@ -45,19 +52,41 @@ def register(subparsers) -> None:
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, "
                                                           "else the rules' default)")
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
+    parser.add_argument("--sut", choices=("fast", "plain"), default=None,
+                        help="LoadGen's fast SUT (ids and indices as lists) or its plain one (a QuerySample per "
+                             "sample); default: the faster one for the scenario (docs/inference.md)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from levelfield.reference.harness.runner import InferOptions, infer
+    from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
 
-    result = infer(InferOptions(
-        task_id=args.task, framework=args.framework, scenario=args.scenario, mode=args.mode, out=args.out,
-        profile=args.profile, weights=args.weights, user_conf=args.user_conf, compile_mode=args.compile_mode,
-        force=args.force, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version))
+    try:
+        result = infer(InferOptions(
+            task_id=args.task, framework=args.framework, scenario=args.scenario, mode=args.mode, out=args.out,
+            profile=args.profile, weights=args.weights, user_conf=args.user_conf, compile_mode=args.compile_mode,
+            force=args.force, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version,
+            sut=args.sut, progress=not args.quiet))
+    except InferAborted as e:
+        return _aborted(e)
     print_summary(result, args.out)
     return 0
+
+
+def _aborted(error) -> int:
+    """Report an aborted or failed run; end the process at once when LoadGen's thread is still running."""
+    if error.status == "failed" and error.__cause__ is not None:
+        traceback.print_exception(error.__cause__, file=sys.stderr)  # a predict failure: show where
+    print(f"levelfield: {error.status}: {error}", file=sys.stderr)
+    if error.loadgen_running:
+        # LoadGen's C++ threads cannot be stopped or joined; interpreter shutdown beside
+        # them could hang or abort, so leave now with the signal's exit code.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(error.exit_code)
+    return error.exit_code
 
 
 def print_summary(result: dict, out: Path) -> None:

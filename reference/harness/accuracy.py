@@ -1,63 +1,155 @@
 """Score LoadGen's mlperf_log_accuracy.json with the task's own metric (numpy only; the checker imports it).
 
-    from levelfield.reference.harness.accuracy import read_accuracy_log, score_accuracy_log
-    outputs = read_accuracy_log(Path("out/mlperf_log_accuracy.json"), "ctr-dlrm", n=1024)  # float32 [n]
+    from levelfield.reference.harness.accuracy import read_accuracy_log, score_accuracy_log, score_entries
+    rows = read_accuracy_log(Path("out/mlperf_log_accuracy.json"), "ctr-dlrm", n=1024)  # float32 [1024]
     result = score_accuracy_log(path, task, labels)   # {"metric", "value", "reference_value", ...}
+    result = score_entries(entries, task, labels)     # the same from an already parsed (bounded) log
 
 The log is a JSON array of {"seq_id", "qsl_idx", "data"}: `data` is the hex of
-the response bytes, which the runner makes the float32 output row of sample
-`qsl_idx`. Rows are put back in qsl_idx order and scored by
+the response bytes, which the runner makes the response row of sample
+`qsl_idx` as the task declares it in `reference/<task>/common/model_spec.py`
+(`RESPONSE_DTYPE`, `RESPONSE_SHAPE`, `to_response`): a class id, the digits of
+a sequence, a score. Rows are put back in qsl_idx order and scored by
 `reference/<task>/common/metric.py`, the code the trainer and the checker use,
 so the number reported and the number re-scored cannot differ.
+
+The reader treats the file as hostile (a submission may hold anything): it
+refuses files larger than a bound derived from n before reading them, and
+raises ValueError naming the entry for anything that is not what LoadGen writes.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
-# Shape of one sample's output row (float32) per task, as each task's predict returns it:
-# fmnist 10 logits, seq 12 positions x 10 digit logits, ctr one logit.
-OUTPUT_ROW_SHAPE = {"fmnist-resnet": (10,), "seq-transformer": (12, 10), "ctr-dlrm": ()}
+# LoadGen writes one entry per line: `{ "seq_id" : S, "qsl_idx" : I, "data" : "HEX" },`.
+# With both integers at their 20-digit maximum that is this many characters besides the hex.
+ENTRY_OVERHEAD_CHARS = len('{ "seq_id" : , "qsl_idx" : , "data" : "" },\n') + 2 * 20
+# An accuracy run answers each sample once; the bound admits each sample answered twice
+# (duplicates must repeat the same bytes) plus the brackets, and nothing larger.
+MAX_ENTRIES_PER_SAMPLE = 2
+FILE_SLACK_BYTES = 64
+_TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+_HEX = re.compile(r"[0-9A-Fa-f]*")
 
 
-def read_accuracy_log(path: Path, task_id: str, n: int) -> np.ndarray:
-    """float32 [n, *row shape] outputs by qsl_idx; ValueError when a sample is missing, repeated or malformed."""
-    shape = OUTPUT_ROW_SHAPE[task_id]
-    row_bytes = 4 * int(np.prod(shape, dtype=np.int64))
-    entries = json.loads(Path(path).read_text(encoding="utf-8"))
+def response_spec(task_id_or_task):
+    """The task's common/model_spec module (RESPONSE_DTYPE, RESPONSE_SHAPE, to_response)."""
+    task_id = getattr(task_id_or_task, "id", task_id_or_task)
+    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
+        raise ValueError(f"task id {task_id!r}: expected a task id such as 'ctr-dlrm'")
+    try:
+        return importlib.import_module(f"levelfield.reference.{task_id.replace('-', '_')}.common.model_spec")
+    except ModuleNotFoundError:
+        raise ValueError(f"task id {task_id!r}: no such task in levelfield.reference") from None
+
+
+def size_limit_bytes(row_bytes: int, n: int) -> int:
+    """The largest accuracy log accepted for n samples of row_bytes bytes each."""
+    return MAX_ENTRIES_PER_SAMPLE * n * (ENTRY_OVERHEAD_CHARS + 2 * row_bytes) + FILE_SLACK_BYTES
+
+
+def _read_bounded(path: Path, limit_bytes: int) -> object:
+    with path.open("rb") as f:
+        data = f.read(limit_bytes + 1)
+    if len(data) > limit_bytes:
+        raise ValueError(f"{path}: larger than {limit_bytes} bytes, the most an accuracy log of its "
+                         f"samples can take; not reading it")
+    try:
+        entries = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text (invalid byte at offset {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: JSON nested too deeply; expected an array of flat entries") from None
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise ValueError(f"{path}: not usable JSON ({e})") from None
+    return entries
+
+
+def read_accuracy_log(path: Path, task_id_or_task, n: int) -> np.ndarray:
+    """Response rows [n, *RESPONSE_SHAPE] of the task's RESPONSE_DTYPE, by qsl_idx, from the file at `path`.
+
+    ValueError (naming the file and the entry) when the file is larger than
+    `size_limit_bytes` allows for n samples, or for anything `decode_entries` rejects.
+    """
+    path = Path(path)
+    spec = response_spec(task_id_or_task)
+    _check_n(n)
+    entries = _read_bounded(path, size_limit_bytes(_row_bytes(spec), int(n)))
+    return decode_entries(entries, task_id_or_task, n, source=str(path))
+
+
+def _row_bytes(spec) -> int:
+    return np.dtype(spec.RESPONSE_DTYPE).itemsize * int(np.prod(tuple(spec.RESPONSE_SHAPE), dtype=np.int64))
+
+
+def _check_n(n) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n = {n!r}: expected the number of samples, a positive integer")
+
+
+def decode_entries(entries, task_id_or_task, n: int, *, source: str = "accuracy log") -> np.ndarray:
+    """Response rows [n, *RESPONSE_SHAPE] from a parsed accuracy log (a list of entry dicts).
+
+    ValueError (naming `source` and the entry) when `entries` is not a list of
+    {"qsl_idx": int, "data": hex} objects, when `data` is not the hex of exactly
+    one response row, when qsl_idx is outside [0, n), when a sample is answered
+    twice with different bytes, or when one is missing.
+    """
+    spec = response_spec(task_id_or_task)
+    _check_n(n)
+    dtype, shape = np.dtype(spec.RESPONSE_DTYPE), tuple(spec.RESPONSE_SHAPE)
+    row_bytes = _row_bytes(spec)
     if not isinstance(entries, list):
-        raise ValueError(f"{path}: expected a JSON array of accuracy entries")
-    outputs = np.full((n,) + shape, np.nan, dtype=np.float32)
-    seen = np.zeros(n, dtype=bool)
-    for entry in entries:
-        index = int(entry["qsl_idx"])
-        data = bytes.fromhex(entry["data"])
+        raise ValueError(f"{source}: expected a JSON array of accuracy entries, found {type(entries).__name__}")
+    row_hex: list[str | None] = [None] * n
+    for position, entry in enumerate(entries):
+        where = f"{source}: entry {position}"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where}: expected an object {{seq_id, qsl_idx, data}}, found {type(entry).__name__}")
+        index, data = entry.get("qsl_idx"), entry.get("data")
+        if type(index) is not int:  # bool is an int subclass; 1.0 and "1" are not LoadGen's output
+            raise ValueError(f"{where}: qsl_idx must be an integer, found {type(index).__name__}")
         if not 0 <= index < n:
-            raise ValueError(f"{path}: seq_id {entry.get('seq_id')}: qsl_idx {index} outside [0, {n})")
-        if len(data) != row_bytes:
-            raise ValueError(f"{path}: seq_id {entry.get('seq_id')}: {len(data)} bytes, expected {row_bytes} "
-                             f"(float32 {list(shape)})")
-        if seen[index]:
-            continue  # LoadGen may answer a sample more than once; the runner answers each with the same row
-        outputs[index] = np.frombuffer(data, dtype="<f4").reshape(shape)
-        seen[index] = True
-    missing = int((~seen).sum())
+            raise ValueError(f"{where}: qsl_idx {index} outside [0, {n})")
+        if not isinstance(data, str) or not _HEX.fullmatch(data):
+            raise ValueError(f"{where} (qsl_idx {index}): data must be a string of hex digits")
+        if len(data) != 2 * row_bytes:
+            raise ValueError(f"{where} (qsl_idx {index}): {len(data) // 2} bytes of data, expected {row_bytes} "
+                             f"({dtype.name} {list(shape)})")
+        data = data.upper()
+        if row_hex[index] is None:
+            row_hex[index] = data
+        elif row_hex[index] != data:
+            raise ValueError(f"{where}: qsl_idx {index} answered twice with different data")
+    missing = [i for i, h in enumerate(row_hex) if h is None]
     if missing:
-        raise ValueError(f"{path}: {missing} of {n} samples have no entry (first: {int(np.argmin(seen))})")
-    return outputs
+        raise ValueError(f"{source}: {len(missing)} of {n} samples have no entry (first: qsl_idx {missing[0]})")
+    return np.frombuffer(bytes.fromhex("".join(row_hex)), dtype=dtype).reshape((n,) + shape)
 
 
-def score_accuracy_log(path: Path, task, labels: np.ndarray) -> dict:
-    """accuracy.json content: the task's metric over the logged outputs, against the rules' threshold."""
+def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
     metric = importlib.import_module(f"levelfield.reference.{task.package}.common.metric")
-    outputs = read_accuracy_log(path, task.id, len(labels))
-    value = float(metric.score(outputs, labels))
+    value = float(metric.score(rows, labels))
     reference = float(task.inference["reference_value"])
     threshold = reference * float(task.inference["accuracy_ratio"])
     return {"metric": metric.NAME, "value": value, "reference_value": reference,
             "accuracy_ratio": float(task.inference["accuracy_ratio"]), "threshold": threshold,
             "pass": value >= threshold, "samples": len(labels)}
+
+
+def score_accuracy_log(path: Path, task, labels: np.ndarray) -> dict:
+    """accuracy.json content: the task's metric over the logged responses, against the rules' threshold."""
+    return _score(read_accuracy_log(path, task, len(labels)), task, labels)
+
+
+def score_entries(entries, task, labels: np.ndarray, *, source: str = "accuracy log") -> dict:
+    """score_accuracy_log's result from a log the caller already read and parsed (with its own bound)."""
+    return _score(decode_entries(entries, task, len(labels), source=source), task, labels)

@@ -1,8 +1,16 @@
-"""Progress for training: a bar per epoch on a terminal, one line per evaluation everywhere.
+"""Progress bars on stderr: training epochs (`EpochProgress`) and LoadGen runs (`LoadGenProgress`).
 
+Training: a bar per epoch on a terminal, one line per evaluation everywhere.
 The bar advances in chunks of steps (about 20 per epoch), so the framework
-still runs many steps per call and the host syncs only once per chunk. On a
-non-terminal (CI, a log file) tqdm stays silent and only the eval lines print.
+still runs many steps per call and the host syncs only once per chunk.
+
+Inference: the runner's main thread calls `LoadGenProgress.update` a few times
+a second while LoadGen runs in its worker thread: performance mode shows the
+seconds elapsed against the minimum duration, accuracy mode the samples
+answered against the QSL size, both with the queries issued and samples
+answered so far.
+
+On a non-terminal (CI, a log file) or when disabled, the bars stay silent.
 """
 
 from __future__ import annotations
@@ -32,3 +40,39 @@ class EpochProgress:
     def evaluated(self, epoch: int, metric: str, value: float, target: float) -> None:
         mark = "reached" if value >= target else "below"
         print(f"{self.label} epoch {epoch}: {metric} {value:.4f} ({mark} target {target})", flush=True)
+
+
+class LoadGenProgress:
+    """A bar for one LoadGen run; use as a context manager and call update() from the waiting thread."""
+
+    def __init__(self, label: str, eff: dict, *, enabled: bool = True, file=None):
+        file = file if file is not None else sys.stderr
+        self.accuracy = eff["mode"] == "accuracy"
+        # Accuracy mode answers every QSL sample once; performance mode runs at least min_duration.
+        total = int(eff["dataset_samples"]) if self.accuracy else max(eff["min_duration_ms"], 1) / 1000
+        fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix}"
+        disabled = not enabled or not (hasattr(file, "isatty") and file.isatty())
+        self.bar = tqdm(total=total, desc=label, leave=False, file=file, disable=disabled,
+                        bar_format=fmt, mininterval=0)
+
+    def update(self, elapsed_s: float, queries: int, samples: int) -> None:
+        if self.bar.disable:
+            return
+        if self.accuracy:
+            self.bar.n = min(samples, self.bar.total)
+            text = f"{samples}/{self.bar.total} samples, {queries} queries, {elapsed_s:.1f} s"
+        else:
+            self.bar.n = min(elapsed_s, self.bar.total)
+            text = f"{elapsed_s:.1f}/{self.bar.total:.1f} s min duration, {queries} queries, {samples} samples"
+        self.bar.set_postfix_str(text, refresh=False)
+        self.bar.refresh()
+
+    def close(self) -> None:
+        self.bar.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False

@@ -9,7 +9,10 @@
 Lines are written (and flushed) to `result_0.txt.inprogress` as they happen;
 `close()` renames it. A process killed mid-run therefore leaves only an
 `.inprogress` file, which nothing treats as a result, while a run stopped by
-SIGINT/SIGTERM gets a `run_stop` with status `aborted` before it is closed.
+SIGINT/SIGTERM gets a `run_stop` with status `aborted` before it is closed. A
+run that crashed is closed with `close(final=False)`: its file keeps the
+`.inprogress` name. In multi-process training only rank 0 writes a RunLog;
+the other ranks log to a `NullLog`, which writes nothing.
 Each RunLog has its own `logging.Logger`, so runs never share mllog's
 process-wide default logger and nothing leaks to stdout.
 """
@@ -56,14 +59,29 @@ class RunLog:
     def end(self, key: str, value=None, metadata: dict | None = None) -> None:
         self._mllog.end(key=key, value=value, metadata=metadata)
 
-    def close(self) -> Path:
-        """Flush, fsync and give the file its final name."""
+    def close(self, *, final: bool = True) -> Path:
+        """Flush, fsync and (final=True) give the file its final name; returns where the file now is."""
         if self.closed:
-            return self.path
+            return self.path if self.path.exists() else self.partial
         self._handler.flush()
         os.fsync(self._handler.stream.fileno())
         self._logger.removeHandler(self._handler)
         self._handler.close()
-        os.replace(self.partial, self.path)
+        if final:
+            os.replace(self.partial, self.path)
         self.closed = True
-        return self.path
+        return self.path if final else self.partial
+
+
+class NullLog:
+    """The log of ranks other than 0 in multi-process training: only rank 0 writes the result file."""
+
+    path = None
+
+    def event(self, key: str, value=None, metadata: dict | None = None) -> None:
+        pass
+
+    start = end = event
+
+    def close(self, *, final: bool = True) -> None:
+        return None

@@ -8,17 +8,30 @@ Steps: read the rules and the user's overrides (a typo fails here, before any
 framework is imported), load the weights (a file, or `init_weights(0)`), build
 the implementation, warm up (one predict per batch size the scenario will use,
 so compilation happens before LoadGen's clock starts; reported as `warmup_s`),
-then hand a QSL over the eval set and a SUT around `impl.predict` to LoadGen.
+then hand a QSL over the eval set and a SUT around `impl.predict` (its outputs
+turned into the task's response rows by `model_spec.to_response`) to LoadGen.
 LoadGen writes its own files into `out`; the runner adds `settings.json` (the
-exact settings), `result.json` (metric with its unit, LoadGen's verdict and
-reasons, fingerprints) and, in accuracy mode, `accuracy.json` (the task's
-metric over mlperf_log_accuracy.json, against the rules' threshold).
+exact settings), `result.json` (`"status": "completed"`, metric with its unit,
+LoadGen's verdict and reasons, fingerprints) and, in accuracy mode,
+`accuracy.json` (the task's metric over mlperf_log_accuracy.json, against the
+rules' threshold).
+
+Interrupts: LoadGen's StartTest blocks in C++ and cannot be stopped, so it runs
+in a worker thread while the main thread waits, draws the progress bar and
+takes SIGINT / SIGTERM. An interrupted or failed run leaves result.json with
+`"status": "aborted"` (or `"failed"`), the reason and the phase, and no metric;
+accuracy.json is removed. `infer` then raises `InferAborted`; when LoadGen's
+thread is still alive the process must end (the CLI exits with 128 + signal).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
+import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +47,14 @@ INIT_WEIGHTS_SEED = 0  # without --weights the runner measures the seed-0 initia
 # Files one run writes into --out; a second run refuses to touch them without --force.
 OUTPUT_FILES = ("result.json", "accuracy.json", "settings.json", "mlperf_log_summary.txt",
                 "mlperf_log_detail.txt", "mlperf_log_accuracy.json", "mlperf_log_trace.json")
+# How often the main thread wakes while LoadGen runs: progress bar, signals, SUT errors.
+POLL_S = 0.2
+EXIT_FAILED = 1
+SUT_KINDS = ("fast", "plain")  # LoadGen's ConstructFastSUT / ConstructSUT
+
+# Set when the StartTest of a run aborted in this process returns (it may never): LoadGen's
+# state is process-wide, so no second run may start beside a LoadGen still running.
+_abandoned_loadgen: threading.Event | None = None
 
 
 @dataclass
@@ -51,6 +72,86 @@ class InferOptions:
     data_dir: str | None = None
     rules_dir: str | None = None
     rules_version: str | None = None
+    sut: str | None = None          # fast | plain; None: sut.FAST_SUT_DEFAULT for the scenario
+    progress: bool = True           # the bar on stderr (shown only on a terminal)
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived; BaseException so no `except Exception` in framework code swallows it."""
+
+
+class InferAborted(Exception):
+    """The run did not complete; result.json (if --out was prepared) says "aborted" or "failed".
+
+    exit_code: 128 + the signal's number (130 SIGINT, 143 SIGTERM, as `levelfield train`) or 1.
+    loadgen_running: LoadGen's thread is still alive (its SUT answers nothing more) and cannot be
+    stopped: the process must end now, e.g. os._exit(exit_code), not start another run.
+    """
+
+    def __init__(self, message: str, *, status: str, exit_code: int, loadgen_running: bool):
+        super().__init__(message)
+        self.status, self.exit_code, self.loadgen_running = status, exit_code, loadgen_running
+
+
+class _SignalTrap:
+    """SIGINT / SIGTERM raise RunInterrupted in the main thread, once; a second signal ends the process."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.signal_name: str | None = None
+        self.previous: dict = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():  # signal.signal works there only
+            self.previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal_name is not None:  # impatient user: the abort is being recorded; stop now
+            os._exit(128 + signum)
+        self.signal_name = signal.Signals(signum).name
+        raise RunInterrupted(self.signal_name)
+
+    def exit_code(self) -> int:
+        return 128 + getattr(signal, self.signal_name).value
+
+    def __exit__(self, *exc):
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+        return False
+
+
+class _RunState:
+    """What an abort needs to know: how far the run got, and what to stop or record."""
+
+    def __init__(self, options: InferOptions):
+        self.options = options
+        self.phase = "setup"             # setup | warmup | loadgen | scoring | writing
+        self.out_ready = False           # --out prepared: result.json may be written
+        self.identity: dict = {"task": options.task_id, "framework": options.framework,
+                               "scenario": options.scenario, "mode": options.mode, "profile": options.profile}
+        self.sut = None
+        self.loadgen: threading.Event | None = None   # set when LoadGen's StartTest has returned
+        self.started = time.perf_counter()
+
+    def abort(self, status: str, reason: str, exit_code: int) -> InferAborted:
+        """Stop answering, record the run as `status` (no metric, no accuracy.json), build the exception."""
+        global _abandoned_loadgen
+        if self.sut is not None:
+            self.sut.abandon()
+        running = self.loadgen is not None and not self.loadgen.is_set()
+        if running:
+            _abandoned_loadgen = self.loadgen
+        message = f"{reason} during {self.phase}"
+        if self.out_ready:
+            out = self.options.out
+            (out / "accuracy.json").unlink(missing_ok=True)
+            record = {"status": status, "reason": reason, "phase": self.phase, **self.identity,
+                      "elapsed_s": time.perf_counter() - self.started, "submittable": False}
+            atomic_write_text(out / "result.json", json.dumps(record, indent=2) + "\n", overwrite=True)
+            message += f"; {out / 'result.json'} records the run as {status}"
+        return InferAborted(message, status=status, exit_code=exit_code, loadgen_running=running)
 
 
 def _prepare_out(out: Path, force: bool) -> None:
@@ -63,6 +164,32 @@ def _prepare_out(out: Path, force: bool) -> None:
         (out / name).unlink()
 
 
+@functools.lru_cache(maxsize=4)
+def cached_suite(rules_version: str | None, rules_dir: str | None):
+    """The rules, parsed once per process: tests and benchmarks run many scenarios in one process
+    (parsing and validating the YAML takes ~0.4 s); a CLI run reads them once anyway."""
+    from levelfield.rules import load_suite
+    return load_suite(rules_version, rules_dir)
+
+
+@functools.lru_cache(maxsize=2)
+def cached_eval_set(rules_version: str | None, rules_dir: str | None, task_id: str, data_dir: str | None,
+                    n_eval: int) -> tuple[dict, object]:
+    """(model inputs, labels) of the first n_eval eval rows, read-only copies, once per process
+    (reading and checking a dataset against its SHA-256 takes ~0.5 s)."""
+    import numpy as np
+    from levelfield.reference.datasets import load_dataset
+
+    task = cached_suite(rules_version, rules_dir).task(task_id)
+    inputs_module = importlib.import_module(f"levelfield.reference.{task.package}.common.inputs")
+    arrays = load_dataset(task, data_dir)
+    inputs = {name: np.array(array[:n_eval]) for name, array in inputs_module.model_inputs(arrays, "eval").items()}
+    labels = np.array(inputs_module.labels(arrays, "eval")[:n_eval])
+    for array in (*inputs.values(), labels):
+        array.setflags(write=False)  # shared by every run of this process
+    return inputs, labels
+
+
 def _weights(options: InferOptions, spec_module) -> tuple[dict, str]:
     if options.weights is None:
         return spec_module.init_weights(INIT_WEIGHTS_SEED), f"init(seed={INIT_WEIGHTS_SEED})"
@@ -70,13 +197,40 @@ def _weights(options: InferOptions, spec_module) -> tuple[dict, str]:
     return load_weights(options.weights), str(options.weights)
 
 
-def infer(options: InferOptions) -> dict:
-    """Run one scenario in one mode; returns the result.json content (also written to options.out)."""
-    from levelfield.reference.datasets import load_dataset
-    from levelfield.reference.registry import load_implementation
-    from levelfield.rules import load_suite
+def infer(options: InferOptions, impl=None) -> dict:
+    """Run one scenario in one mode; returns the result.json content (also written to options.out).
 
-    suite = load_suite(options.rules_version, options.rules_dir)
+    `impl`: an already built implementation of options.task_id x options.framework (tests and
+    benchmarks reuse one compiled model across runs); the weights are loaded into it all the same.
+    Raises InferAborted on SIGINT / SIGTERM or when predict fails during LoadGen's run (see the
+    module docstring). Any other error after --out was prepared is recorded as "failed" in
+    result.json and raised as it was.
+    """
+    if _abandoned_loadgen is not None and not _abandoned_loadgen.is_set():
+        raise RuntimeError("an aborted LoadGen run is still running in this process; start a new process")
+    if options.sut not in (None, *SUT_KINDS):
+        raise UserError(f"sut {options.sut!r}: expected one of {', '.join(SUT_KINDS)}")
+    state = _RunState(options)
+    with _SignalTrap() as trap:
+        try:
+            return _infer(options, impl, state)
+        except RunInterrupted:
+            raise state.abort("aborted", f"interrupted by {trap.signal_name}", trap.exit_code()) from None
+        except InferAborted:
+            raise
+        except Exception as e:  # e.g. predict failing in the warm-up: recorded, then raised as it was
+            if not state.out_ready:
+                raise
+            aborted = state.abort("failed", f"{type(e).__name__}: {e}", EXIT_FAILED)
+            if aborted.loadgen_running:  # the caller must end the process, not unwind past LoadGen
+                raise aborted from e
+            raise
+
+
+def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+    from levelfield.reference.registry import load_implementation
+
+    suite = cached_suite(options.rules_version, options.rules_dir)
     task = suite.task(options.task_id)
     for kind, value in (("framework", options.framework), ("scenario", options.scenario),
                         ("mode", options.mode), ("profile", options.profile)):
@@ -93,54 +247,102 @@ def infer(options: InferOptions) -> dict:
         eff.setdefault("batch_size", inputs_module.MAX_PREDICT_BATCH)
     weights, weights_label = _weights(options, spec_module)
     _prepare_out(options.out, options.force)
+    state.out_ready = True
+    state.identity.update({"rules_version": suite.version, "weights": weights_label})
     atomic_write_text(options.out / "settings.json", json.dumps(eff, indent=2) + "\n", overwrite=True)
 
-    arrays = load_dataset(task, options.data_dir)
-    eval_inputs = {name: array[:n_eval] for name, array in inputs_module.model_inputs(arrays, "eval").items()}
-    eval_labels = inputs_module.labels(arrays, "eval")[:n_eval]
-    impl = load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
+    eval_inputs, eval_labels = cached_eval_set(options.rules_version, options.rules_dir, task.id,
+                                               options.data_dir, n_eval)
+    if impl is None:
+        impl = load_implementation(options.task_id, options.framework)(Recipe.from_task(task),
+                                                                       mode=options.compile_mode)
     impl.load(weights)
 
+    def respond_rows(batch):  # the work LoadGen times: predict, then the task's response rows
+        return spec_module.to_response(impl.predict(batch))
+
+    state.phase = "warmup"
     qsl = sut_module.SampleLibrary(eval_inputs, eff["performance_sample_count"])
     started = time.perf_counter()
     for size in sut_module.warmup_batch_sizes(options.scenario, eff, inputs_module.MAX_PREDICT_BATCH):
-        impl.predict(qsl.gather(list(range(size))))
+        respond_rows(qsl.gather(sut_module.warmup_indices(size, qsl.total_count)))
     warmup_s = time.perf_counter() - started
 
-    run_s, system_under_test = _run_loadgen(options, eff, impl, qsl)
+    state.phase = "loadgen"
+    run_s, system_under_test = _run_loadgen(options, eff, respond_rows, qsl, state)
+    state.phase = "scoring"
     result = _result(options, suite, task, eff, impl, weights_label, warmup_s, run_s, system_under_test)
     if options.mode == "accuracy":
         from levelfield.reference.harness.accuracy import score_accuracy_log
-        accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
-        atomic_write_text(options.out / "accuracy.json", json.dumps(accuracy, indent=2) + "\n", overwrite=True)
+        try:
+            accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
+        except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
+            raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
+        state.phase = "writing"
+        atomic_write_text(options.out / "accuracy.json",
+                          json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
         result["accuracy"] = accuracy
         result["submittable"] = result["submittable"] and accuracy["pass"]
+    state.phase = "writing"
     atomic_write_text(options.out / "result.json", json.dumps(result, indent=2) + "\n", overwrite=True)
     return result
 
 
-def _run_loadgen(options: InferOptions, eff: dict, impl, qsl) -> tuple[float, object]:
+def _run_loadgen(options: InferOptions, eff: dict, respond_rows, qsl, state: _RunState) -> tuple[float, object]:
+    """StartTest in a worker thread; the main thread polls for completion, SUT errors and signals."""
     import mlperf_loadgen as lg
+    from levelfield.reference.harness.progress import LoadGenProgress
 
+    fast = None if options.sut is None else options.sut == "fast"
     system_under_test = sut_module.make_sut(
-        options.scenario, impl.predict, qsl, batch_size=int(eff.get("batch_size", 1)),
-        max_batch_size=int(eff.get("max_batch_size", 1)), batch_timeout_us=int(eff.get("batch_timeout_us", 0)))
+        options.scenario, respond_rows, qsl, batch_size=int(eff.get("batch_size", 1)),
+        max_batch_size=int(eff.get("max_batch_size", 1)), batch_timeout_us=int(eff.get("batch_timeout_us", 0)),
+        fast=fast)
+    state.sut = system_under_test
     log_settings = lg.LogSettings()
     log_settings.log_output.outdir = str(options.out)
     log_settings.log_output.copy_summary_to_stdout = False
     log_settings.enable_trace = False  # the trace costs time per sample; summary + detail carry the results
+    settings = loadgen_config.test_settings(eff)
     handle_qsl = qsl.construct()
     handle_sut = system_under_test.construct()
-    started = time.perf_counter()
-    try:
-        lg.StartTestWithLogSettings(handle_sut, handle_qsl, loadgen_config.test_settings(eff), log_settings)
-    finally:
-        run_s = time.perf_counter() - started
+    failure: list[BaseException] = []
+    finished = threading.Event()
+
+    def run_test():
         try:
-            system_under_test.close()  # stops the Server worker; re-raises a predict failure from it
+            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
+        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+            failure.append(e)
         finally:
-            lg.DestroySUT(handle_sut)
-            lg.DestroyQSL(handle_qsl)
+            finished.set()
+
+    # Waiting on an Event, not Thread.join: a signal handler raising inside join() makes
+    # Python 3.11 mark the still-running thread as stopped (bpo-45274's cleanup).
+    state.loadgen = finished
+    label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
+    started = time.perf_counter()
+    with LoadGenProgress(label, eff, enabled=options.progress) as progress:
+        threading.Thread(target=run_test, name="levelfield-loadgen", daemon=True).start()
+        while not finished.wait(POLL_S):
+            progress.update(time.perf_counter() - started, system_under_test.queries_issued,
+                            system_under_test.samples_done)
+            if system_under_test.error is not None:
+                error = system_under_test.error
+                raise state.abort("failed", f"predict raised {type(error).__name__}: {error}",
+                                  EXIT_FAILED) from error
+    run_s = time.perf_counter() - started
+    state.loadgen = None
+    try:
+        system_under_test.close()  # stops the Server worker
+    finally:
+        system_under_test.destroy(handle_sut)
+        lg.DestroyQSL(handle_qsl)
+    if failure:
+        raise failure[0]
+    if system_under_test.error is not None:  # failed while answering the last samples
+        error = system_under_test.error
+        raise state.abort("failed", f"predict raised {type(error).__name__}: {error}", EXIT_FAILED) from error
     return run_s, system_under_test
 
 
@@ -161,6 +363,7 @@ def _result(options, suite, task, eff, impl, weights_label, warmup_s, run_s, sys
         outcome["invalid_reasons"].append(f"LoadGen {outcome['loadgen_version']}, the rules expect {expected_version}")
         outcome["valid"] = False
     result = {
+        "status": "completed",
         "task": task.id, "framework": options.framework, "framework_version": impl.version(),
         "compile_mode": impl.mode, "device": impl.device, "scenario": options.scenario, "mode": options.mode,
         "profile": options.profile, "rules_version": suite.version, "weights": weights_label,
@@ -174,6 +377,7 @@ def _result(options, suite, task, eff, impl, weights_label, warmup_s, run_s, sys
     result.update({
         "loadgen_version_expected": expected_version,
         "warmup_s": warmup_s, "loadgen_run_s": run_s,
+        "sut": "fast" if system_under_test.fast else "plain",
         "predict_calls": system_under_test.predict_calls,
         "dataset_samples": eff["dataset_samples"],
         "system_fingerprint": fingerprint(collect_system_description()),

@@ -1,32 +1,51 @@
-"""The LoadGen query sample library (QSL) and systems under test (SUTs) around `impl.predict`.
+"""The LoadGen query sample library (QSL) and systems under test (SUTs) around a predict callable.
 
     qsl = SampleLibrary(eval_inputs, performance_count=1024)
-    sut = make_sut("server", impl.predict, qsl, max_batch_size=16, batch_timeout_us=500)
+    sut = make_sut("server", respond_rows, qsl, max_batch_size=16, batch_timeout_us=500)
     handle_qsl, handle_sut = qsl.construct(), sut.construct()
     lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
-    sut.close(); lg.DestroySUT(handle_sut); lg.DestroyQSL(handle_qsl)
+    sut.close(); sut.destroy(handle_sut); lg.DestroyQSL(handle_qsl)
+
+`respond_rows` maps {name: array [n, ...]} to the n response rows LoadGen
+receives (the runner composes `impl.predict` with the task's
+`model_spec.to_response`: a class id, digits, a score per sample). The harness
+never imports a framework.
 
 One predict per query for SingleStream / MultiStream (the query's rows stacked
 into one batch); Offline cuts its one big query into `batch_size` chunks and
 answers each chunk as it completes; Server queues samples and one worker thread
 forms batches of up to `max_batch_size` samples, or fewer when the oldest has
-waited `batch_timeout_us`. The harness never imports a framework: `predict`
-is any callable from {name: array [n, ...]} to float32 outputs [n, ...].
+waited `batch_timeout_us`.
 
-Every response points at the float32 output row of its sample. LoadGen copies
+Each SUT can be built as LoadGen's plain SUT (`issue(query_samples)`, one
+Python QuerySample object per sample) or its fast SUT (`fast_issue(ids,
+indices)`, two lists); `FAST_SUT_DEFAULT` holds the faster one per scenario as
+measured (docs/inference.md). Both answer through the same `_answer`.
+
+Every response points at the sample's row of the response array. LoadGen copies
 those bytes into mlperf_log_accuracy.json in accuracy mode (and only then), so
-the output array must stay alive until QuerySamplesComplete returns, which it
-does here because it is a local of the answering call.
+the array must stay alive until QuerySamplesComplete returns, which it does
+here because it is a local of the answering call.
+
+A predict that raises is recorded in `error` and the SUT stops answering
+(`abandoned`): LoadGen cannot be stopped from Python, so the runner's main
+thread notices the error, records the run as failed and ends the process.
 """
 
 from __future__ import annotations
 
+import math
 import queue
 import threading
 import time
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
+
+# Plain or fast LoadGen SUT per scenario. The fast SUT measured faster in every scenario
+# (docs/inference.md: Offline ~1.5x the samples/s, SingleStream ~10-30 us less at p90,
+# Server lower p99); the plain one stays selectable (`--sut plain`) for comparison.
+FAST_SUT_DEFAULT = {"singlestream": True, "multistream": True, "server": True, "offline": True}
 
 
 class SampleLibrary:
@@ -57,36 +76,82 @@ class SampleLibrary:
         return lg.ConstructQSL(self.total_count, self.performance_count, self.load, self.unload)
 
 
-def respond(ids, outputs: np.ndarray) -> None:
-    """Answer samples `ids` with the rows of `outputs` (float32 [n, ...]) as their response bytes."""
+def respond(ids, rows: np.ndarray) -> None:
+    """Answer samples `ids` (n) with the rows of `rows` ([n, ...], any fixed-size dtype) as their bytes."""
     import mlperf_loadgen as lg
 
-    outputs = np.ascontiguousarray(outputs, dtype=np.float32)
-    row_bytes = outputs.nbytes // len(outputs)
-    base = outputs.ctypes.data
-    lg.QuerySamplesComplete([lg.QuerySampleResponse(sample_id, base + i * row_bytes, row_bytes)
-                             for i, sample_id in enumerate(ids)])
+    rows = np.ascontiguousarray(rows)
+    if len(rows) != len(ids):  # a response row per sample, or the byte offsets below are wrong
+        raise ValueError(f"{len(rows)} response rows for {len(ids)} samples")
+    row_bytes = rows.nbytes // len(rows)
+    base = rows.ctypes.data
+    response = lg.QuerySampleResponse
+    lg.QuerySamplesComplete([response(sample_id, address, row_bytes)
+                             for sample_id, address in zip(ids, range(base, base + rows.nbytes, row_bytes))])
 
 
 class DirectSUT:
     """SingleStream / MultiStream: one predict per query, in LoadGen's issue thread."""
 
-    def __init__(self, predict, qsl: SampleLibrary):
-        self.predict, self.qsl = predict, qsl
+    def __init__(self, predict, qsl: SampleLibrary, *, fast: bool = False):
+        self.predict, self.qsl, self.fast = predict, qsl, fast
         self.predict_calls = 0
+        self.queries_issued = 0      # issue calls (one per query; Server: one per sample)
+        self.samples_done = 0        # samples answered
+        self.error: BaseException | None = None
+        self.abandoned = False       # set after an error or an interrupt: answer nothing more
 
+    # -- LoadGen's entry points ----------------------------------------------------
     def issue(self, samples) -> None:
-        indices = np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples))
-        outputs = self.predict(self.qsl.gather(indices))
-        self.predict_calls += 1
-        respond([s.id for s in samples], outputs)
+        """Plain SUT: a list of lg.QuerySample (id, index)."""
+        self._issue([s.id for s in samples],
+                    np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples)))
+
+    def fast_issue(self, ids: list[int], indices: list[int]) -> None:
+        """Fast SUT: the query's ids and sample indices as two lists."""
+        self._issue(ids, np.array(indices, dtype=np.int64))
 
     def flush(self) -> None:
         pass
 
+    # -- answering -----------------------------------------------------------------
+    def _issue(self, ids: list[int], indices: np.ndarray) -> None:
+        self.queries_issued += 1
+        if self.abandoned:
+            return
+        try:
+            self._answer(ids, indices)
+        except BaseException as e:  # noqa: BLE001 - an exception must not unwind into LoadGen's C++ thread
+            self.fail(e)
+
+    def _answer(self, ids: list[int], indices: np.ndarray) -> None:
+        self._predict_and_respond(ids, indices)
+
+    def _predict_and_respond(self, ids: list[int], indices: np.ndarray) -> None:
+        rows = self.predict(self.qsl.gather(indices))
+        self.predict_calls += 1
+        respond(ids, rows)
+        self.samples_done += len(ids)
+
+    def fail(self, error: BaseException) -> None:
+        if self.error is None:
+            self.error = error
+        self.abandoned = True
+
+    def abandon(self) -> None:
+        """Answer nothing more (after an interrupt); LoadGen's thread then waits, idle, until the process ends."""
+        self.abandoned = True
+
+    # -- LoadGen handles -----------------------------------------------------------
     def construct(self):
         import mlperf_loadgen as lg
+        if self.fast:
+            return lg.ConstructFastSUT(self.fast_issue, self.flush)
         return lg.ConstructSUT(self.issue, self.flush)
+
+    def destroy(self, handle) -> None:
+        import mlperf_loadgen as lg
+        (lg.DestroyFastSUT if self.fast else lg.DestroySUT)(handle)
 
     def close(self) -> None:
         pass
@@ -95,18 +160,16 @@ class DirectSUT:
 class OfflineSUT(DirectSUT):
     """Offline: the one query is predicted in chunks of `batch_size` rows, each answered when done."""
 
-    def __init__(self, predict, qsl: SampleLibrary, batch_size: int):
-        super().__init__(predict, qsl)
+    def __init__(self, predict, qsl: SampleLibrary, batch_size: int, *, fast: bool = False):
+        super().__init__(predict, qsl, fast=fast)
         self.batch_size = batch_size
 
-    def issue(self, samples) -> None:
-        ids = [s.id for s in samples]
-        indices = np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples))
+    def _answer(self, ids: list[int], indices: np.ndarray) -> None:
         for start in range(0, len(ids), self.batch_size):
+            if self.abandoned:
+                return
             stop = start + self.batch_size
-            outputs = self.predict(self.qsl.gather(indices[start:stop]))
-            self.predict_calls += 1
-            respond(ids[start:stop], outputs)
+            self._predict_and_respond(ids[start:stop], indices[start:stop])
 
 
 class ServerSUT(DirectSUT):
@@ -114,19 +177,19 @@ class ServerSUT(DirectSUT):
 
     _STOP = None
 
-    def __init__(self, predict, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int):
-        super().__init__(predict, qsl)
+    def __init__(self, predict, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int, *,
+                 fast: bool = False):
+        super().__init__(predict, qsl, fast=fast)
         self.max_batch_size = max_batch_size
         self.batch_timeout_s = batch_timeout_us / 1e6
         self.batch_sizes: list[int] = []
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.error: BaseException | None = None
         self.worker = threading.Thread(target=self._work, name="levelfield-server-sut", daemon=True)
         self.worker.start()
 
-    def issue(self, samples) -> None:
-        for s in samples:  # LoadGen issues one sample per query in Server
-            self.queue.put((s.id, s.index))
+    def _answer(self, ids: list[int], indices: np.ndarray) -> None:
+        for item in zip(ids, indices.tolist()):  # LoadGen issues one sample per query in Server
+            self.queue.put(item)
 
     def _next_batch(self) -> list | None:
         first = self.queue.get()
@@ -149,52 +212,60 @@ class ServerSUT(DirectSUT):
     def _work(self) -> None:
         try:
             while (batch := self._next_batch()) is not None:
+                if self.abandoned:
+                    continue  # drain the queue without predicting until close() stops the worker
                 indices = np.fromiter((index for _, index in batch), dtype=np.int64, count=len(batch))
-                outputs = self.predict(self.qsl.gather(indices))
-                self.predict_calls += 1
+                self._predict_and_respond([sample_id for sample_id, _ in batch], indices)
                 self.batch_sizes.append(len(batch))
-                respond([sample_id for sample_id, _ in batch], outputs)
-        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread by close()
-            self.error = e
+        except BaseException as e:  # noqa: BLE001 - the runner's main thread reports it
+            self.fail(e)
 
     def close(self) -> None:
         self.queue.put(self._STOP)
         self.worker.join()
-        if self.error is not None:
-            raise self.error
 
 
 def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
-             max_batch_size: int = 1, batch_timeout_us: int = 0):
+             max_batch_size: int = 1, batch_timeout_us: int = 0, fast: bool | None = None):
+    """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]."""
+    fast = FAST_SUT_DEFAULT[scenario] if fast is None else fast
     if scenario in ("singlestream", "multistream"):
-        return DirectSUT(predict, qsl)
+        return DirectSUT(predict, qsl, fast=fast)
     if scenario == "offline":
-        return OfflineSUT(predict, qsl, batch_size)
+        return OfflineSUT(predict, qsl, batch_size, fast=fast)
     if scenario == "server":
-        return ServerSUT(predict, qsl, max_batch_size, batch_timeout_us)
+        return ServerSUT(predict, qsl, max_batch_size, batch_timeout_us, fast=fast)
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
 def warmup_batch_sizes(scenario: str, eff: dict, max_predict_batch: int) -> list[int]:
-    """The batch sizes the scenario's SUT will call predict with, as compiled predicts bucket them.
+    """Every batch size the scenario's SUT will call predict with, to predict once before LoadGen starts.
 
-    Compiled predicts pad each chunk to the next power of two (reference/batching.py),
-    so predicting every power of two up to the largest batch compiles every shape used.
+    Compiled predicts pad each chunk to the next power of two (reference/batching.py), but
+    cutting the padded outputs back to n rows is a compiled op per n as well (JAX compiled
+    a `dynamic_slice` for each Server batch size inside the timed run when only powers of
+    two were warmed up), so Server warms up every size up to max_batch_size. Sizes are not
+    capped by the QSL: a performance query may repeat samples (see `warmup_indices`).
     """
-    largest = {"singlestream": 1, "multistream": int(eff.get("samples_per_query", 1)),
-               "server": int(eff.get("max_batch_size", 1)),
-               "offline": int(eff.get("batch_size", max_predict_batch))}[scenario]
-    largest = max(1, min(largest, max_predict_batch, int(eff["dataset_samples"])))
-    if scenario in ("singlestream", "multistream"):
-        return [largest]  # every query has exactly this many samples
-    if scenario == "offline":
-        # The one query's size is known (accuracy: the whole QSL; performance: LoadGen's
-        # expected_qps x min_duration_s x slack), so only full chunks and the remainder occur.
-        if eff["mode"] == "accuracy":
-            query = int(eff["dataset_samples"])
-        else:
-            query = int(eff["expected_qps"] * eff["min_duration_ms"] / 1000 * LOADGEN_OFFLINE_SLACK)
-        chunk = int(eff.get("batch_size", max_predict_batch))
-        sizes = {min(chunk, query, largest)} | ({query % chunk} - {0})
-        return sorted(min(size, largest) for size in sizes)
-    return sorted({1 << k for k in range(largest.bit_length())} | {largest})
+    if scenario == "singlestream":
+        return [1]
+    if scenario == "multistream":
+        return [int(eff["samples_per_query"])]  # every query has exactly this many samples
+    if scenario == "server":  # batches take any size up to max_batch_size (default 16)
+        return list(range(1, max(1, int(eff.get("max_batch_size", 1))) + 1))
+    # Offline: the one query's size is known (accuracy: the whole QSL; performance: LoadGen's
+    # expected_qps x min_duration_s x slack, whose rounding we take both ways), so only
+    # full chunks and the remainder occur.
+    chunk = int(eff.get("batch_size", max_predict_batch))
+    if eff["mode"] == "accuracy":
+        queries = {int(eff["dataset_samples"])}
+    else:
+        estimate = eff["expected_qps"] * eff["min_duration_ms"] / 1000 * LOADGEN_OFFLINE_SLACK
+        queries = {max(1, math.floor(estimate)), max(1, math.ceil(estimate))}
+    sizes = {min(chunk, q) for q in queries} | {q % chunk for q in queries}
+    return sorted(sizes - {0})
+
+
+def warmup_indices(size: int, total_count: int) -> np.ndarray:
+    """`size` sample indices cycling over the QSL (a warm-up batch may be larger than the QSL)."""
+    return np.arange(size, dtype=np.int64) % total_count

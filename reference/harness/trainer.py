@@ -12,11 +12,18 @@ are not timed; the clock runs from `run_start` to `run_stop`. Compilation is
 triggered by one warm-up step (and one warm-up evaluation) whose effect is then
 undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
+
+With `levelfield train --nproc N` (PyTorch), N copies of this trainer run
+under torchrun, each with its `World` (reference/harness/distributed.py): each
+rank trains on its share of every global batch, and only rank 0 logs,
+evaluates and saves; the stop decision is broadcast so all ranks stop together.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import re
 import resource
 import secrets
 import signal
@@ -28,13 +35,16 @@ from pathlib import Path
 from mlperf_logging.mllog import constants as K
 
 from levelfield.errors import UserError
+from levelfield.reference.harness.distributed import SINGLE
 from levelfield.reference.harness.environment import environment_fingerprint
 from levelfield.reference.harness.progress import EpochProgress
-from levelfield.reference.harness.runlog import RunLog
+from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 
 SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
+# Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
+_GPU_DEVICE = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 
 class RunInterrupted(BaseException):
@@ -67,17 +77,18 @@ class RunOutcome:
     index: int
     seed: int
     status: str                       # success | aborted
-    reason: str                       # target reached | max epochs | interrupted
+    reason: str                       # target reached | max epochs | interrupted | error
     epochs: int
     time_to_train_s: float | None     # run_start -> run_stop, successful runs only
     time_to_first_step_s: float
     peak_rss_mib: float
     evals: list = field(default_factory=list)  # [[epoch, value], ...]
     log: str = ""
-
-
-def _on_signal(signum, frame):
-    raise RunInterrupted(signal.Signals(signum).name)
+    # Measured on GPUs only (None on a CPU-only machine): the framework's peak allocation,
+    # NVML's used memory at run_stop, and NVML's energy between run_start and run_stop.
+    peak_device_memory_mib: float | None = None
+    device_memory_used_mib: float | None = None
+    energy_j: float | None = None
 
 
 def peak_rss_mib() -> float:
@@ -86,7 +97,11 @@ def peak_rss_mib() -> float:
 
 
 class Trainer:
-    """Runs `runs` independent time-to-accuracy runs of one task in one framework."""
+    """Runs `runs` independent time-to-accuracy runs of one task in one framework.
+
+    `world` is this process's place among the processes of a run: one process
+    by default; distributed.worker_main sets it before run().
+    """
 
     def __init__(self, options: TrainOptions):
         from levelfield.reference.registry import load_implementation
@@ -111,6 +126,9 @@ class Trainer:
         self.spec_module = importlib.import_module(f"{common}.model_spec")
         base = options.seed if options.seed is not None else secrets.randbelow(SEED_LIMIT - self.runs)
         self.seeds = [base + i for i in range(self.runs)]
+        self.world = SINGLE
+        self.interrupted_by = None
+        self._finishing = False  # while a run's end is logged, a signal is recorded, not raised
 
     # -- one run ------------------------------------------------------------------
     def _header(self, log: RunLog, seed: int, index: int) -> None:
@@ -151,8 +169,13 @@ class Trainer:
     def run_one(self, index: int, seed: int) -> RunOutcome:
         from levelfield.tools.sysinfo import collect_system_description, fingerprint
 
-        log = RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force)
-        outcome = RunOutcome(index, seed, "aborted", "interrupted", 0, None, 0.0, 0.0, log=str(log.path))
+        world = self.world
+        log = RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force) if world.primary else NullLog()
+        outcome = RunOutcome(index, seed, "aborted", "interrupted", 0, None, 0.0, 0.0,
+                             log=str(log.path) if log.path else "")
+        impl = meter = energy_start_mj = None
+        stopped = False  # run_stop logged
+        self._finishing = False
         try:
             self._header(log, seed, index)
             (train_inputs, train_labels), (eval_inputs, eval_labels) = self._data(log)
@@ -161,6 +184,9 @@ class Trainer:
             log.event("levelfield_framework_version", impl.version())
             log.event("levelfield_compile_mode", impl.mode)
             log.event("levelfield_device", impl.device)
+            log.event("levelfield_world_size", world.size)
+            if world.size > 1:
+                log.event("levelfield_distributed_backend", world.backend)
             log.event("levelfield_system_fingerprint", fingerprint(collect_system_description()))
             log.event("levelfield_environment", environment_fingerprint(self.o.framework))
             weights = self.spec_module.init_weights(seed)
@@ -172,65 +198,111 @@ class Trainer:
             steps_per_epoch = len(train_labels) // batch
             max_epochs = self.settings["max_epochs"]
             lrs = learning_rates(self.recipe, steps_per_epoch, max_epochs)
-            # Warm-up: compile the train step and predict, then undo the step.
+            # Warm-up: compile the train step and predict, then undo the step. Every rank takes the
+            # step (DDP's collectives need all of them); only rank 0 ever predicts.
             started = time.perf_counter()
-            impl.train_steps(batch_order(seed, 0, len(train_labels), batch)[:1], lrs[:1])
+            impl.train_steps(world.share(batch_order(seed, 0, len(train_labels), batch)[:1]), lrs[:1])
             outcome.time_to_first_step_s = time.perf_counter() - started
-            impl.predict(eval_inputs)
+            if world.primary:
+                impl.predict(eval_inputs)
             impl.load(weights)
             log.event("levelfield_time_to_first_step_s", outcome.time_to_first_step_s)
             log.end(K.INIT_STOP)
             log.start(K.RUN_START)
+            meter = self._gpu_meter(impl)
+            energy_start_mj = meter.energy_mj() if meter else None
             run_started = time.perf_counter()
             outcome.reason = "max epochs"
             progress = EpochProgress(self.task.id, self.o.framework, index, max_epochs, steps_per_epoch)
             for epoch in range(1, max_epochs + 1):
                 outcome.epochs = epoch
                 log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
-                order = batch_order(seed, epoch, len(train_labels), batch)
+                # This rank's share of the global batches (all of them in one process).
+                order = world.share(batch_order(seed, epoch, len(train_labels), batch))
                 epoch_lrs = lrs[(epoch - 1) * steps_per_epoch: epoch * steps_per_epoch]
-                for rows in progress.epoch(epoch, order, epoch_lrs):
+                # Only rank 0 shows progress; the other ranks train the epoch in one call.
+                chunks = progress.epoch(epoch, order, epoch_lrs) if world.primary else [(order, epoch_lrs)]
+                for rows in chunks:
                     impl.train_steps(*rows)
                 log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
                 if epoch % self.settings["eval_every_epochs"] and epoch != max_epochs:
                     continue
-                log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
-                value = float(self.metric_module.score(impl.predict(eval_inputs), eval_labels))
-                log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
-                log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
-                outcome.evals.append([epoch, value])
-                progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
-                if value >= self.task.quality["target"] and self.o.stop_at_target:
+                reached = False
+                if world.primary:
+                    log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
+                    value = float(self.metric_module.score(impl.predict(eval_inputs), eval_labels))
+                    log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
+                    log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
+                    outcome.evals.append([epoch, value])
+                    progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
+                    reached = value >= self.task.quality["target"]
+                if world.agree(reached and self.o.stop_at_target):  # rank 0's decision, on every rank
                     outcome.status, outcome.reason = "success", "target reached"
                     break
             elapsed = time.perf_counter() - run_started
-            self._finish(log, outcome)
+            stopped = self._finish(log, outcome, impl, meter, energy_start_mj)
             if outcome.status == "success":
                 outcome.time_to_train_s = elapsed
-                if self.o.save_weights:
+                if self.o.save_weights and world.primary:
                     from levelfield.reference.weights import save_weights
                     save_weights(self.o.out / f"weights_{index}.npz", impl.export(), overwrite=self.o.force)
             return outcome
-        except RunInterrupted as signal_name:
-            # Recorded as aborted, never as a result; run() starts no further run.
-            self.interrupted_by = str(signal_name)
-            self._finish(log, outcome)
-            return outcome
+        except BaseException as error:
+            self._finishing = True  # first: a signal from here on must not cut the log's end short
+            interrupted = isinstance(error, RunInterrupted) or self.interrupted_by is not None
+            # With several processes, another rank's failure surfaces here as a collective's error.
+            outcome.status, outcome.reason = "aborted", "interrupted" if interrupted else "error"
+            if not stopped:
+                stopped = self._finish(log, outcome, impl, meter, energy_start_mj)
+            if interrupted:  # recorded as aborted, never as a result; run() starts no further run
+                self.interrupted_by = self.interrupted_by or str(error)
+                return outcome
+            raise
         finally:
-            log.close()
+            # A crashed run keeps the .inprogress name: it is not a result, not even an aborted one.
+            log.close(final=outcome.reason != "error")
+            if meter:
+                meter.close()
 
-    def _finish(self, log: RunLog, outcome: RunOutcome) -> None:
+    def _gpu_meter(self, impl):
+        """NVML counters of the GPUs this run computes on (rank 0 reads all N), or None (CPU, no NVML)."""
+        if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
+            return None
+        from levelfield.tools.accelerators import open_gpu_meter
+        return open_gpu_meter(self.world.size)
+
+    def _finish(self, log, outcome: RunOutcome, impl=None, meter=None, energy_start_mj=None) -> bool:
+        """Log the run's resource use and run_stop; returns True (run_stop written)."""
+        self._finishing = True
         outcome.peak_rss_mib = peak_rss_mib()
         log.event("levelfield_peak_rss_mib", outcome.peak_rss_mib)
+        if impl is not None:
+            outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
+        if meter is not None:
+            from levelfield.tools.accelerators import energy_j
+            outcome.device_memory_used_mib = meter.memory_used_mib()
+            outcome.energy_j = energy_j(energy_start_mj, meter.energy_mj())
+        for key, value in (("levelfield_peak_device_memory_mib", outcome.peak_device_memory_mib),
+                           ("levelfield_device_memory_used_mib", outcome.device_memory_used_mib),
+                           ("levelfield_energy_j", outcome.energy_j)):
+            if value is not None:  # absent, never made up, where there is no GPU
+                log.event(key, value)
         log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
+        return True
 
     # -- all runs -----------------------------------------------------------------
+    def _on_signal(self, signum, frame):
+        """SIGINT/SIGTERM: stop the run now, unless its end is being logged (then only remember it)."""
+        self.interrupted_by = self.interrupted_by or signal.Signals(signum).name
+        if not self._finishing:
+            raise RunInterrupted(signal.Signals(signum).name)
+
     def run(self) -> dict:
         from levelfield.stats import summarize
 
         outcomes = []
         self.interrupted_by = None
-        previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             for index, seed in enumerate(self.seeds):
                 outcomes.append(self.run_one(index, seed))
@@ -242,7 +314,7 @@ class Trainer:
         times = [o.time_to_train_s for o in outcomes if o.status == "success"]
         return {
             "task": self.task.id, "framework": self.o.framework, "mode": self.o.mode,
-            "profile": self.o.profile, "rules_version": self.suite.version,
+            "profile": self.o.profile, "rules_version": self.suite.version, "world_size": self.world.size,
             "quality_metric": self.task.quality["metric"], "quality_target": self.task.quality["target"],
             "runs_requested": self.runs, "interrupted_by": self.interrupted_by,
             "runs": [asdict(o) for o in outcomes],
@@ -253,3 +325,15 @@ class Trainer:
 
 def train(options: TrainOptions) -> dict:
     return Trainer(options).run()
+
+
+def write_summary(summary: dict, out: Path) -> Path:
+    """Cross-check every log with mlperf_logging's engine, then write summary.json (rank 0 only)."""
+    from levelfield.fsutil import atomic_write_text
+    from levelfield.reference.harness.compliance import peer_compliance
+
+    for entry in summary["runs"]:
+        entry["peer_compliance"], _ = peer_compliance(Path(entry["log"]))
+    path = Path(out) / "summary.json"
+    atomic_write_text(path, json.dumps(summary, indent=2) + "\n", overwrite=True)
+    return path

@@ -6,6 +6,10 @@
 Function names and return shapes follow nvidia-ml-py; `as_bytes=True` answers
 strings as bytes, as bindings before 11.5 did. The module records calls in
 `fake.calls` so tests can see that nvmlShutdown ran.
+
+For the trainer's GPU meter, a device also has a UUID, a total-energy counter
+in mJ (`energy_mj`; a test advances it between readings, None: not supported,
+as before Volta) and used memory (default: half the total).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ class FakeDevice:
     name: str
     memory_total_bytes: int
     power_limit_mw: int | None  # None: the call raises NVMLError (not supported)
+    uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
+    energy_mj: int | None = 0     # None: nvmlDeviceGetTotalEnergyConsumption raises (not supported)
+    memory_used_bytes: int | None = None  # None: half of memory_total_bytes
 
 
 def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_driver_version: int = 12040,
@@ -55,8 +62,20 @@ def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_
         return text(handle.name)
 
     def nvmlDeviceGetMemoryInfo(handle):
-        return types.SimpleNamespace(total=handle.memory_total_bytes, free=handle.memory_total_bytes // 2,
-                                     used=handle.memory_total_bytes // 2)
+        used = handle.memory_total_bytes // 2 if handle.memory_used_bytes is None else handle.memory_used_bytes
+        return types.SimpleNamespace(total=handle.memory_total_bytes, free=handle.memory_total_bytes - used,
+                                     used=used)
+
+    def nvmlDeviceGetHandleByUUID(uuid):
+        for device in devices:
+            if device.uuid == uuid:
+                return device
+        raise NVMLError("Not Found")
+
+    def nvmlDeviceGetTotalEnergyConsumption(handle):
+        if handle.energy_mj is None:
+            raise NVMLError("Not Supported")
+        return handle.energy_mj
 
     def nvmlDeviceGetPowerManagementLimit(handle):
         if handle.power_limit_mw is None:
@@ -71,6 +90,6 @@ def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_
 
     for fn in (nvmlInit, nvmlShutdown, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex, nvmlDeviceGetName,
                nvmlDeviceGetMemoryInfo, nvmlDeviceGetPowerManagementLimit, nvmlSystemGetDriverVersion,
-               nvmlSystemGetCudaDriverVersion):
+               nvmlSystemGetCudaDriverVersion, nvmlDeviceGetHandleByUUID, nvmlDeviceGetTotalEnergyConsumption):
         setattr(fake, fn.__name__, fn)
     return fake

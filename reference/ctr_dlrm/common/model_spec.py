@@ -115,3 +115,18 @@ def init_weights(seed: int) -> dict[str, np.ndarray]:
             value = rng.normal(0.0, math.sqrt(1.0 / shape[0]), size=shape)
         weights[name] = value.astype(np.float32)
     return weights
+
+
+# -- LoadGen responses ------------------------------------------------------------------
+# What the runner answers each LoadGen sample with, and so what mlperf_log_accuracy.json
+# holds: the least the metric needs. ROC AUC ranks the scores, so the response is the
+# sample's logit itself, one little-endian float32; the accuracy scorer reads rows of
+# this dtype and shape.
+RESPONSE_DTYPE = np.dtype("<f4")
+RESPONSE_SHAPE: tuple[int, ...] = ()
+
+
+def to_response(outputs: np.ndarray) -> np.ndarray:
+    """Response rows float32 [N] (logits) from predict's logits float32 [N] (or [N, 1])."""
+    outputs = np.asarray(outputs)
+    return outputs.reshape(len(outputs)).astype(RESPONSE_DTYPE, copy=False)

@@ -11,6 +11,11 @@ its backward too) with static shapes, one graph per training batch size, and a
 separate compiled forward for predict. `optimizer.step()` runs eagerly with the
 multi-tensor (foreach) Adam: the LR is a Python float in param_groups, set
 before every step, so a changing LR never recompiles anything.
+
+Under torchrun (`levelfield train --nproc N`) training goes through
+DistributedDataParallel: each rank gets its share of every global batch and
+DDP averages the ranks' gradients, which is the gradient of the global mean
+loss. predict always uses the bare model (no collectives: only rank 0 evaluates).
 """
 
 from __future__ import annotations
@@ -23,21 +28,29 @@ from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.interface import COMPILED
 from levelfield.reference.interface import Implementation as BaseImplementation
+from levelfield.reference.torch_parallel import (
+    data_parallel,
+    default_device,
+    peak_device_memory_mib,
+)
 
 # Rules name of the loss, from the criterion actually configured.
 _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
+
+
 
 
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "pytorch"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe, *, mode=COMPILED, device=None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): the same code with tensors on cuda:0.
-        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.device = device or default_device()
         self.model = DLRMSmall().to(self.device)
+        self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
         self._new_optimizer()
         if mode == COMPILED:
@@ -97,7 +110,7 @@ class Implementation(BaseImplementation):
 
     def _loss_eager(self, dense, sparse, labels):
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
-        return self.criterion(self.model(dense, sparse), labels)
+        return self.criterion(self.train_model(dense, sparse), labels)
 
     def train_steps(self, batch_indices, learning_rates):
         if self._train is None:
@@ -118,6 +131,9 @@ class Implementation(BaseImplementation):
         if not losses:
             return np.zeros(0, np.float32)
         return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync
+
+    def peak_device_memory_mib(self) -> float | None:
+        return peak_device_memory_mib(self.device)
 
     def hyperparameters(self):
         group = self.optimizer.param_groups[0]

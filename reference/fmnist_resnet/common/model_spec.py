@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from levelfield.reference.fmnist_resnet.common.metric import predicted_classes
 
 IMAGE_SIZE = 28          # pixels, square
 IN_CHANNELS = 1
@@ -113,3 +114,17 @@ def init_weights(seed: int) -> dict[str, np.ndarray]:
             value = np.zeros(shape)
         weights[name] = value.astype(np.float32)
     return weights
+
+
+# -- LoadGen responses ------------------------------------------------------------------
+# What the runner answers each LoadGen sample with, and so what mlperf_log_accuracy.json
+# holds: the least the metric needs, as MLPerf's ResNet answers with the predicted class.
+# Here one int8 class id per sample (metric.NO_CLASS for a row that is not all finite),
+# 1 byte instead of 10 float32 logits; the accuracy scorer reads rows of this dtype and shape.
+RESPONSE_DTYPE = np.dtype("i1")
+RESPONSE_SHAPE: tuple[int, ...] = ()
+
+
+def to_response(outputs: np.ndarray) -> np.ndarray:
+    """Response rows int8 [N] (predicted class ids) from predict's logits float32 [N, 10]."""
+    return predicted_classes(outputs)

@@ -1,6 +1,6 @@
 """fmnist-resnet in PyTorch: nn.Module + torch.optim.SGD, torch.compile'd model by default.
 
-    from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation
+from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation
     impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
     impl.load(init_weights(0))
     impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
@@ -12,6 +12,13 @@ with fixed shapes, like torchvision's references with --compile; the loss and
 the foreach SGD step stay eager (a handful of fused kernels per step). The
 learning rate of each step goes into param_group["lr"], so it never causes a
 recompile.
+
+Under torchrun (`levelfield train --nproc N`) training goes through
+DistributedDataParallel: each rank gets its share of every global batch and
+DDP averages the ranks' gradients, which is the gradient of the global mean
+loss. predict always uses the bare model (no collectives: only rank 0 evaluates).
+BatchNorm becomes SyncBatchNorm (statistics of the global batch), which PyTorch
+runs on CUDA only, so fmnist-resnet trains multi-process on CUDA only.
 """
 
 from __future__ import annotations
@@ -24,29 +31,49 @@ from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
+from levelfield.reference.torch_parallel import (
+    data_parallel,
+    default_device,
+    distributed,
+    peak_device_memory_mib,
+)
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
 _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
+
+
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "pytorch"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    # N processes train one process's model only if BatchNorm normalises over the whole global batch:
+    # SyncBatchNorm, which PyTorch implements for CUDA only (per-rank BN would see 1/N of each batch).
+    multiprocess_devices = ("cuda",)
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): it only moves tensors to cuda:0.
-        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.device = device or default_device()
         self.model = ResNetSmall().to(self.device)
+        if distributed():
+            if torch.device(self.device).type != "cuda":
+                raise ValueError(f"{self.name}: several processes need SyncBatchNorm, which PyTorch runs on "
+                                 f"CUDA only; this process has {self.device}")
+            # Batch statistics of the global batch (all ranks), as one process computes them.
+            self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")
-        # One compiled callable; train / eval mode and each padded predict size are separate graphs
-        # (dynamic=False: every shape is static, as the buckets of predict_chunks intend).
+        # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
+        # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
+        # of predict_chunks intend).
+        self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
             self.forward = torch.compile(self.model, dynamic=False)
+            self.train_forward = (self.forward if self.train_model is self.model
+                                  else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward = self.model
+            self.forward, self.train_forward = self.model, self.train_model
         self.train_images = self.train_labels = None
         self._reset_optimizer()
 
@@ -104,13 +131,16 @@ class Implementation(interface.Implementation):
             for group in self.optimizer.param_groups:
                 group["lr"] = float(learning_rates[step])
             rows = indices[step]
-            loss = self.criterion(self.forward(self.train_images[rows]), self.train_labels[rows])
+            loss = self.criterion(self.train_forward(self.train_images[rows]), self.train_labels[rows])
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
             losses.append(loss.detach())
         # The only host sync of the call: all losses at once.
         return torch.stack(losses).cpu().numpy().astype(np.float32)
+
+    def peak_device_memory_mib(self) -> float | None:
+        return peak_device_memory_mib(self.device)
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]

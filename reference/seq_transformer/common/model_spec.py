@@ -27,6 +27,7 @@ h * 16 + d is head h, dimension d.
 from __future__ import annotations
 
 import numpy as np
+from levelfield.reference.seq_transformer.common.metric import predicted_tokens
 
 VOCAB_SIZE = 10        # digits 0..9 (rules dataset.params.vocab_size)
 SEQ_LEN = 12           # tokens per sequence (rules dataset.params.seq_len)
@@ -90,3 +91,17 @@ def init_weights(seed: int) -> dict[str, np.ndarray]:
             value = np.zeros(shape)
         weights[name] = value.astype(np.float32)
     return weights
+
+
+# -- LoadGen responses ------------------------------------------------------------------
+# What the runner answers each LoadGen sample with, and so what mlperf_log_accuracy.json
+# holds: the least the metric needs, as MLPerf's ResNet answers with the predicted class.
+# Here the predicted digit at each of the 12 positions, int8 [12]: 12 bytes instead of
+# 12 x 10 float32 logits; the accuracy scorer reads rows of this dtype and shape.
+RESPONSE_DTYPE = np.dtype("i1")
+RESPONSE_SHAPE: tuple[int, ...] = (SEQ_LEN,)
+
+
+def to_response(outputs: np.ndarray) -> np.ndarray:
+    """Response rows int8 [N, 12] (predicted digits) from predict's logits float32 [N, 12, 10]."""
+    return predicted_tokens(outputs)

@@ -1,6 +1,6 @@
 """seq-transformer in PyTorch: nn.TransformerEncoder + torch.optim.AdamW, torch.compile'd model by default.
 
-    from levelfield.reference.seq_transformer.pytorch.implementation import Implementation
+from levelfield.reference.seq_transformer.pytorch.implementation import Implementation
     impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
     impl.load(init_weights(0))
     impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
@@ -13,6 +13,11 @@ the foreach AdamW step stay eager (a handful of fused kernels per step). The
 learning rate of each step goes into param_group["lr"], so it never causes a
 recompile. torch.optim.AdamW is the definition the other frameworks match:
 p <- p - lr*wd*p, then p <- p - lr * m_hat / (sqrt(v_hat) + eps).
+
+Under torchrun (`levelfield train --nproc N`) training goes through
+DistributedDataParallel: each rank gets its share of every global batch and
+DDP averages the ranks' gradients, which is the gradient of the global mean
+loss. predict always uses the bare model (no collectives: only rank 0 evaluates).
 """
 
 from __future__ import annotations
@@ -26,29 +31,40 @@ from levelfield.reference.seq_transformer.common import model_spec as spec
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
 from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
+from levelfield.reference.torch_parallel import (
+    data_parallel,
+    default_device,
+    peak_device_memory_mib,
+)
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
 _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
+
+
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "pytorch"
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): it only moves tensors to cuda:0.
-        self.device = device or ("cuda:0" if torch.cuda.is_available() else "cpu")
+        self.device = device or default_device()
         self.model = EncoderSmall().to(self.device)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")   # mean over all B*12 positions
-        # One compiled callable; train / eval mode and each padded predict size are separate graphs
-        # (dynamic=False: every shape is static, as the buckets of predict_chunks intend).
+        # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
+        # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
+        # of predict_chunks intend).
+        self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
             self.forward = torch.compile(self.model, dynamic=False)
+            self.train_forward = (self.forward if self.train_model is self.model
+                                  else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward = self.model
+            self.forward, self.train_forward = self.model, self.train_model
         self.train_tokens = self.train_labels = None
         self._reset_optimizer()
 
@@ -102,7 +118,7 @@ class Implementation(interface.Implementation):
             for group in self.optimizer.param_groups:
                 group["lr"] = float(learning_rates[step])
             rows = indices[step]
-            logits = self.forward(self.train_tokens[rows])                                # [B, 12, 10]
+            logits = self.train_forward(self.train_tokens[rows])                                # [B, 12, 10]
             loss = self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -110,6 +126,9 @@ class Implementation(interface.Implementation):
             losses.append(loss.detach())
         # The only host sync of the call: all losses at once.
         return torch.stack(losses).cpu().numpy().astype(np.float32)
+
+    def peak_device_memory_mib(self) -> float | None:
+        return peak_device_memory_mib(self.device)
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]

@@ -1,0 +1,282 @@
+"""How much the LoadGen runner adds to a framework's own predict: inference harness efficiency.
+
+    python -m benchmarks harness                       # ctr-dlrm, every framework (make bench)
+    python -m benchmarks harness --frameworks jax --quick --out /tmp/bench
+
+Per framework, on the same compiled implementation, weights (init seed 0)
+and eval rows (the task's submission eval set as the QSL):
+
+- Offline: samples/s LoadGen reports for one query of `offline_samples`
+  samples through the runner, against a raw loop that gathers, predicts and
+  turns into responses the same number of random rows in the same chunks.
+  Ratio = runner / raw (1.0: the harness costs nothing).
+- SingleStream: p90 latency LoadGen reports through the runner against the
+  p90 of the same work (gather one row, predict, to_response) timed in a raw
+  loop; the difference is the harness's added microseconds per query.
+- Both with LoadGen's fast SUT and its plain one (`--sut`), so the choice in
+  `sut.FAST_SUT_DEFAULT` rests on numbers.
+- Framework `none` (ctr-dlrm only): a predict that returns zeros at once, so
+  the figures are the harness's own floor, free of any framework's noise.
+- Server: the largest target QPS whose short runs meet the latency bound at
+  its percentile (LoadGen's min-duration and latency checks; early stopping
+  is ignored because short runs cannot meet it), searched up to the runner's
+  Offline throughput; reported with its ratio to that throughput.
+
+The raw loops run in a worker thread, as the runner's predicts run in
+LoadGen's issue thread or the Server worker: on a busy 2-core machine PyTorch
+with two OpenMP threads ran its predict ~10x slower in the main thread than
+in any other (docs/inference.md), which would flatter the runner.
+
+Raw figures, the runner's figures and the ratios all go into the result, as
+they are measured; nothing is asserted on them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+SUT_KINDS = ("fast", "plain")
+SERVER_START_QPS = 100.0  # the Server search's first target; well under any model's Offline throughput
+
+
+@dataclass(frozen=True)
+class Config:
+    """Run lengths; FULL for `make bench` (~1-2 min per framework), QUICK for tests (seconds)."""
+
+    offline_samples: int          # samples in the one Offline query (runner) and in the raw loop
+    singlestream_s: float         # LoadGen min duration of the SingleStream run; also the raw loop's length
+    server_run_ms: int            # LoadGen min duration of each Server bisection run
+    server_steps: int             # Server runs: x4 steps up from SERVER_START_QPS, then bisection
+    repeats: int                  # best-of repeats of each raw measurement and Offline run
+
+
+FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=3000, server_steps=8, repeats=2)
+QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=1, repeats=1)
+
+
+def in_thread(function, *args):
+    """function(*args) in a new thread (see the module docstring), its result or its exception."""
+    outcome: dict = {}
+
+    def target():
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            outcome["error"] = e
+
+    worker = threading.Thread(target=target, name="levelfield-bench-raw")
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _user_conf(path: Path, text: str) -> Path:
+    path.write_text("version: 1\n" + text)
+    return path
+
+
+class NullImplementation:
+    """Framework `none`: ctr-dlrm's predict contract (logits float32 [N]) at no cost, to measure the
+    harness alone. Not a stand-in for a framework: its rows are labelled `none` in the results."""
+
+    name, mode, device = "ctr-dlrm/none", "none", "cpu"
+
+    def version(self) -> str:
+        return "0"
+
+    def load(self, weights) -> None:
+        pass
+
+    def predict(self, inputs: dict) -> np.ndarray:
+        return np.zeros(len(next(iter(inputs.values()))), dtype=np.float32)
+
+
+class Bench:
+    """One task x framework: a compiled implementation shared by the raw loops and the runner's runs."""
+
+    def __init__(self, task_id: str, framework: str, config: Config, workdir: Path):
+        from levelfield.reference.harness import runner
+        from levelfield.reference.interface import Recipe
+        from levelfield.reference.registry import load_implementation
+
+        from levelfield.errors import UserError
+
+        self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
+        suite = runner.cached_suite(None, None)
+        self.task = suite.task(task_id)
+        common = f"levelfield.reference.{self.task.package}.common"
+        self.inputs_module = importlib.import_module(f"{common}.inputs")
+        self.spec = importlib.import_module(f"{common}.model_spec")
+        n_eval = int(self.task.dataset["eval_samples"])
+        self.inputs, _ = runner.cached_eval_set(None, None, task_id, None, n_eval)
+        self.n = n_eval
+        if framework == "none":
+            if task_id != "ctr-dlrm":
+                raise UserError(f"framework 'none' measures the harness on ctr-dlrm only, not {task_id}")
+            self.impl = NullImplementation()
+        else:
+            self.impl = load_implementation(task_id, framework)(Recipe.from_task(self.task))
+        self.impl.load(self.spec.init_weights(0))
+        self.rng = np.random.default_rng(0)
+        self.runs = 0
+
+    # -- the raw work a harness cannot avoid -------------------------------------------------
+    def _answer(self, indices: np.ndarray) -> np.ndarray:
+        return self.spec.to_response(self.impl.predict({k: v[indices] for k, v in self.inputs.items()}))
+
+    def raw_offline_samples_per_s(self, samples: int, batch_size: int) -> float:
+        indices = self.rng.integers(0, self.n, size=samples)
+        self._answer(indices[:batch_size])  # compile / warm this chunk shape
+        best_s = float("inf")
+        for _ in range(self.config.repeats):
+            started = time.perf_counter()
+            for start in range(0, samples, batch_size):
+                self._answer(indices[start:start + batch_size])
+            best_s = min(best_s, time.perf_counter() - started)
+        return samples / best_s
+
+    def raw_single_latencies_ns(self) -> np.ndarray:
+        for i in range(20):
+            self._answer(np.array([i]))
+        latencies, deadline = [], time.perf_counter() + self.config.singlestream_s
+        while time.perf_counter() < deadline or len(latencies) < 100:
+            index = np.array([self.rng.integers(self.n)])
+            started = time.perf_counter_ns()
+            self._answer(index)
+            latencies.append(time.perf_counter_ns() - started)
+        return np.array(latencies)
+
+    # -- through the runner ------------------------------------------------------------------
+    def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:
+        """(result.json content, run folder) of one performance run with these user settings."""
+        from levelfield.reference.harness.runner import InferOptions, infer
+
+        self.runs += 1
+        run_dir = self.workdir / f"{self.framework}-{scenario}-{self.runs}"
+        conf = _user_conf(self.workdir / f"user-{self.runs}.yaml", conf_text)
+        # The runner accepts only the rules' frameworks; the null model's throw-away result.json
+        # (in a temporary folder) therefore carries "jax", while this benchmark labels it "none".
+        framework = "jax" if self.framework == "none" else self.framework
+        result = infer(InferOptions(task_id=self.task_id, framework=framework, scenario=scenario,
+                                    mode="performance", out=run_dir, profile="submission", user_conf=conf,
+                                    sut=sut, progress=False), impl=self.impl)
+        return result, run_dir
+
+
+def percentile_nearest_rank(values: np.ndarray, q: float) -> float:
+    """LoadGen's percentile: nearest rank."""
+    ordered = np.sort(values)
+    return float(ordered[max(0, int(np.ceil(q * len(ordered))) - 1)])
+
+
+def offline(bench: Bench) -> dict:
+    samples, batch = bench.config.offline_samples, int(bench.inputs_module.MAX_PREDICT_BATCH)
+    raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)
+    # min_duration 1 ms: the query holds exactly min_sample_count samples, however fast the model.
+    conf = f"offline: {{min_duration_ms: 1, min_sample_count: {samples}, batch_size: {batch}}}\n"
+    runner = {}
+    for kind in SUT_KINDS:
+        runner[kind] = max(bench.infer("offline", conf, kind)[0]["samples_per_s"] for _ in range(bench.config.repeats))
+    return {"samples": samples, "batch_size": batch, "raw_samples_per_s": raw, "runner_samples_per_s": runner,
+            "ratio": {kind: value / raw for kind, value in runner.items()}}
+
+
+def singlestream(bench: Bench) -> dict:
+    raw_ns = in_thread(bench.raw_single_latencies_ns)
+    raw_p90_us = percentile_nearest_rank(raw_ns, 0.90) / 1000
+    duration_ms = int(bench.config.singlestream_s * 1000)
+    # The expected latency tells LoadGen how many queries to pre-generate for the duration.
+    expected_ms = max(percentile_nearest_rank(raw_ns, 0.5) / 1e6, 0.001)
+    conf = (f"singlestream: {{min_duration_ms: {duration_ms}, min_query_count: 100, "
+            f"expected_latency_ms: {expected_ms:.6f}}}\n")
+    runner_us, queries = {}, {}
+    for kind in SUT_KINDS:
+        result, _ = bench.infer("singlestream", conf, kind)
+        runner_us[kind] = result["p90_latency_ms"] * 1000
+        queries[kind] = result["query_count"]
+    return {"raw_queries": len(raw_ns), "raw_p90_us": raw_p90_us, "runner_p90_us": runner_us,
+            "runner_queries": queries, "added_p90_us": {k: v - raw_p90_us for k, v in runner_us.items()}}
+
+
+def server(bench: Bench, offline_samples_per_s: float) -> dict:
+    """The largest target QPS (up to the runner's Offline throughput) whose run LoadGen finds
+    meeting the min duration and the latency bound (short runs cannot meet early stopping).
+
+    From SERVER_START_QPS, x4 per passing step until one fails, then geometric bisection
+    between the last pass and the first fail for the remaining steps.
+    """
+    from levelfield.reference.harness.loadgen_results import read_detail
+
+    low, high = 0.0, None
+    steps, bound_ms, percentile = [], None, None
+    for _ in range(bench.config.server_steps):
+        if high is None:
+            qps = min(SERVER_START_QPS if low == 0 else low * 4, offline_samples_per_s)
+        else:
+            qps = (low * high) ** 0.5 if low > 0 else high / 4
+        conf = (f"server: {{target_qps: {qps:.1f}, min_duration_ms: {bench.config.server_run_ms}, "
+                f"min_query_count: 1}}\n")
+        result, run_dir = bench.infer("server", conf)
+        records, _ = read_detail(run_dir / "mlperf_log_detail.txt")
+        met = bool(records.get("result_min_duration_met")) and bool(records.get("result_perf_constraints_met"))
+        bound_ms = records.get("effective_target_latency_ns", 0) / 1e6
+        percentile = records.get("effective_target_latency_percentile")
+        steps.append({"target_qps": qps, "met": met, "samples_per_s": result["samples_per_s"],
+                      "p99_latency_ms": result.get("p99_latency_ms")})
+        if met:
+            low = qps
+            if qps >= offline_samples_per_s:
+                break
+        else:
+            high = qps
+    return {"max_qps": low or None, "latency_bound_ms": bound_ms, "latency_percentile": percentile,
+            "run_ms": bench.config.server_run_ms, "steps": steps,
+            "ratio_to_offline": (low / offline_samples_per_s) if low else None}
+
+
+def run(task_id: str, frameworks: list[str], config: Config, report) -> dict:
+    """{framework: {framework_version, offline, singlestream, server}}; `report(line)` prints progress."""
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="levelfield-bench-") as tmp:
+        for framework in frameworks:
+            started = time.perf_counter()
+            bench = Bench(task_id, framework, config, Path(tmp))
+            entry = {"framework_version": bench.impl.version(), "device": bench.impl.device}
+            entry["offline"] = offline(bench)
+            report(format_offline(framework, entry["offline"]))
+            entry["singlestream"] = singlestream(bench)
+            report(format_singlestream(framework, entry["singlestream"]))
+            entry["server"] = server(bench, entry["offline"]["runner_samples_per_s"]["fast"])
+            report(format_server(framework, entry["server"]))
+            entry["bench_s"] = time.perf_counter() - started
+            results[framework] = entry
+    return results
+
+
+def format_offline(framework: str, r: dict) -> str:
+    runs = ", ".join(f"{k} SUT {v:,.0f}/s (x{r['ratio'][k]:.2f})" for k, v in r["runner_samples_per_s"].items())
+    return (f"{framework:10s} Offline       {r['samples']} samples, chunks of {r['batch_size']}: raw loop "
+            f"{r['raw_samples_per_s']:,.0f} samples/s; runner {runs}")
+
+
+def format_singlestream(framework: str, r: dict) -> str:
+    runs = ", ".join(f"{k} SUT {v:.1f} us (+{r['added_p90_us'][k]:.1f})" for k, v in r["runner_p90_us"].items())
+    return f"{framework:10s} SingleStream  p90 latency: raw predict {r['raw_p90_us']:.1f} us; runner {runs}"
+
+
+def format_server(framework: str, r: dict) -> str:
+    if r["max_qps"] is None:
+        tried = ", ".join(f"{step['target_qps']:.0f}" for step in r["steps"])
+        return f"{framework:10s} Server        no target QPS tried ({tried}) met the {r['latency_bound_ms']:g} ms bound"
+    return (f"{framework:10s} Server        max QPS meeting p{round(100 * r['latency_percentile'])} <= "
+            f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
+            f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput)")

@@ -1,0 +1,365 @@
+"""The leaderboard on small synthetic trees: rows, statistics, Welch marks, ids, and every format.
+
+    .venv/bin/python -m pytest tests/test_leaderboard.py -q
+
+The trees here are written by `write_tree` with only the files the leaderboard
+reads, and "checked" by `clean_check`, a stand-in that passes every tree: a
+tree the real checker passes needs submission-profile runs (minutes of CPU),
+so the end-to-end path with the real checker is in test_leaderboard_example.py
+(against submissions/example) and test_leaderboard_cli.py (real check, tree
+left out). Numbers are pinned: run times in whole milliseconds, statistics
+checked against hand computation.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from levelfield.checker.engine import Report
+from levelfield.checker.findings import ERROR, WARNING, Finding
+from levelfield.tools.leaderboard import render
+from levelfield.tools.leaderboard.collect import collect
+from levelfield.tools.leaderboard.document import build_document
+
+from levelfield.errors import UserError
+
+TASK = "ctr-dlrm"
+START_MS = 1_800_000_000_000
+# Seconds to target per run; None = a run that stopped without reaching the target.
+PYTORCH_S = [10.0, 10.5, 11.0, 11.5, 12.0]
+JAX_S = [10.2, 10.8, 11.2, 11.6, 12.4]          # within noise of pytorch
+TENSORFLOW_S = [20.0, 21.0, 22.0, 23.0, None]   # slower beyond noise; one failed run
+VERSIONS = {"pytorch": "2.13.0", "jax": "0.10.2", "tensorflow": "2.21.0"}
+
+
+def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
+    entry = {"namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME", "key": key, "value": value,
+             "metadata": {"file": "synthetic", "lineno": 0, **metadata}}
+    return ":::MLLOG " + json.dumps(entry)
+
+
+def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None) -> str:
+    status = "success" if seconds is not None else "aborted"
+    stop_ms = START_MS + round((seconds if seconds is not None else 99.0) * 1000)
+    lines = [mllog("seed", seed, START_MS - 3000),
+             mllog("levelfield_framework_version", VERSIONS[framework], START_MS - 2000),
+             mllog("levelfield_compile_mode", "compiled", START_MS - 2000),
+             mllog("global_batch_size", 1024, START_MS - 2000),
+             mllog("levelfield_time_to_first_step_s", 1.5 + seed % 2, START_MS - 1),
+             mllog("run_start", None, START_MS),
+             mllog("eval_accuracy", 0.83 if seconds is not None else 0.70, stop_ms - 5, epoch_num=2),
+             mllog("levelfield_peak_rss_mib", 400.0 + seed % 5, stop_ms - 1)]
+    if energy_j is not None:
+        lines.append(mllog("levelfield_energy_j", energy_j, stop_ms - 1))
+    lines.append(mllog("run_stop", None, stop_ms, status=status))
+    return "\n".join(lines) + "\n"
+
+
+def system_description(org: str, name: str, price: float | None) -> dict:
+    data = {"submitter": org, "system_name": name, "division": "closed", "status": "available",
+            "number_of_nodes": 1, "host_processor_model_name": "Test CPU 2000", "accelerators_per_node": 0,
+            "accelerator_model_name": "none"}
+    if price is not None:
+        data["hourly_price_usd"] = price
+    return data
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def write_tree(root: Path, *, org: str = "acme", system: str = "box", name: str = "Acme box",
+               price: float | None = 3.6, training: dict | None = None, inference: dict | None = None,
+               energy_j: float | None = None) -> Path:
+    """A tree in the submission layout holding only what the leaderboard reads.
+
+    training: {framework: [seconds or None per run]}; inference: {framework: {scenario: value}} where the
+    value is samples/s (server, offline) or ms (singlestream, multistream).
+    """
+    training = {"pytorch": PYTORCH_S, "jax": JAX_S, "tensorflow": TENSORFLOW_S} if training is None else training
+    inference = {"pytorch": {"offline": 5000.0, "singlestream": 0.25}, "jax": {"offline": 6500.5}} \
+        if inference is None else inference
+    base = root / "closed" / org
+    write(root / "MANIFEST", "")
+    write(base / "systems" / f"{system}.json", json.dumps(system_description(org, name, price)))
+    write(base / "code" / "levelfield.json", json.dumps({"rules_version": "1.0"}))
+    for framework, runs in training.items():
+        for i, seconds in enumerate(runs):
+            write(base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
+                  training_log(framework, 2000 + i, seconds, energy_j=energy_j))
+    for framework, scenarios in inference.items():
+        for scenario, value in scenarios.items():
+            folder = base / "results" / system / TASK / framework / scenario
+            if scenario in ("singlestream", "multistream"):
+                pct = "90.00" if scenario == "singlestream" else "99.00"
+                kind = "per_query_latency_ns" if scenario == "multistream" else "latency_ns"
+                detail = {f"result_{pct}_percentile_{kind}": round(value * 1e6)}
+            else:
+                detail = {"result_samples_per_second" if scenario == "offline"
+                          else "result_completed_samples_per_sec": value}
+            write(folder / "performance" / "mlperf_log_detail.txt",
+                  "\n".join(mllog(k, v) for k, v in detail.items()) + "\n")
+            write(folder / "performance" / "result.json",
+                  json.dumps({"framework_version": VERSIONS[framework], "compile_mode": "compiled"}))
+            write(folder / "accuracy" / "accuracy.json",
+                  json.dumps({"metric": "roc_auc", "value": 0.8251, "threshold": 0.81774, "pass": True}))
+    return root
+
+
+def _loaded(path) -> dict:
+    from levelfield.checker.loader import load_submission
+    from levelfield.checker.tree import read_tree
+    from levelfield.rules import load_suite
+
+    suite = load_suite("1.0")
+    return {"submission": load_submission(read_tree(Path(path)), suite), "suite": suite}
+
+
+def clean_check(path, **_options) -> Report:
+    """Stands in for check_tree: every tree passes."""
+    return Report(str(path), "1.0", [], **_loaded(path))
+
+
+def checker_saying(*findings: Finding):
+    def check(path, **_options) -> Report:
+        return Report(str(path), "1.0", [], list(findings), **_loaded(path))
+    return check
+
+
+def finding(code: str, severity: str = ERROR) -> Finding:
+    return Finding(path=".", message="planted", code=code, name="planted", severity=severity)
+
+
+def document(*roots: Path, check=clean_check) -> dict:
+    return build_document(collect(list(roots), check=check))
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory) -> Path:
+    return write_tree(tmp_path_factory.mktemp("lb") / "acme")
+
+
+@pytest.fixture(scope="module")
+def doc(tree) -> dict:
+    return document(tree)
+
+
+def row(doc: dict, framework: str, kind: str = "training") -> dict:
+    return next(r for r in doc[kind] if r["framework"] == framework)
+
+
+# -- rows and statistics ----------------------------------------------------------------------
+
+def test_time_to_train_per_run_is_run_stop_minus_run_start(doc):
+    runs = row(doc, "pytorch")["run_details"]
+    assert [r["time_to_target_s"] for r in runs] == PYTORCH_S
+    assert [r["file"] for r in runs] == [f"result_{i}.txt" for i in range(5)]
+    assert [r["seed"] for r in runs] == [2000, 2001, 2002, 2003, 2004]
+    assert runs[0]["epochs_to_target"] == 2
+
+
+def test_failed_run_counts_as_the_slowest_in_the_olympic_score(doc):
+    tf = row(doc, "tensorflow")
+    assert (tf["runs"], tf["failed_runs"]) == (5, 1)
+    assert tf["run_details"][4] == {**tf["run_details"][4], "status": "aborted", "time_to_target_s": None}
+    t = tf["time_to_target_s"]
+    # MLPerf: [20, 21, 22, 23, failed] -> drop 20 and the failed run -> mean(21, 22, 23) = 22.
+    # (Dropping among successes only would give mean(21, 22) = 21.5.)
+    assert t["olympic_mean"] == pytest.approx(22.0)
+    assert (t["n"], t["mean"]) == (4, pytest.approx(21.5))
+
+
+def test_time_statistics_are_pinned(doc):
+    t = row(doc, "pytorch")["time_to_target_s"]
+    assert t["olympic_mean"] == pytest.approx(11.0)
+    assert t["mean"] == pytest.approx(11.0)
+    assert t["stdev"] == pytest.approx(0.7905694150420949)      # sqrt(2.5 / 4)
+    # t(0.975, 4) = 2.7764451052; half width = 2.7764451052 * 0.7905694150 / sqrt(5) = 0.9816216
+    assert t["ci95_low"] == pytest.approx(10.0183784, abs=1e-7)
+    assert t["ci95_high"] == pytest.approx(11.9816216, abs=1e-7)
+    assert (t["n"], t["olympic_drop"]) == (5, 1)
+
+
+def test_measurements_per_row(doc):
+    r = row(doc, "pytorch")
+    assert r["time_to_first_step_s"] == pytest.approx((1.5 + 2.5 + 1.5 + 2.5 + 1.5) / 5)
+    assert r["peak_host_memory_mib"] == 404.0          # the largest over the runs
+    assert (r["peak_device_memory_mib"], r["energy_per_run_j"]) == (None, None)
+    assert (r["framework_version"], r["compile_mode"], r["global_batch_size"]) == ("2.13.0", "compiled", 1024)
+    assert (r["cpu"], r["accelerator"], r["accelerator_count"]) == ("Test CPU 2000", None, 0)
+
+
+def test_cost_per_run_from_the_declared_hourly_price(doc, tmp_path):
+    assert row(doc, "pytorch")["cost_per_run_usd"] == pytest.approx(3.6 * 11.0 / 3600)   # 0.011 USD
+    assert row(doc, "tensorflow")["cost_per_run_usd"] == pytest.approx(3.6 * 22.0 / 3600)
+    cheap = document(write_tree(tmp_path / "t", price=None, energy_j=120.0))
+    assert row(cheap, "pytorch")["cost_per_run_usd"] is None
+    assert row(cheap, "pytorch")["energy_per_run_j"] == 120.0
+    text = render(cheap, "md")
+    assert "cost per run USD" not in text and "energy per run J" in text
+
+
+def test_rows_are_sorted_fastest_first(doc):
+    assert [r["framework"] for r in doc["training"]] == ["pytorch", "jax", "tensorflow"]
+
+
+# -- Welch ----------------------------------------------------------------------------------------
+
+def test_welch_comparisons_are_pinned(doc):
+    tests = {(t["faster"], t["slower"]): t for t in doc["comparisons"]}
+    assert set(tests) == {("pytorch", "jax"), ("pytorch", "tensorflow"), ("jax", "tensorflow")}
+    near = tests[("pytorch", "jax")]
+    # jax mean 11.24, var 0.688; pytorch mean 11, var 0.625 (n 5 each): se^2 = 0.1376 + 0.125 = 0.2626,
+    # t = 0.24 / sqrt(0.2626), df = 0.2626^2 / (0.1376^2 / 4 + 0.125^2 / 4) (Welch-Satterthwaite)
+    assert near["t"] == pytest.approx(0.24 / 0.2626 ** 0.5, rel=1e-12) == pytest.approx(0.468342835, rel=1e-9)
+    assert near["df"] == pytest.approx(0.2626 ** 2 / ((0.1376 ** 2 + 0.125 ** 2) / 4), rel=1e-12)
+    assert near["p_value"] == pytest.approx(0.6520631376, rel=1e-9)
+    assert near["within_noise"] is True
+    assert near["olympic_difference_s"] == pytest.approx(11.2 - 11.0)
+    far = tests[("pytorch", "tensorflow")]       # the 4 successful tensorflow runs against pytorch's 5
+    assert far["t"] == pytest.approx(14.266690630, rel=1e-9)
+    assert far["p_value"] == pytest.approx(4.416833411e-05, rel=1e-6)
+    assert far["within_noise"] is False
+    assert far["olympic_difference_s"] == pytest.approx(11.0)
+
+
+def test_rows_marked_against_the_fastest_on_their_system(doc):
+    assert row(doc, "pytorch")["vs_fastest"] == {"fastest": True}
+    jax, tf = row(doc, "jax")["vs_fastest"], row(doc, "tensorflow")["vs_fastest"]
+    assert (jax["framework"], jax["within_noise"]) == ("pytorch", True)
+    assert (tf["framework"], tf["within_noise"]) == ("pytorch", False)
+    text = render(doc, "md")
+    assert "≈ pytorch, within noise (p=0.652)" in text
+    assert "slower than pytorch (p<0.001)" in text
+
+
+def test_frameworks_on_different_systems_are_not_compared(tmp_path):
+    doc = document(write_tree(tmp_path / "a", training={"pytorch": PYTORCH_S}, inference={}),
+                   write_tree(tmp_path / "b", org="globex", training={"jax": JAX_S}, inference={}))
+    assert doc["comparisons"] == []
+    assert [r["vs_fastest"] for r in doc["training"]] == [None, None]
+
+
+# -- ids ------------------------------------------------------------------------------------------
+
+def test_row_ids_are_stable_unique_and_tie_training_to_inference(tree, tmp_path):
+    first, again = document(tree), document(tree)
+    assert render(first, "json") == render(again, "json")
+    ids = [r["id"] for r in first["training"] + first["inference"]]
+    assert len(set(ids)) == len(ids)
+    assert row(first, "pytorch")["id"][4:] == row(first, "pytorch", "inference")["id"][4:]
+    # Another tree around the same result keeps the id; another org changes it.
+    other = document(write_tree(tmp_path / "other", training={"pytorch": [9.0] * 5}, inference={}))
+    assert row(other, "pytorch")["id"] == row(first, "pytorch")["id"]
+    moved = document(write_tree(tmp_path / "moved", org="globex", training={"pytorch": [9.0] * 5}, inference={}))
+    assert row(moved, "pytorch")["id"] != row(first, "pytorch")["id"]
+
+
+def test_one_result_in_two_trees_is_refused(tree, tmp_path):
+    copy = write_tree(tmp_path / "copy")
+    with pytest.raises(UserError, match="both hold closed/acme results of system 'box'"):
+        document(tree, copy)
+
+
+def test_one_tree_given_twice_is_refused(tree):
+    with pytest.raises(UserError, match="the same submission folder"):
+        collect([tree, tree / "closed" / ".."], check=clean_check)
+
+
+# -- inference --------------------------------------------------------------------------------------
+
+def test_inference_rows_have_one_metric_per_scenario_with_units(doc):
+    pt = row(doc, "pytorch", "inference")
+    assert pt["scenarios"]["offline"]["metric"] == "samples_per_s"
+    assert pt["scenarios"]["offline"]["value"] == 5000.0
+    assert pt["scenarios"]["singlestream"] == {**pt["scenarios"]["singlestream"], "metric": "p90_latency_ms",
+                                              "value": pytest.approx(0.25)}
+    assert (pt["accuracy_metric"], pt["accuracy"]) == ("roc_auc", 0.8251)
+    assert "singlestream" not in row(doc, "jax", "inference")["scenarios"]
+    text = render(doc, "md")
+    assert "SingleStream p90 ms" in text and "Offline samples/s" in text and "accuracy (roc_auc)" in text
+    assert "MultiStream" not in text                  # no row has it: no empty column
+
+
+# -- excluded trees --------------------------------------------------------------------------------
+
+def test_tree_with_findings_is_listed_in_every_format_never_dropped(tree, tmp_path):
+    bad = write_tree(tmp_path / "bad", org="globex")
+    collected = collect([tree, bad], check=lambda p, **o: clean_check(p) if p == tree else
+                        checker_saying(finding("TRN010"), finding("INF004"), finding("INF004"))(p))
+    doc = build_document(collected)
+    assert doc["excluded"] == [{"path": str(bad), "rules_version": "1.0", "codes": {"INF004": 2, "TRN010": 1}}]
+    assert all(r["org"] == "acme" for r in doc["training"] + doc["inference"])
+    assert "INF004 x2, TRN010" in render(doc, "md")
+    assert "INF004 x2, TRN010" in render(doc, "html")
+    assert "INF004:2 TRN010:1" in render(doc, "csv")
+
+
+def test_warnings_do_not_exclude_and_are_shown(tree):
+    doc = document(tree, check=checker_saying(finding("REP003", WARNING)))
+    assert doc["excluded"] == [] and len(doc["training"]) == 3
+    assert doc["submissions"][0]["warnings"] == {"REP003": 1}
+    assert "REP003" in render(doc, "md")
+
+
+# -- formats ---------------------------------------------------------------------------------------
+
+def test_json_validates_against_the_published_schema(doc, tmp_path):
+    from levelfield.rules.validation import load_schema, problems
+
+    load_schema("leaderboard")   # itself a valid draft 2020-12 schema
+    data = json.loads(render(doc, "json"))
+    assert problems(data, "leaderboard") == []
+    excluded = document(write_tree(tmp_path / "x"), check=checker_saying(finding("STR001")))
+    assert problems(json.loads(render(excluded, "json")), "leaderboard") == []
+    data["training"][0]["surprise"] = 1
+    data["inference"][0]["id"] = "row-1"
+    found = problems(data, "leaderboard")
+    assert any("$.training[0]" in p and "surprise" in p for p in found), found
+    assert any("$.inference[0]" in p and "row-1" in p for p in found), found
+
+
+def test_csv_holds_every_row_unrounded(doc):
+    lines = list(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert [line["table"] for line in lines] == ["training"] * 3 + ["inference"] * 2
+    pt = lines[0]
+    assert pt["framework"] == "pytorch" and float(pt["time_to_target_ci95_low_s"]) == \
+        row(doc, "pytorch")["time_to_target_s"]["ci95_low"]
+    assert pt["within_noise_of_fastest"] == "" and lines[1]["within_noise_of_fastest"] == "true"
+    pt_inference = next(line for line in lines if line["id"] == row(doc, "pytorch", "inference")["id"])
+    assert pt_inference["offline_samples_per_s"] == "5000.0"
+    assert pt_inference["singlestream_p90_latency_ms"] == "0.25"
+
+
+def test_hostile_names_are_escaped_in_every_format(tmp_path):
+    name = "=HYPERLINK(1)|<script>alert(1)</script>"
+    doc = document(write_tree(tmp_path / "h", name=name, training={"jax": JAX_S}, inference={}))
+    md = render(doc, "md")
+    assert "<script>" not in md and "\\|&lt;script>" in md
+    html = render(doc, "html")
+    assert "<script" not in html and "&lt;script&gt;" in html
+    cells = list(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert cells[0]["system_name"] == "'" + name
+
+
+def test_html_is_self_contained(doc):
+    html = render(doc, "html")
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    for fetch in ("<script", "<link", "src=", "@import", "url(", "http://", "https://"):
+        assert fetch not in html, fetch
+    assert html.count("<svg") == 3       # time to target; SingleStream and Offline
+    for r in doc["training"] + doc["inference"]:
+        assert f'<tr id="{r["id"]}">' in html
+
+
+def test_empty_leaderboard_still_renders(tmp_path):
+    doc = document(write_tree(tmp_path / "x"), check=checker_saying(finding("STR001")))
+    assert doc["training"] == doc["inference"] == []
+    for fmt in ("md", "csv", "json", "html"):
+        assert render(doc, fmt)
+    assert "No clean submission" in render(doc, "md")

@@ -1,0 +1,83 @@
+"""Check each submission tree and load the clean ones: the leaderboard's only way into submissions.
+
+    from levelfield.tools.leaderboard.collect import collect
+    trees = collect([Path("submissions/example")])
+    trees.clean        # [CleanTree]: path, the checker's report, the loaded records, the rules they follow
+    trees.excluded     # [ExcludedTree]: path, rules version, the codes of its findings
+
+A tree enters the tables only when `levelfield check` passes it (no active
+finding of severity error). Every other tree is kept with its finding codes so
+the page says why it is absent: a leaderboard that silently drops a submission
+cannot be audited. Warnings (e.g. REP003) do not exclude; they travel with the
+tree and are shown next to it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from levelfield.errors import UserError
+
+
+@dataclass
+class CleanTree:
+    path: str                      # as the user gave it: the page names trees the way the user knows them
+    rules_version: str
+    submission: object             # checker.records.Submission
+    suite: object                  # rules.Suite of the version the tree was checked under
+    warnings: dict[str, int] = field(default_factory=dict)   # code -> active findings of severity warning
+
+
+@dataclass
+class ExcludedTree:
+    path: str
+    rules_version: str
+    codes: dict[str, int]          # code -> active findings (errors and warnings), sorted by code
+
+
+@dataclass
+class Collected:
+    clean: list[CleanTree] = field(default_factory=list)
+    excluded: list[ExcludedTree] = field(default_factory=list)
+
+
+def _code_counts(findings) -> dict[str, int]:
+    return dict(sorted(Counter(f.code for f in findings).items()))
+
+
+def _checked_paths(paths: list[Path]) -> list[Path]:
+    """The DIRs as given, refused when absent, not folders, or given twice (two rows of one result)."""
+    seen: dict[str, Path] = {}
+    for path in paths:
+        if not path.exists():
+            raise UserError(f"{path}: submission folder not found")
+        if not path.is_dir():
+            raise UserError(f"{path}: expected a submission folder (holding MANIFEST), found a file")
+        real = os.path.realpath(path)
+        if real in seen:
+            raise UserError(f"{path}: the same submission folder as {seen[real]}; give each tree once")
+        seen[real] = path
+    return list(paths)
+
+
+def collect(paths: list[Path], *, rules_dir: str | None = None, rules_version: str | None = None,
+            data_dir: str | None = None, check=None) -> Collected:
+    """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
+    from levelfield.checker.findings import ERROR
+
+    if check is None:
+        from levelfield.checker.engine import check_tree as check
+    out = Collected()
+    for path in _checked_paths([Path(p) for p in paths]):
+        report = check(path, rules_dir=rules_dir, rules_version=rules_version, data_dir=data_dir)
+        if report.failed:
+            out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
+            continue
+        # The records the checks judged, not a second read that could see a changed tree.
+        suite, submission = report.suite, report.submission
+        warnings = _code_counts([f for f in report.active if f.severity != ERROR])
+        out.clean.append(CleanTree(str(path), suite.version, submission, suite, warnings))
+    return out

@@ -1,0 +1,197 @@
+"""What the human views (Markdown, HTML) show: tables per task, their columns, headers with units, number format.
+
+    from levelfield.tools.leaderboard.columns import tables
+    for table in tables(doc):
+        table.title, table.training_columns(), table.inference_columns()
+        [column.text(row) for column in table.training_columns()]
+
+One list of columns serves Markdown and HTML, so both show the same cells.
+Optional columns (energy, device memory, cost) appear only when some row of
+the table has a value: a CPU-only table is not padded with empty columns.
+CSV and JSON carry every field, unrounded (render_csv.py, document.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+from levelfield.tools.leaderboard.document import TABLE_KEY
+
+DASH = "–"   # an empty cell: the value does not exist (not zero)
+
+
+def number(value, digits: int = 4) -> str:
+    """`digits` significant digits, thousands separated from 10,000 up; DASH for None."""
+    if value is None:
+        return DASH
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def p_value(p) -> str:
+    if p is None:
+        return DASH
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                          # stable name, used for HTML classes
+    header: str                       # what a reader sees, units included
+    text: Callable[[dict], str]
+    optional: bool = False            # shown only when some row has a value
+    numeric: bool = False             # right-aligned
+
+
+def _accelerators(row: dict) -> str:
+    return f"{row['accelerator_count']} x {row['accelerator']}" if row["accelerator_count"] else "none"
+
+
+def _framework(row: dict) -> str:
+    return f"{row['framework']} {row['framework_version']}" if row.get("framework_version") else row["framework"]
+
+
+def _runs(row: dict) -> str:
+    return f"{row['runs']} ({row['failed_runs']} failed)" if row["failed_runs"] else str(row["runs"])
+
+
+def _ci(row: dict) -> str:
+    t = row["time_to_target_s"]
+    return DASH if t["ci95_low"] is None else f"[{number(t['ci95_low'])}, {number(t['ci95_high'])}]"
+
+
+def vs_fastest(row: dict) -> str:
+    """The Welch mark: fastest, within noise of the fastest (≈), or slower beyond noise."""
+    mark = row.get("vs_fastest")
+    if mark is None:
+        return DASH
+    if mark["fastest"]:
+        return "fastest"
+    if mark["within_noise"] is None:
+        return f"untestable vs {mark['framework']}"
+    if mark["within_noise"]:
+        return f"≈ {mark['framework']}, within noise ({p_value(mark['p_value'])})"
+    return f"slower than {mark['framework']} ({p_value(mark['p_value'])})"
+
+
+def _get(*keys: str) -> Callable[[dict], object]:
+    def get(row: dict):
+        for key in keys:
+            row = row.get(key) if isinstance(row, dict) else None
+        return row
+    return get
+
+
+def _num(*keys: str, digits: int = 4) -> Callable[[dict], str]:
+    get = _get(*keys)
+    return lambda row: number(get(row), digits)
+
+
+SYSTEM_COLUMNS = [
+    Column("id", "id", _get("id")),
+    Column("submitter", "submitter", _get("org")),
+    Column("system", "system", _get("system_name")),
+    Column("accelerators", "accelerators", _accelerators),
+    Column("cpu", "CPU", lambda r: r["cpu"] or DASH),
+    Column("framework", "framework", _framework),
+    Column("compile-mode", "compile mode", lambda r: r["compile_mode"] or DASH),
+]
+
+TRAINING_COLUMNS = SYSTEM_COLUMNS + [
+    Column("batch", "batch", lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
+           numeric=True),
+    Column("time-to-target", "time to target s (olympic mean)", _num("time_to_target_s", "olympic_mean"),
+           numeric=True),
+    Column("ci95", "95% CI s", _ci, numeric=True),
+    Column("runs", "runs", _runs, numeric=True),
+    Column("vs-fastest", "vs fastest on system (Welch)", vs_fastest),
+    Column("first-step", "time to first step s", _num("time_to_first_step_s"), numeric=True),
+    Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
+    Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"),
+           optional=True, numeric=True),
+    Column("energy", "energy per run J", _num("energy_per_run_j"), optional=True, numeric=True),
+    Column("cost", "cost per run USD", _num("cost_per_run_usd", digits=3), optional=True, numeric=True),
+]
+
+
+def metric_unit(metric: str | None) -> str:
+    """`p90_latency_ms` -> `p90 ms`, `samples_per_s` -> `samples/s` (the unit a header shows)."""
+    if metric is None:
+        return ""
+    if metric.endswith("_latency_ms"):
+        return metric[: -len("_latency_ms")] + " ms"
+    return metric.replace("_per_", "/")
+
+
+def scenario_header(scenario: str, metric: str | None) -> str:
+    return f"{SCENARIO_NAMES.get(scenario, scenario)} {metric_unit(metric)}".strip()
+
+
+@dataclass
+class Table:
+    """One task of one division under one rules version: its training and inference rows."""
+    rules_version: str
+    division: str
+    task: str
+    training: list[dict] = field(default_factory=list)
+    inference: list[dict] = field(default_factory=list)
+    comparisons: list[dict] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"{self.task} · {self.division} division · rules {self.rules_version}"
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.task}-{self.division}-{self.rules_version}".replace(".", "_")
+
+    def training_columns(self) -> list[Column]:
+        return _present(TRAINING_COLUMNS, self.training)
+
+    def scenarios(self) -> list[tuple[str, str | None]]:
+        """(scenario, metric name) of every scenario some row has, in the rules' order."""
+        found: dict[str, str | None] = {}
+        for row in self.inference:
+            for scenario, entry in row["scenarios"].items():
+                if found.get(scenario) is None:
+                    found[scenario] = entry["metric"]
+        order = list(SCENARIO_NAMES)
+        return sorted(found.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order))
+
+    def inference_columns(self) -> list[Column]:
+        columns = list(SYSTEM_COLUMNS)
+        for scenario, metric in self.scenarios():
+            columns.append(Column(f"scenario-{scenario}", scenario_header(scenario, metric),
+                                  _num("scenarios", scenario, "value"), numeric=True))
+        metric = next((r["accuracy_metric"] for r in self.inference if r["accuracy_metric"]), None)
+        columns.append(Column("accuracy", f"accuracy ({metric})" if metric else "accuracy",
+                              _num("accuracy", digits=4), numeric=True))
+        return columns
+
+
+def _present(columns: list[Column], rows: list[dict]) -> list[Column]:
+    return [c for c in columns if not c.optional or any(c.text(r) != DASH for r in rows)]
+
+
+def tables(doc: dict) -> list[Table]:
+    """The document's rows grouped into tables, ordered by rules version, division, task."""
+    out: dict[tuple, Table] = {}
+
+    def table(row: dict) -> Table:
+        key = tuple(row[k] for k in TABLE_KEY)
+        return out.setdefault(key, Table(*key))
+
+    for row in doc["training"]:
+        table(row).training.append(row)
+    for row in doc["inference"]:
+        table(row).inference.append(row)
+    for test in doc["comparisons"]:
+        table(test).comparisons.append(test)
+    return [out[k] for k in sorted(out)]

@@ -1,0 +1,139 @@
+"""The leaderboard document: every row, its statistics and the Welch comparisons, as one JSON-ready dict.
+
+    from levelfield.tools.leaderboard.collect import collect
+    from levelfield.tools.leaderboard.document import build_document
+    doc = build_document(collect([Path("submissions/example")]))
+
+This dict is the canonical form: `--format json` writes it as is (schema:
+rules/schemas/leaderboard.schema.json) and the Markdown, CSV and HTML views
+are rendered from it and nothing else, so no view can show a number the JSON
+lacks. Output is deterministic (no timestamps, sorted rows), so re-rendering
+the same trees gives the same bytes and the same row ids.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from levelfield.tools.leaderboard.rows import inference_rows, training_rows
+
+from levelfield import __version__
+from levelfield.errors import UserError
+from levelfield.stats import ALPHA, CONFIDENCE, welch_test
+
+SCHEMA_VERSION = "1.0"
+# Frameworks are compared only where everything else is equal: one system of one org, one task.
+SAME_SYSTEM = ("rules_version", "division", "org", "system", "task")
+TABLE_KEY = ("rules_version", "division", "task")
+
+
+def _olympic(row: dict) -> float | None:
+    return row["time_to_target_s"]["olympic_mean"]
+
+
+def _fastest_first(row: dict) -> tuple:
+    # Rows without a score (too few runs) sort after every scored row.
+    score = _olympic(row)
+    return (score is None, score if score is not None else 0.0)
+
+
+def _training_order(row: dict) -> tuple:
+    return (*(row[k] for k in TABLE_KEY), *_fastest_first(row), row["org"], row["system"], row["framework"])
+
+
+def _inference_order(row: dict) -> tuple:
+    return (*(row[k] for k in TABLE_KEY), row["org"], row["system"], row["framework"])
+
+
+def successful_times(row: dict) -> list[float]:
+    return [r["time_to_target_s"] for r in row["run_details"] if r["time_to_target_s"] is not None]
+
+
+def comparisons(training: list[dict], alpha: float = ALPHA) -> list[dict]:
+    """Welch's test for every pair of frameworks on one system and task, the faster one (olympic score) first."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in training:
+        groups.setdefault(tuple(row[k] for k in SAME_SYSTEM), []).append(row)
+    out = []
+    for key, rows in sorted(groups.items()):
+        rows = sorted(rows, key=lambda r: (*_fastest_first(r), r["framework"]))
+        for faster, slower in combinations(rows, 2):
+            test = welch_test(successful_times(slower), successful_times(faster), alpha)
+            difference = None if _olympic(faster) is None or _olympic(slower) is None \
+                else _olympic(slower) - _olympic(faster)
+            out.append({**dict(zip(SAME_SYSTEM, key)),
+                        "faster": faster["framework"], "slower": slower["framework"],
+                        "faster_id": faster["id"], "slower_id": slower["id"],
+                        "olympic_difference_s": difference, **test})
+    return out
+
+
+def mark_vs_fastest(training: list[dict], tests: list[dict]) -> None:
+    """Set each row's `vs_fastest`: its Welch test against the fastest framework on its system and task.
+
+    None for a row without peers; {"fastest": true} for the fastest; otherwise the test, whose
+    `within_noise` says whether the gap lies inside run-to-run noise.
+    """
+    by_id = {row["id"]: row for row in training}
+    peers = {row["id"]: 0 for row in training}
+    for test in tests:
+        peers[test["faster_id"]] += 1
+        peers[test["slower_id"]] += 1
+    slower_than = {}
+    for test in tests:
+        slower_than.setdefault(test["slower_id"], []).append(test)
+    for row_id, row in by_id.items():
+        row["vs_fastest"] = None
+        if not peers[row_id]:
+            continue
+        if row_id not in slower_than:
+            row["vs_fastest"] = {"fastest": True}
+            continue
+        # The fastest on the system is the one every other row is slower than: the head of the order.
+        test = next(t for t in slower_than[row_id] if t["faster_id"] not in slower_than)
+        row["vs_fastest"] = {"fastest": False, "framework": test["faster"], "id": test["faster_id"],
+                             "p_value": test["p_value"], "within_noise": test["within_noise"]}
+
+
+def _refuse_duplicates(rows: list[dict]) -> None:
+    seen: dict[str, dict] = {}
+    for row in rows:
+        if row["id"] in seen:
+            other = seen[row["id"]]
+            raise UserError(
+                f"{row['source']} and {other['source']} both hold {row['division']}/{row['org']} results of "
+                f"system {row['system']!r}, task {row['task']}, framework {row['framework']} "
+                f"(rules {row['rules_version']}); one result cannot have two rows",
+                hint="pass only the newer of the two trees")
+        seen[row["id"]] = row
+
+
+def build_document(collected, alpha: float = ALPHA) -> dict:
+    training = [row for tree in collected.clean for row in training_rows(tree)]
+    inference = [row for tree in collected.clean for row in inference_rows(tree)]
+    _refuse_duplicates(training)
+    _refuse_duplicates(inference)
+    training.sort(key=_training_order)
+    inference.sort(key=_inference_order)
+    tests = comparisons(training, alpha)
+    mark_vs_fastest(training, tests)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_by": f"levelfield {__version__}",
+        "statistics": {
+            "time_to_target": "olympic mean: the fastest and slowest olympic_drop runs dropped, a failed run "
+                              "counting as the slowest (MLPerf); mean, stdev and CI over the successful runs",
+            "confidence": CONFIDENCE,
+            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system and task",
+            "alpha": alpha,
+        },
+        "submissions": [
+            {"path": tree.path, "rules_version": tree.rules_version, "division": tree.submission.division,
+             "org": tree.submission.org, "warnings": tree.warnings}
+            for tree in collected.clean],
+        "excluded": [{"path": tree.path, "rules_version": tree.rules_version, "codes": tree.codes}
+                     for tree in collected.excluded],
+        "training": training,
+        "inference": inference,
+        "comparisons": tests,
+    }

@@ -1,0 +1,96 @@
+"""The leaderboard as one CSV: every training and inference row, plus the excluded trees, unrounded.
+
+    from levelfield.tools.leaderboard.render_csv import render_csv
+    text = render_csv(doc)
+
+One file so a spreadsheet gets everything: the `table` column says what a
+line is (`training`, `inference`, `excluded`); fields a kind lacks are empty.
+Numbers keep full precision (Python's shortest round-trip repr). A text cell
+from a submission that starts with = + - @ is prefixed with ' so a
+spreadsheet shows it instead of evaluating it as a formula.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+
+IDENTITY = ["id", "rules_version", "division", "task", "org", "system", "system_name", "system_status", "nodes",
+            "cpu", "accelerator", "accelerator_count", "node_hourly_price_usd", "framework", "framework_version",
+            "compile_mode"]
+TRAINING = {
+    "quality_metric": ("quality_metric",),
+    "quality_target": ("quality_target",),
+    "global_batch_size": ("global_batch_size",),
+    "runs": ("runs",),
+    "failed_runs": ("failed_runs",),
+    "time_to_target_olympic_mean_s": ("time_to_target_s", "olympic_mean"),
+    "time_to_target_mean_s": ("time_to_target_s", "mean"),
+    "time_to_target_stdev_s": ("time_to_target_s", "stdev"),
+    "time_to_target_ci95_low_s": ("time_to_target_s", "ci95_low"),
+    "time_to_target_ci95_high_s": ("time_to_target_s", "ci95_high"),
+    "time_to_target_successful_runs": ("time_to_target_s", "n"),
+    "vs_fastest_framework": ("vs_fastest", "framework"),
+    "vs_fastest_p_value": ("vs_fastest", "p_value"),
+    "within_noise_of_fastest": ("vs_fastest", "within_noise"),
+    "time_to_first_step_s": ("time_to_first_step_s",),
+    "peak_host_memory_mib": ("peak_host_memory_mib",),
+    "peak_device_memory_mib": ("peak_device_memory_mib",),
+    "energy_per_run_j": ("energy_per_run_j",),
+    "cost_per_run_usd": ("cost_per_run_usd",),
+}
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def _get(row: dict, keys: tuple):
+    for key in keys:
+        row = row.get(key) if isinstance(row, dict) else None
+    return row
+
+
+def scenario_fields(doc: dict) -> list[tuple[str, str, str]]:
+    """(column, scenario, metric) for every scenario metric in the document, in the rules' scenario order."""
+    found = {(s, e["metric"]) for row in doc["inference"] for s, e in row["scenarios"].items() if e["metric"]}
+    order = list(SCENARIO_NAMES)
+    ranked = sorted(found, key=lambda sm: (order.index(sm[0]) if sm[0] in order else len(order), sm))
+    return [(f"{s}_{m}", s, m) for s, m in ranked]
+
+
+def render_csv(doc: dict) -> str:
+    scenarios = scenario_fields(doc)
+    header = ["table", *IDENTITY, *TRAINING, *(name for name, _, _ in scenarios),
+              "accuracy_metric", "accuracy", "source", "finding_codes"]
+    lines = []
+    for row in doc["training"]:
+        line = {"table": "training", **{k: row.get(k) for k in IDENTITY},
+                **{name: _get(row, keys) for name, keys in TRAINING.items()}, "source": row["source"]}
+        lines.append(line)
+    for row in doc["inference"]:
+        line = {"table": "inference", **{k: row.get(k) for k in IDENTITY},
+                "accuracy_metric": row["accuracy_metric"], "accuracy": row["accuracy"], "source": row["source"]}
+        for name, scenario, metric in scenarios:
+            entry = row["scenarios"].get(scenario)
+            line[name] = entry["value"] if entry and entry["metric"] == metric else None
+        lines.append(line)
+    for tree in doc["excluded"]:
+        lines.append({"table": "excluded", "rules_version": tree["rules_version"], "source": tree["path"],
+                      "finding_codes": " ".join(f"{code}:{n}" for code, n in tree["codes"].items())})
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n")
+    writer.writeheader()
+    for line in lines:
+        writer.writerow({k: cell(line.get(k)) for k in header})
+    return buffer.getvalue()

@@ -1,0 +1,153 @@
+"""The leaderboard as one static HTML page: tables plus inline SVG charts, nothing fetched from the network.
+
+    from levelfield.tools.leaderboard.render_html import render_html
+    Path("leaderboard.html").write_text(render_html(doc))
+
+Self-contained on purpose: no CDN, no web fonts, no scripts; a Content-Security-
+Policy meta tag forbids every fetch, so the page renders the same offline, in
+an archive, or attached to an email. Every string from a submission is
+HTML-escaped. Rows carry their stable id (`<tr id="trn-...">`), so a link to
+a result survives re-rendering.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+from levelfield.tools.leaderboard.columns import (
+    DASH,
+    metric_unit,
+    number,
+    p_value,
+    tables,
+)
+from levelfield.tools.leaderboard.render_md import codes
+from levelfield.tools.leaderboard.svg import Bar, bar_chart
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1400px; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; vertical-align: top; }
+th { background: #f2f2f2; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.noise { background: #fff6d5; }
+td.id { white-space: nowrap; font-family: ui-monospace, monospace; }
+tr:target { outline: 2px solid #0072b2; }
+.note { color: #555; font-size: 13px; }
+.chart { display: block; max-width: 100%; height: auto; margin: .5rem 0; }
+"""
+
+
+def _cell(column, row) -> str:
+    text = column.text(row)
+    classes = ["num"] if column.numeric else ["id"] if column.key == "id" else []
+    if column.key == "vs-fastest" and (row.get("vs_fastest") or {}).get("within_noise"):
+        classes.append("noise")
+    attr = f' class="{" ".join(classes)}"' if classes else ""
+    return f"<td{attr}>{escape(text)}</td>"
+
+
+def html_table(table_id: str, columns, rows) -> str:
+    head = "".join(f"<th>{escape(c.header)}</th>" for c in columns)
+    body = "\n".join(f'<tr id="{escape(row["id"])}">' + "".join(_cell(c, row) for c in columns) + "</tr>"
+                     for row in rows)
+    return f'<table id="{escape(table_id)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
+
+
+def plain_table(table_id: str, headers: list[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "\n".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table id="{escape(table_id)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
+
+
+def _label(row: dict) -> str:
+    return f"{row['org']}/{row['system_name']} {row['framework']}"
+
+
+def training_chart(rows: list[dict]) -> str:
+    bars = [Bar(_label(r), r["time_to_target_s"]["olympic_mean"], r["time_to_target_s"]["ci95_low"],
+                r["time_to_target_s"]["ci95_high"], r["framework"]) for r in rows]
+    return bar_chart("Time to target", bars, unit="s",
+                     note="bar: olympic mean, whisker: 95% CI of the mean; lower is better")
+
+
+def inference_charts(table) -> list[str]:
+    charts = []
+    for scenario, metric in table.scenarios():
+        rows = [r for r in table.inference if scenario in r["scenarios"]]
+        bars = [Bar(_label(r), r["scenarios"][scenario]["value"], framework=r["framework"]) for r in rows]
+        name = SCENARIO_NAMES.get(scenario, scenario)
+        if metric and metric.endswith("_latency_ms"):   # e.g. p90_latency_ms: "SingleStream p90 latency", ms
+            title, unit, note = f"{name} {metric.split('_')[0]} latency", "ms", "lower is better"
+        else:
+            title, unit, note = f"{name} throughput", metric_unit(metric), "higher is better"
+        charts.append(bar_chart(title, bars, unit=unit, note=note))
+    return charts
+
+
+def comparison_rows(tests: list[dict]) -> list[list[str]]:
+    rows = []
+    for t in tests:
+        verdict = DASH if t["within_noise"] is None else ("within noise" if t["within_noise"] else "significant")
+        rows.append([f"{t['org']}/{t['system']}", t["faster"], t["slower"], number(t["olympic_difference_s"]),
+                     number(t["t"], 3), number(t["df"], 3), p_value(t["p_value"]), verdict])
+    return rows
+
+
+def section(table) -> list[str]:
+    out = [f'<section id="{escape(table.anchor)}">', f"<h2>{escape(table.title)}</h2>"]
+    if table.training:
+        first = table.training[0]
+        out += [(f"<h3>Training: time to {escape(str(first['quality_metric']))} &ge; "
+                f"{escape(str(first['quality_target']))}</h3>"),
+                training_chart(table.training),
+                html_table(f"training-{table.anchor}", table.training_columns(), table.training)]
+        if table.comparisons:
+            out += [('<p class="note">Welch tests, frameworks on the same system (highlighted above: within '
+                    "noise of the fastest).</p>"),
+                    plain_table(f"welch-{table.anchor}", ["system", "faster", "slower", "olympic difference s",
+                                                          "t", "df", "p", "verdict"],
+                                comparison_rows(table.comparisons))]
+    if table.inference:
+        out += ["<h3>Inference (LoadGen)</h3>", *inference_charts(table),
+                html_table(f"inference-{table.anchor}", table.inference_columns(), table.inference)]
+    out.append("</section>")
+    return out
+
+
+def render_html(doc: dict) -> str:
+    stats = doc["statistics"]
+    groups = tables(doc)
+    out = ["<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           "<title>levelfield leaderboard</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
+           "<h1>levelfield leaderboard</h1>",
+           (f'<p class="note">Generated by {escape(doc["generated_by"])} from {len(doc["submissions"])} clean '
+           f"submission tree(s); {len(doc['excluded'])} tree(s) with findings are listed under "
+           '<a href="#excluded">Not included</a>.</p>'),
+           (f'<p class="note">Time to target: {escape(stats["time_to_target"])}. CI: {stats["confidence"]:.0%} '
+           f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
+           f"{stats['alpha']}.</p>")]
+    if groups:
+        out.append("<nav><ul>" + "".join(f'<li><a href="#{escape(t.anchor)}">{escape(t.title)}</a></li>'
+                                         for t in groups) + "</ul></nav>")
+    else:
+        out.append("<p>No clean submission: nothing to rank.</p>")
+    for table in groups:
+        out += section(table)
+    out += ["<h2>Submissions</h2>",
+            plain_table("submissions", ["tree", "division", "org", "rules", "warnings"],
+                        [[s["path"], s["division"], s["org"], s["rules_version"], codes(s["warnings"])]
+                         for s in doc["submissions"]])
+            if doc["submissions"] else "<p>None checked clean.</p>",
+            '<h2 id="excluded">Not included</h2>',
+            '<p class="note">Trees with findings; <code>levelfield check TREE</code> explains each code.</p>'
+            if doc["excluded"] else "<p>None: every tree checked clean.</p>",
+            plain_table("excluded-trees", ["tree", "rules", "finding codes"],
+                        [[e["path"], e["rules_version"], codes(e["codes"])] for e in doc["excluded"]])
+            if doc["excluded"] else "",
+            "</body>", "</html>"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,209 @@
+"""One leaderboard row per result of a clean tree: training rows and inference rows, as plain dicts.
+
+    from levelfield.tools.leaderboard.rows import training_rows, inference_rows
+    rows = training_rows(clean_tree) + inference_rows(clean_tree)
+
+Every number comes from the files the checker just verified, read through the
+checker's own records and helpers (`run_status`, `epochs_to_target`,
+`scenario_metric`), so the leaderboard and `levelfield check` cannot disagree
+on what a log says. Time to train per run = run_stop time_ms - run_start
+time_ms (MLPerf's definition; initialisation and compilation are not timed);
+a run whose run_stop status is not `success` has no time and counts as the
+slowest in the olympic score, as in MLPerf. Units are in the key names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+from levelfield.checker.checks.training import epochs_to_target, run_status
+from levelfield.checker.metrics import scenario_metric
+
+from levelfield.stats import confidence_interval, mean, olympic_score, stdev
+
+MS_PER_S = 1000.0
+S_PER_HOUR = 3600.0
+_RUN_INDEX = re.compile(r"result_(\d+)\.txt$")
+
+
+def _number(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _text(value) -> str | None:
+    # Log values are untrusted JSON; the checker vouches for the keys it checks, the tables only show text.
+    return value if isinstance(value, str) else None
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def row_id(kind: str, identity: dict) -> str:
+    """A stable id: the same result gets the same id on every render, whatever else the page holds.
+
+    The hash covers rules version, division, org, system, task and framework; the prefix (`trn-`,
+    `inf-`) keeps a result's training and inference rows apart while their hash ties them together.
+    """
+    key = "/".join(identity[k] for k in ("rules_version", "division", "org", "system", "task", "framework"))
+    return f"{kind}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:10]}"
+
+
+def system_fields(submission, system_id: str) -> dict:
+    """What the tables show about the hardware, from the system description (schema-checked by SYS001)."""
+    record = submission.systems.get(system_id)
+    data = record.data if record is not None and isinstance(record.data, dict) else {}
+    nodes = _int(data.get("number_of_nodes")) or 1
+    per_node = _int(data.get("accelerators_per_node")) or 0
+    return {
+        "system_name": _text(data.get("system_name")) or system_id,
+        "system_status": _text(data.get("status")),
+        "nodes": nodes,
+        "cpu": _text(data.get("host_processor_model_name")),
+        "accelerator": _text(data.get("accelerator_model_name")) if per_node else None,
+        "accelerator_count": per_node * nodes,
+        "node_hourly_price_usd": _number(data.get("hourly_price_usd")),
+    }
+
+
+def _identity(tree, system: str, task: str, framework: str) -> dict:
+    sub = tree.submission
+    return {"rules_version": tree.rules_version, "division": sub.division, "org": sub.org,
+            "system": system, "task": task, "framework": framework}
+
+
+def _run_index(log) -> int:
+    match = _RUN_INDEX.search(log.path)
+    return int(match.group(1)) if match else 0
+
+
+def run_record(log) -> dict:
+    """One training run: status, time to target in s (None when the run failed), and its measurements."""
+    status = run_status(log)
+    start, stop = log.first("run_start"), log.first("run_stop")
+    time_s = None
+    if status == "success" and start is not None and stop is not None:
+        start_ms, stop_ms = _number(start.time_ms), _number(stop.time_ms)
+        if start_ms is not None and stop_ms is not None:
+            time_s = (stop_ms - start_ms) / MS_PER_S
+    return {
+        "file": log.path.rsplit("/", 1)[-1],
+        "seed": _int(log.value("seed")),
+        "status": _text(status),
+        "time_to_target_s": time_s,
+        "epochs_to_target": epochs_to_target(log) if status == "success" else None,
+        "time_to_first_step_s": _number(log.value("levelfield_time_to_first_step_s")),
+        "peak_host_memory_mib": _number(log.value("levelfield_peak_rss_mib")),
+        "peak_device_memory_mib": _number(log.value("levelfield_peak_device_memory_mib")),
+        "energy_j": _number(log.value("levelfield_energy_j")),
+    }
+
+
+def time_statistics(times_s: list[float | None], drop: int) -> dict:
+    """The olympic score over every run (failed = slowest); mean, spread and 95% CI over the successful runs.
+
+    The spread statistics use only runs that have a time: a failed run has no duration to average, and
+    the olympic score already ranks it last.
+    """
+    ok = [t for t in times_s if t is not None]
+    ci = confidence_interval(ok)
+    return {
+        "olympic_mean": olympic_score(times_s, drop),
+        "mean": mean(ok) if ok else None,
+        "stdev": stdev(ok) if ok else None,
+        "ci95_low": ci[0] if ci else None,
+        "ci95_high": ci[1] if ci else None,
+        "n": len(ok),
+        "olympic_drop": drop,
+    }
+
+
+def _mean_of(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r[key] is not None]
+    return mean(values) if values else None
+
+
+def _max_of(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r[key] is not None]
+    return max(values) if values else None
+
+
+def training_row(tree, training) -> dict:
+    logs = sorted(training.logs, key=_run_index)
+    runs = [run_record(log) for log in logs]
+    identity = _identity(tree, training.system, training.task, training.framework)
+    drop = tree.suite.task(training.task).training["olympic_drop"]
+    times = time_statistics([r["time_to_target_s"] for r in runs], drop)
+    system = system_fields(tree.submission, training.system)
+    first = logs[0] if logs else None
+    price = system["node_hourly_price_usd"]
+    cost = None
+    if price is not None and times["olympic_mean"] is not None:
+        cost = price * system["nodes"] * times["olympic_mean"] / S_PER_HOUR
+    return {
+        "id": row_id("trn", identity), **identity, **system,
+        "framework_version": None if first is None else _text(first.value("levelfield_framework_version")),
+        "compile_mode": None if first is None else _text(first.value("levelfield_compile_mode")),
+        "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
+        "quality_metric": tree.suite.task(training.task).quality["metric"],
+        "quality_target": tree.suite.task(training.task).quality["target"],
+        "runs": len(runs),
+        "failed_runs": sum(r["time_to_target_s"] is None for r in runs),
+        "time_to_target_s": times,
+        "time_to_first_step_s": _mean_of(runs, "time_to_first_step_s"),
+        "peak_host_memory_mib": _max_of(runs, "peak_host_memory_mib"),
+        "peak_device_memory_mib": _max_of(runs, "peak_device_memory_mib"),
+        "energy_per_run_j": _mean_of(runs, "energy_j"),
+        "cost_per_run_usd": cost,
+        "run_details": runs,
+        "source": tree.path,
+    }
+
+
+def training_rows(tree) -> list[dict]:
+    return [training_row(tree, training) for training in tree.submission.trainings]
+
+
+def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) -> dict:
+    rules = tree.suite.task(task_id).loadgen_settings("submission", scenario)
+    name, value = (None, None) if performance is None or performance.detail is None else \
+        scenario_metric(performance.detail.values(), scenario, rules.get("latency_percentile"))
+    scored = accuracy.accuracy.data if accuracy is not None and accuracy.accuracy is not None else None
+    scored = scored if isinstance(scored, dict) else {}
+    return {"metric": name, "value": _number(value),
+            "accuracy_metric": _text(scored.get("metric")), "accuracy": _number(scored.get("value")),
+            "accuracy_threshold": _number(scored.get("threshold"))}
+
+
+def inference_rows(tree) -> list[dict]:
+    """One row per system x task x framework that has inference runs; one entry per scenario present."""
+    by_result: dict[tuple, dict] = {}
+    for run in tree.submission.inferences:
+        by_result.setdefault((run.system, run.task, run.framework), {})[(run.scenario, run.mode)] = run
+    rows = []
+    for (system_id, task_id, framework), runs in sorted(by_result.items()):
+        identity = _identity(tree, system_id, task_id, framework)
+        scenarios = {}
+        for scenario in tree.suite.scenarios:   # the rules' order, so every page lists scenarios alike
+            perf, acc = runs.get((scenario, "performance")), runs.get((scenario, "accuracy"))
+            if perf is not None or acc is not None:
+                scenarios[scenario] = _scenario_entry(tree, task_id, scenario, perf, acc)
+        perf = next((runs[(s, "performance")] for s in scenarios if (s, "performance") in runs), None)
+        result = perf.result.data if perf is not None and perf.result is not None else None
+        result = result if isinstance(result, dict) else {}
+        accuracies = [e["accuracy"] for e in scenarios.values() if e["accuracy"] is not None]
+        rows.append({
+            "id": row_id("inf", identity), **identity, **system_fields(tree.submission, system_id),
+            "framework_version": _text(result.get("framework_version")),
+            "compile_mode": _text(result.get("compile_mode")),
+            "accuracy_metric": next((e["accuracy_metric"] for e in scenarios.values() if e["accuracy_metric"]), None),
+            # The lowest over scenarios: each scenario's accuracy run scores the same model, and the
+            # table shows the value every scenario reached.
+            "accuracy": min(accuracies) if accuracies else None,
+            "scenarios": scenarios,
+            "source": tree.path,
+        })
+    return rows
