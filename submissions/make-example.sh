@@ -22,11 +22,11 @@ rm -rf "$WORK"
 mkdir -p "$WORK/runs"
 # LoadGen sizes the one Offline query as expected_qps x min duration x 1.1, and the run is VALID only
 # if answering it lasts the rules' 60 s: so expected_qps must be at least the real throughput
-# (measured here: about 190k-210k samples/s for ctr-dlrm through the harness in every framework).
+# (measured here: 205k-221k samples/s for ctr-dlrm through the harness; 250k leaves a margin).
 cat > "$WORK/user.yaml" <<'YAML'
 version: 1
 offline:
-  expected_qps: 200000
+  expected_qps: 250000
 YAML
 "$LF" sysinfo --out "$WORK/example-box.json" --set submitter=$ORG --set division=closed --set status=available \
     --set system_type=datacenter --set "system_name=levelfield CI machine (2 vCPU)" > /dev/null
