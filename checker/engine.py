@@ -151,4 +151,5 @@ def run_check(code: str, submission, context) -> list[Finding]:
                         code=INTERNAL_ERROR, name=internal.name, severity=ERROR)]
     for finding in findings:
         finding.code, finding.name, finding.severity = code, registered.name, registered.severity
+        finding.hint = finding.hint or registered.doc_section("Fix:")  # every finding says how to fix it
     return findings

@@ -83,8 +83,11 @@ def olympic_score(times: Sequence[float | None], drop: int) -> float | None:
     return None if math.isinf(score) else score
 
 
-def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> dict:
-    """Welch's two-sided t-test of mean(a) == mean(b) without assuming equal variances.
+def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, alternative: str = "two-sided") -> dict:
+    """Welch's t-test of mean(a) == mean(b) without assuming equal variances.
+
+    `alternative` is scipy's: "two-sided" (the default), or "less" / "greater" for the one-sided
+    test that mean(a) is below / above mean(b).
 
     Returns {"t", "df", "p_value", "within_noise"} with within_noise = p_value >= alpha. Every value is
     None when the test is undefined: fewer than two values on a side, or no spread on either side.
@@ -98,7 +101,7 @@ def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA) -> 
         # scipy warns of "catastrophic cancellation" when one side is constant (e.g. equal run times to the
         # ms); the statistic is still exact then, and the undefined cases are handled above and below.
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = stats.ttest_ind(list(a), list(b), equal_var=False)
+        result = stats.ttest_ind(list(a), list(b), equal_var=False, alternative=alternative)
     t, p, df = float(result.statistic), float(result.pvalue), float(result.df)
     if not (math.isfinite(t) and math.isfinite(p)):
         return undefined

@@ -107,7 +107,7 @@ def test_an_aborted_inference_run_is_never_packaged(runs, tmp_path):
     data = json.loads(result_json.read_text())
     data["status"] = "aborted"
     result_json.write_text(json.dumps(data))
-    assert_user_error(_package(runs_dir, system, tmp_path / "sub"), "an aborted run is never a result")
+    assert_user_error(_package(runs_dir, system, tmp_path / "sub"), "an aborted or failed run is never a result")
 
 
 def test_closed_division_refuses_a_code_folder(runs, tmp_path):

@@ -280,7 +280,7 @@ def implausibly_fast_convergence(sub, ctx):
     Fix: use the reference recipe and submit consecutive runs; if the speed-up is genuine, submit it
     to the open division with an explanation.
     """
-    from scipy import stats
+    from levelfield.stats import welch_test
 
     alpha = float(ctx.suite.checks["convergence_alpha"])
     for training in sub.trainings:
@@ -293,12 +293,11 @@ def implausibly_fast_convergence(sub, ctx):
             continue  # reference points exist for one batch size only
         reference = [e for values in rcp["epochs_to_target"].values() for e in values]
         mean, ref_mean = sum(epochs) / len(epochs), sum(reference) / len(reference)
-        if len(set(epochs)) == 1 and len(set(reference)) == 1:
-            faster = mean < ref_mean       # no spread on either side: the t-test is undefined
-            p = 0.0 if faster else 1.0
+        test = welch_test(epochs, reference, alpha, alternative="less")
+        if test["p_value"] is None:   # no spread on either side: the t-test is undefined
+            p, faster = (0.0, True) if mean < ref_mean else (1.0, False)
         else:
-            p = float(stats.ttest_ind(epochs, reference, equal_var=False, alternative="less").pvalue)
-            faster = p < alpha
+            p, faster = test["p_value"], not test["within_noise"]
         if faster:
             yield Finding.at(training.folder, f"converged faster than the reference runs (one-sided Welch "
                                               f"t-test p = {p:.3g} < {alpha})",
