@@ -24,7 +24,7 @@ METRIC_KEY = {"singlestream": "p90_latency_ms", "multistream": "p99_latency_ms",
               "server": "samples_per_s", "offline": "samples_per_s"}
 COMMON_KEYS = ["status", "task", "framework", "framework_version", "compile_mode", "device", "scenario", "mode",
                "profile", "weights", "warmup_s", "loadgen_version", "submittable", "system_fingerprint",
-               "environment"]
+               "environment", "sut"]
 
 
 def check_performance_result(result: dict, scenario: str) -> None:

@@ -18,31 +18,14 @@ import numpy as np
 import pytest
 from levelfield.reference.harness.accuracy import read_accuracy_log
 from levelfield.reference.harness.runner import InferOptions, infer
+from test_runner import check_performance_result
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]
 SCENARIOS = ["singlestream", "multistream", "server", "offline"]
-METRIC_KEY = {"singlestream": "p90_latency_ms", "multistream": "p99_latency_ms",
-              "server": "samples_per_s", "offline": "samples_per_s"}
-COMMON_KEYS = ["status", "task", "framework", "framework_version", "compile_mode", "device", "scenario", "mode",
-               "profile", "weights", "warmup_s", "loadgen_version", "submittable", "system_fingerprint",
-               "environment", "sut"]
 # Accuracy mode does not time anything, so the matrix sends Server's samples 10x faster than
 # smoke's 200/s; the default rate is exercised by test_runner.py.
 FAST_SERVER_ACCURACY = "version: 1\nserver: {target_qps: 2000}\n"
-
-
-def check_performance_result(result: dict, scenario: str) -> None:
-    for key in COMMON_KEYS + ["valid", "result_validity", "invalid_reasons"]:
-        assert key in result, key
-    assert result["status"] == "completed"
-    assert result[METRIC_KEY[scenario]] > 0
-    assert result["result_validity"] in ("VALID", "INVALID")
-    assert result["valid"] == (result["result_validity"] == "VALID")
-    assert result["valid"] or result["invalid_reasons"]  # INVALID always says why
-    assert result["loadgen_version"].startswith("6.0.17 ")
-    assert result["submittable"] is False  # smoke is never submittable, VALID or not
-    assert result["system_fingerprint"]["digest"] and result["environment"]["digest"]
 
 
 def assert_rows_match(task_id: str, logged: np.ndarray, direct: np.ndarray) -> None:
