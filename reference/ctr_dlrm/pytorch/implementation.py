@@ -38,8 +38,6 @@ from levelfield.reference.torch_parallel import (
 _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
 
 
-
-
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "pytorch"

@@ -43,8 +43,6 @@ from levelfield.reference.torch_parallel import (
 _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
-
-
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "pytorch"

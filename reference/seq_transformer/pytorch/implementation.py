@@ -42,8 +42,6 @@ from levelfield.reference.torch_parallel import (
 _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
-
-
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "pytorch"
