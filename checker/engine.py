@@ -22,6 +22,8 @@ from levelfield.checker.findings import ERROR, REGISTRY, Finding
 from levelfield.errors import UserError
 
 INTERNAL_ERROR = "CHK001"
+# Submissions are judged against this profile unless the auditor asks for another (the demo's).
+SUBMISSION_PROFILE = "submission"
 
 
 @dataclass
@@ -35,12 +37,18 @@ class Waiver:
 
 
 class Context:
-    """What checks may use besides the submission: the rules, and the dataset labels for re-scoring."""
+    """What checks may use besides the submission: the rules, the profile every run is judged
+    against, and the dataset labels for re-scoring."""
 
-    def __init__(self, suite, data_dir: str | None = None):
+    def __init__(self, suite, data_dir: str | None = None, profile: str = SUBMISSION_PROFILE):
         self.suite = suite
         self.data_dir = data_dir
+        self.profile = profile
         self.cache: dict = {}   # results several checks share (e.g. an accuracy re-score), by name
+
+    def task(self, task_id: str):
+        """The task's rules as the checked profile sets them (run lengths, and the demo's own target)."""
+        return self.suite.task(task_id).for_profile(self.profile)
 
     def labels(self, task_id: str):
         """Eval labels of the task's full eval set (numpy); UserError when the data is absent."""
@@ -69,6 +77,7 @@ class Report:
     root: str
     rules_version: str
     checks_run: list[str]
+    profile: str = SUBMISSION_PROFILE
     findings: list[Finding] = field(default_factory=list)     # every finding, waived ones marked
     # What was checked, for tools that build on a verdict (the leaderboard): the records the checks
     # saw and the rules they were judged by, so nothing is read a second time after the check.
@@ -110,7 +119,7 @@ def _import_checks() -> None:
 
 def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str | None = None,
                select: list[str] = (), ignore: list[str] = (), waivers: list[Waiver] = (),
-               data_dir: str | None = None) -> Report:
+               data_dir: str | None = None, profile: str = SUBMISSION_PROFILE) -> Report:
     from levelfield.checker.loader import declared_rules_version, load_submission
     from levelfield.checker.tree import read_tree
     from levelfield.rules import load_suite
@@ -124,9 +133,10 @@ def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str |
         if rules_version is not None:
             raise
         suite = load_suite(None, rules_dir)  # an unknown declared version is itself a finding (RUL001)
+    suite.check_id("profile", profile)
     submission = load_submission(tree, suite)
-    context = Context(suite, data_dir)
-    report = Report(str(root), suite.version, codes, submission=submission, suite=suite)
+    context = Context(suite, data_dir, profile)
+    report = Report(str(root), suite.version, codes, profile, submission=submission, suite=suite)
     for code in codes:
         report.findings.extend(run_check(code, submission, context))
     for finding in report.findings:

@@ -21,13 +21,15 @@ def text_report(report, *, hints: bool = True) -> str:
             lines.append(f"    hint: {finding.hint}")
     active = report.active
     counts = Counter(f.code for f in active)
+    # Said on the verdict line itself, so a clean demo tree is never mistaken for a clean submission.
+    judged = f"rules {report.rules_version}" + ("" if report.profile == "submission" else
+                                                 f", judged as the {report.profile} profile (not results)")
     if not report.findings:
-        lines.append(f"{report.root}: clean: {len(report.checks_run)} checks, rules {report.rules_version}, no findings")
+        lines.append(f"{report.root}: clean: {len(report.checks_run)} checks, {judged}, no findings")
     else:
         summary = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())) or "none active"
         lines.append(f"{report.root}: {len(active)} finding(s) ({summary}); "
-                     f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, "
-                     f"rules {report.rules_version}")
+                     f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, {judged}")
     return "\n".join(lines)
 
 
@@ -36,6 +38,7 @@ def json_report(report) -> dict:
         "format_version": JSON_FORMAT_VERSION,
         "root": report.root,
         "rules_version": report.rules_version,
+        "profile": report.profile,
         "checks_run": report.checks_run,
         "passed": not report.failed,
         "findings": [f.as_dict() for f in report.findings],

@@ -14,7 +14,7 @@ the `$.path`, the value found and the value expected.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,25 @@ class Task:
     def package(self) -> str:
         """Python package name of the task's folder under reference/ (`fmnist-resnet` -> `fmnist_resnet`)."""
         return self.id.replace("-", "_")
+
+    def for_profile(self, profile: str) -> "Task":
+        """The task as a run with `profile` sees it: the profile's training, quality target and
+        inference reference value replace the task's (only the demo profile, which trains on a
+        subset, overrides the latter two; the loader refuses them on a submittable profile)."""
+        spec = self.profiles[profile]
+        return replace(self, training=self.training_settings(profile),
+                       quality={**self.quality, **spec.get("quality", {})},
+                       inference={**self.inference, **spec.get("inference", {})})
+
+    @property
+    def train_samples(self) -> int:
+        """Training rows a run uses: a profile's first n (smoke, demo), or the whole split."""
+        return int(self.training.get("train_samples", self.dataset["train_samples"]))
+
+    @property
+    def eval_samples(self) -> int:
+        """Eval rows a run scores (the trainer and the LoadGen runner alike)."""
+        return int(self.training.get("eval_samples", self.dataset["eval_samples"]))
 
     def training_settings(self, profile: str) -> dict:
         """The task's training section with the profile's overrides applied."""
@@ -212,8 +231,30 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
                             f"{', '.join(suite_raw['frameworks'])})")
         if len(epochs) != len(rcp["seeds"]):
             problems.append(f"{where}: {len(epochs)} values for {len(rcp['seeds'])} seeds (expected one per seed)")
-    for profile in raw["profiles"]:
+    problems += _cross_check_profiles(raw, suite_raw)
+    return problems
+
+
+def _cross_check_profiles(raw: dict, suite_raw: dict) -> list[str]:
+    problems = []
+    for profile in sorted(set(suite_raw["profiles"]) - set(raw["profiles"])):
+        problems.append(f"$.profiles: profile {profile!r} of {SUITE_FILE} is missing (every task defines every "
+                        f"profile's run lengths)")
+    for profile, spec in raw["profiles"].items():
+        where = f"$.profiles.{profile}"
         if profile not in suite_raw["profiles"]:
-            problems.append(f"$.profiles.{profile}: not a profile of {SUITE_FILE} "
+            problems.append(f"{where}: not a profile of {SUITE_FILE} "
                             f"(expected one of: {', '.join(suite_raw['profiles'])})")
+            continue
+        overrides = [key for key in ("quality", "inference") if key in spec]
+        if overrides and suite_raw["profiles"][profile]["submittable"]:
+            problems.append(f"{where}: a submittable profile may not override {' or '.join(overrides)} "
+                            f"(results must meet the task's own target)")
+        target = spec.get("quality", raw["quality"])["target"]
+        reference = spec.get("inference", raw["inference"])["reference_value"]
+        threshold = reference * raw["inference"]["accuracy_ratio"]
+        if overrides and threshold > target:
+            problems.append(f"{where}.inference.reference_value: {reference} x accuracy_ratio "
+                            f"{raw['inference']['accuracy_ratio']} = {threshold:.4g} is above the profile's "
+                            f"quality target {target}")
     return problems

@@ -127,7 +127,7 @@ def clean_check(path, **_options) -> Report:
 
 def checker_saying(*findings: Finding):
     def check(path, **_options) -> Report:
-        return Report(str(path), "1.0", [], list(findings), **_loaded(path))
+        return Report(str(path), "1.0", [], findings=list(findings), **_loaded(path))
     return check
 
 

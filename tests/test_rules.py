@@ -56,6 +56,39 @@ def test_profile_training_overrides_apply():
     assert task.training_settings("submission")["runs"] == task.training["runs"]
 
 
+def test_for_profile_gives_the_demo_its_own_target_and_rows():
+    task = load_suite().task("fmnist-resnet")
+    demo, submission = task.for_profile("demo"), task.for_profile("submission")
+    assert demo.quality["target"] == task.profiles["demo"]["quality"]["target"] < task.quality["target"]
+    assert demo.inference["reference_value"] == task.profiles["demo"]["inference"]["reference_value"]
+    assert (demo.train_samples, demo.eval_samples) == (task.profiles["demo"]["training"]["train_samples"],
+                                                       task.profiles["demo"]["training"]["eval_samples"])
+    assert submission.quality == task.quality and submission.train_samples == task.dataset["train_samples"]
+    assert task.quality["target"] == load_suite().task("fmnist-resnet").quality["target"]  # the original is untouched
+
+
+def test_a_submittable_profile_may_not_lower_the_target(rules_copy):
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "  submission:\n", "  submission:\n    quality: {target: 0.5}\n")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "ctr-dlrm.yaml", "$.profiles.submission: a submittable profile may not override quality")
+
+
+def test_a_demo_reference_above_its_target_is_refused(rules_copy):
+    edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "    inference: {reference_value: 0.75}",
+         "    inference: {reference_value: 0.95}")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "$.profiles.demo.inference.reference_value: 0.95 x accuracy_ratio 0.99")
+
+
+def test_every_task_defines_every_profile_of_the_suite(rules_copy):
+    path = rules_copy / "1.0/tasks/seq-transformer.yaml"
+    text = path.read_text()
+    start, end = text.index("  demo:\n"), text.index("  submission:\n")
+    path.write_text(text[:start] + text[end:])
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "seq-transformer.yaml", "profile 'demo' of suite.yaml is missing")
+
+
 def test_unknown_task_names_allowed_ids():
     with pytest.raises(UserError, match=r"unknown task 'mnist' .*fmnist-resnet, seq-transformer, ctr-dlrm"):
         load_suite().task("mnist")

@@ -166,6 +166,21 @@ def test_peer_engine_rejects_a_broken_log(tmp_path):
     assert not peer_compliance(no_stop)[0]
 
 
+def test_the_peer_check_uses_the_rules_the_run_used(rules_copy, tmp_path):
+    """--rules-dir reaches the peer engine: a ruleset there that no log can pass marks the run non-compliant."""
+    ruleset = rules_copy / "1.0" / "mllog" / "training.yaml"
+    ruleset.write_text(ruleset.read_text().replace("NAME:  submission_org\n    REQ:   EXACTLY_ONE\n"
+                                                   "    CHECK: \" v['value'] != '' \"",
+                                                   "NAME:  submission_org\n    REQ:   EXACTLY_ONE\n"
+                                                   "    CHECK: \" v['value'] == 'nobody' \""))
+    out = tmp_path / "run"
+    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
+                     "--seed", "2", "--rules-dir", str(rules_copy), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "summary.json").read_text())["runs"][0]["peer_compliance"] is False
+    assert peer_compliance(out / "result_0.txt")[0]   # the shipped ruleset passes the same log
+
+
 def test_a_run_that_fails_leaves_no_result_file(rules_copy, tmp_path):
     """A run that stops on an error ends its log with run_stop aborted/error and keeps the .inprogress name."""
     from levelfield.rules import load_suite

@@ -29,9 +29,10 @@ def rescore(run, ctx) -> tuple[dict | None, str | None]:
     if run.folder not in cache:
         from levelfield.reference.harness.accuracy import score_entries
 
-        task = ctx.suite.task(run.task)
+        task = ctx.task(run.task)
         try:
-            cache[run.folder] = (score_entries(run.accuracy_log.data, task, ctx.labels(run.task)), None)
+            labels = ctx.labels(run.task)[:task.eval_samples]   # a profile's eval rows: the first n
+            cache[run.folder] = (score_entries(run.accuracy_log.data, task, labels), None)
         except ValueError as error:
             cache[run.folder] = (None, str(error)[:300])
     return cache[run.folder]
@@ -61,7 +62,7 @@ def accuracy_below_threshold(sub, ctx):
     """
     for run in _accuracy_runs(sub):
         scored, _ = rescore(run, ctx)
-        threshold = _threshold(ctx.suite.task(run.task))
+        threshold = _threshold(ctx.task(run.task))
         if scored is not None and not scored["value"] >= threshold:
             yield Finding.at(run.accuracy_log.path, f"{scored['metric']} below the rules' threshold",
                              found=scored["value"], expected=f">= {threshold:.6g}")
@@ -82,7 +83,7 @@ def accuracy_rescore_mismatch(sub, ctx):
         reported = run.accuracy.data if run.accuracy is not None else None
         if scored is None or not isinstance(reported, dict):
             continue  # ACC001 / STR001 / STR003
-        threshold = _threshold(ctx.suite.task(run.task))
+        threshold = _threshold(ctx.task(run.task))
         value = reported.get("value")
         if reported.get("metric") != scored["metric"]:
             yield Finding.at(run.accuracy.path, "metric name differs from the task's", found=reported.get("metric"),

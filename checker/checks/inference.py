@@ -84,8 +84,8 @@ def constraint_not_met(sub, ctx):
     Fix: run with the rules' settings and no smaller maximum; lower server target_qps to meet the bound.
     """
     for run, values in _runs(sub, "performance"):
-        task = ctx.suite.task(run.task)
-        rules = task.loadgen_settings("submission", run.scenario)
+        task = ctx.task(run.task)
+        rules = task.loadgen_settings(ctx.profile, run.scenario)
         duration_ms = achieved_duration_ms(values)
         if duration_ms is None:
             yield Finding.at(run.detail.path, "no power_begin/power_end to measure the duration",
@@ -145,9 +145,9 @@ def _close(found, want) -> bool:
 @check("INF004", "settings-not-submission", area="inference")
 def settings_not_submission(sub, ctx):
     """What: the settings LoadGen was asked for (requested_* in mlperf_log_detail.txt) break the rules'
-    submission profile: another scenario or mode than the folder says, other RNG seeds, a shorter
-    minimum duration or query count, another sample count, samples per query, latency percentile or
-    latency bound. Smoke-profile runs fail here.
+    submission profile (or the profile named by `levelfield check --profile`): another scenario or mode
+    than the folder says, other RNG seeds, a shorter minimum duration or query count, another sample
+    count, samples per query, latency percentile or latency bound. Smoke-profile runs fail here.
     Why: results are comparable only under the same test; seeds are fixed so nobody picks a lucky
     sample order.
     Bad: requested_min_duration_ms 500 (the smoke profile) where the rules ask 60000.
@@ -155,11 +155,11 @@ def settings_not_submission(sub, ctx):
     expected_qps, batch sizes) in --user-conf.
     """
     for run, values in _runs(sub):
-        task = ctx.suite.task(run.task)
-        rules = {**task.loadgen_settings("submission", run.scenario),
-                 "performance_sample_count": task.inference["performance_sample_count"]}
+        task = ctx.task(run.task)
+        rules = {**task.loadgen_settings(ctx.profile, run.scenario),
+                 "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples)}
         for key, found, expected in settings_differences(values, rules, ctx.suite, run.scenario, run.mode):
-            yield Finding.at(run.detail.path, f"{key} breaks the rules' submission profile", line=_line(run, key),
+            yield Finding.at(run.detail.path, f"{key} breaks the rules' {ctx.profile} profile", line=_line(run, key),
                              found=found, expected=expected)
 
 
@@ -202,7 +202,7 @@ def result_json_mismatch(sub, ctx):
                              expected="completed")
         if run.mode != "performance":
             continue
-        rules = ctx.suite.task(run.task).loadgen_settings("submission", run.scenario)
+        rules = ctx.task(run.task).loadgen_settings(ctx.profile, run.scenario)
         name, value = scenario_metric(values, run.scenario, rules.get("latency_percentile"))
         reported = data.get(name)
         if value is None or not isinstance(reported, (int, float)) or isinstance(reported, bool) \

@@ -49,7 +49,7 @@ def dataset_digest_mismatch(sub, ctx):
     from levelfield.reference.datasets import expected_digests
 
     for training in sub.trainings:
-        want = expected_digests(ctx.suite.task(training.task))
+        want = expected_digests(ctx.task(training.task))
         for log in training.logs:
             line = log.first("levelfield_dataset_digest")
             if line is not None and line.value != want:

@@ -155,7 +155,7 @@ def too_many_failed_runs(sub, ctx):
     Fix: fix the instability and re-run every run of the result.
     """
     for training in sub.trainings:
-        allowed = ctx.suite.task(training.task).training["max_failed_runs"]
+        allowed = ctx.task(training.task).training["max_failed_runs"]
         failed = [log for log in training.logs if run_status(log) != "success"]
         if len(failed) > allowed:
             yield Finding.at(training.folder, "too many runs did not succeed", found=len(failed),
@@ -171,7 +171,7 @@ def target_not_reached(sub, ctx):
     Fix: train until the target is reached (`levelfield train` stops only there).
     """
     for training, log in _logs(sub):
-        target = ctx.suite.task(training.task).quality["target"]
+        target = ctx.task(training.task).quality["target"]
         stated = log.first("levelfield_quality_target")
         if stated is not None and stated.value != target:
             yield Finding.at(log.path, "stated quality target differs from the rules", line=stated.lineno,
@@ -217,7 +217,7 @@ def wrong_run_count(sub, ctx):
     Fix: submit exactly the rules' number of consecutive runs.
     """
     for training in sub.trainings:
-        runs = ctx.suite.task(training.task).training_settings("submission")["runs"]
+        runs = ctx.task(training.task).training["runs"]
         if len(training.logs) != runs:
             yield Finding.at(training.folder, "number of runs differs from the rules", found=len(training.logs),
                              expected=runs)
@@ -236,7 +236,7 @@ def hyperparameter_not_allowed(sub, ctx):
         return
     keys = ctx.suite.hyperparameter_log_keys
     for training, log in _logs(sub):
-        hp = ctx.suite.task(training.task).hyperparameters
+        hp = ctx.task(training.task).hyperparameters
         for name, want in hp["fixed"].items():
             line = log.first(keys[name])
             if line is None:
@@ -284,9 +284,9 @@ def implausibly_fast_convergence(sub, ctx):
 
     alpha = float(ctx.suite.checks["convergence_alpha"])
     for training in sub.trainings:
-        rcp = ctx.suite.task(training.task).reference_convergence
-        if not rcp:
-            continue  # an uncalibrated task has no reference points to compare with
+        rcp = ctx.task(training.task).reference_convergence
+        if not rcp or not ctx.suite.profiles[ctx.profile]["submittable"]:
+            continue  # uncalibrated task, or a demo/smoke check: reference points hold for the full recipe only
         epochs = [e for log in training.logs if run_status(log) == "success" and (e := epochs_to_target(log))]
         batches = {log.value("global_batch_size") for log in training.logs}
         if len(epochs) < 2 or batches != {rcp["global_batch_size"]}:
@@ -307,20 +307,21 @@ def implausibly_fast_convergence(sub, ctx):
 
 @check("TRN010", "not-submission-profile", area="training")
 def not_submission_profile(sub, ctx):
-    """What: a run was produced with a profile the rules mark as not submittable (e.g. smoke), or on a
-    subset of the training or eval data.
-    Why: smoke runs train on a slice for seconds; their numbers are not results.
+    """What: a run was produced with another profile than the one checked (the submission profile,
+    unless `levelfield check --profile` names another), or on another slice of the training or eval
+    data than that profile uses.
+    Why: smoke and demo runs train on a slice for seconds or minutes; their numbers are not results.
     Bad: levelfield_profile "smoke", train_samples 1024.
     Fix: run `levelfield train` with the default submission profile.
     """
     for training, log in _logs(sub):
-        task = ctx.suite.task(training.task)
+        task = ctx.task(training.task)
         line = log.first("levelfield_profile")
-        if line is not None and not ctx.suite.profiles.get(line.value, {}).get("submittable", False):
-            yield Finding.at(log.path, "profile is not submittable", line=line.lineno, found=line.value,
-                             expected=[p for p, spec in ctx.suite.profiles.items() if spec["submittable"]])
+        if line is not None and line.value != ctx.profile:
+            yield Finding.at(log.path, f"run made with another profile than the {ctx.profile} profile checked",
+                             line=line.lineno, found=line.value, expected=ctx.profile)
             continue
-        for key, want in (("train_samples", task.dataset["train_samples"]), ("eval_samples", task.dataset["eval_samples"])):
+        for key, want in (("train_samples", task.train_samples), ("eval_samples", task.eval_samples)):
             line = log.first(key)
             if line is not None and line.value != want:
                 yield Finding.at(log.path, f"{key} is not the whole dataset split", line=line.lineno,
@@ -336,7 +337,7 @@ def init_too_long(sub, ctx):
     Fix: move work out of initialisation, or shorten compilation.
     """
     for training, log in _logs(sub):
-        limit_s = ctx.suite.task(training.task).training["init_limit_s"]
+        limit_s = ctx.task(training.task).training["init_limit_s"]
         start, stop = log.first("init_start"), log.first("init_stop")
         if start and stop and start.time_ms is not None and stop.time_ms is not None:
             took_s = (stop.time_ms - start.time_ms) / 1000

@@ -23,6 +23,14 @@ def add_command(subparsers, name: str, *, help: str, description: str, examples:
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def add_checked_profile_option(parser: argparse.ArgumentParser) -> None:
+    """--profile for the commands that judge submission trees (check, leaderboard)."""
+    parser.add_argument(
+        "--profile", metavar="NAME", default="submission",
+        help="judge every run against this profile of the rules (default: submission; `demo` accepts the "
+             "output of `levelfield demo` and labels it as such; other profiles are never results)")
+
+
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
     """--rules-dir / --rules-version, for every command that reads rules."""
     group = parser.add_argument_group("rules")

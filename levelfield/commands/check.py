@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from levelfield.commands import add_command, add_rules_options
+from levelfield.commands import add_checked_profile_option, add_command, add_rules_options
 
 
 def _codes(text: str) -> list[str]:
@@ -30,6 +30,7 @@ def register(subparsers) -> None:
                   "levelfield check DIR --format json > findings.json",
                   "levelfield check DIR --select TRN,REP --ignore TRN009",
                   "levelfield check DIR --waivers waivers.yaml      (each waiver carries a reason)",
+                  "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
                   "levelfield check --list                          every check: code, name, severity"])
     parser.add_argument("dir", nargs="?", type=Path, metavar="DIR", help="the submission tree (holds MANIFEST)")
     parser.add_argument("--format", choices=["text", "json"], default="text")
@@ -41,6 +42,7 @@ def register(subparsers) -> None:
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
     parser.add_argument("--no-hints", action="store_true", help="text format: omit the hint lines")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    add_checked_profile_option(parser)
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
@@ -60,7 +62,7 @@ def run(args) -> int:
         raise UserError("no submission folder given (expected: levelfield check DIR)")
     waivers = load_waivers(args.waivers) if args.waivers else []
     report = check_tree(args.dir, rules_dir=args.rules_dir, rules_version=args.rules_version, select=args.select,
-                        ignore=args.ignore, waivers=waivers, data_dir=args.data_dir)
+                        ignore=args.ignore, waivers=waivers, data_dir=args.data_dir, profile=args.profile)
     if args.format == "json":
         print(json.dumps(json_report(report), indent=2))
     else:

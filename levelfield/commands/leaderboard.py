@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from levelfield.commands import add_command, add_rules_options
+from levelfield.commands import add_checked_profile_option, add_command, add_rules_options
 from levelfield.tools.leaderboard import FORMATS   # the package's __init__ imports only json and pathlib
 
 
@@ -27,7 +27,8 @@ def register(subparsers) -> None:
                   "levelfield leaderboard subs/acme subs/globex --format html --out leaderboard.html",
                   "levelfield leaderboard submissions/example --format json --out lb.json --force",
                   "levelfield leaderboard submissions/example --format csv > leaderboard.csv",
-                  "levelfield leaderboard DIR --strict     exit 1 when a tree is left out for its findings"])
+                  "levelfield leaderboard DIR --strict     exit 1 when a tree is left out for its findings",
+                  "levelfield leaderboard demo-out/submission --profile demo   the demo's tables, labelled as a demo"])
     parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="submission trees (each holds a MANIFEST)")
     parser.add_argument("--format", choices=FORMATS, default="md", help="output format (default: md)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here (atomically) instead of stdout")
@@ -35,6 +36,7 @@ def register(subparsers) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when any tree is left out for its findings (default: 0, the tree is listed)")
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
+    add_checked_profile_option(parser)
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
@@ -60,7 +62,8 @@ def run(args) -> int:
         if args.out.exists() and not args.force:   # refused before minutes of checking, not after
             raise UserError(f"{args.out}: already exists; not overwriting it", hint="pass --force to replace it")
         _refuse_out_inside_a_tree(args.out, args.dirs)
-    doc = build(args.dirs, rules_dir=args.rules_dir, rules_version=args.rules_version, data_dir=args.data_dir)
+    doc = build(args.dirs, rules_dir=args.rules_dir, rules_version=args.rules_version, data_dir=args.data_dir,
+                profile=args.profile)
     text = render(doc, args.format)
     if args.out is None:
         sys.stdout.write(text)

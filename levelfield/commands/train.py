@@ -89,7 +89,7 @@ def run(args) -> int:
         save_weights=args.save_weights, overrides=dict(args.overrides))
     if args.nproc == 1:
         summary = train(options)
-        write_summary(summary, args.out)  # every log cross-checked by mlperf_logging's own engine
+        write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
         interrupted_by = summary["interrupted_by"]
     else:
         from levelfield.reference.harness.distributed import launch

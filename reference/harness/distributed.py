@@ -230,7 +230,7 @@ def worker_main(options_file: str) -> int:
         trainer.world = join(timeout_s=trainer.settings["init_limit_s"])
         summary = trainer.run()
         if trainer.world.primary:
-            write_summary(summary, trainer.o.out)
+            write_summary(summary, trainer.o.out, trainer.o.rules_dir)
         return 128 + signal.Signals[trainer.interrupted_by].value if trainer.interrupted_by else 0
     except UserError as error:  # a user's mistake: its message, not a traceback, reaches the launcher
         hint = f"{_HINT_SEPARATOR}{error.hint}" if error.hint else ""

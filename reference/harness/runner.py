@@ -231,16 +231,16 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     from levelfield.reference.registry import load_implementation
 
     suite = cached_suite(options.rules_version, options.rules_dir)
-    task = suite.task(options.task_id)
     for kind, value in (("framework", options.framework), ("scenario", options.scenario),
                         ("mode", options.mode), ("profile", options.profile)):
         suite.check_id(kind, value)
+    task = suite.task(options.task_id).for_profile(options.profile)  # the profile's accuracy reference too
     if options.scenario not in task.scenarios:
         raise UserError(f"{task.path}: scenario {options.scenario!r} is not defined for {task.id}")
     common = f"levelfield.reference.{task.package}.common"
     inputs_module = importlib.import_module(f"{common}.inputs")
     spec_module = importlib.import_module(f"{common}.model_spec")
-    n_eval = int(task.training_settings(options.profile).get("eval_samples", task.dataset["eval_samples"]))
+    n_eval = task.eval_samples
     eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
                                             user_conf=options.user_conf, dataset_samples=n_eval)
     if options.scenario == "offline":

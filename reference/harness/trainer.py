@@ -109,11 +109,11 @@ class Trainer:
 
         self.o = options
         self.suite = load_suite(options.rules_version, options.rules_dir)
-        self.task = self.suite.task(options.task_id)
         self.suite.check_id("framework", options.framework)
         self.suite.check_id("profile", options.profile)
         self.suite.check_id("division", options.division)
-        self.settings = self.task.training_settings(options.profile)
+        self.task = self.suite.task(options.task_id).for_profile(options.profile)  # the profile's target too
+        self.settings = self.task.training
         self.runs = options.runs or self.settings["runs"]
         try:
             self.recipe = Recipe.from_task(self.task, **options.overrides)
@@ -155,8 +155,7 @@ class Trainer:
         report.raise_if_bad()
         log.event("levelfield_dataset_digest", {c.label or c.what: c.actual for c in report.checks})
         arrays = load_dataset(self.task, self.o.data_dir)
-        n_train = self.settings.get("train_samples", self.task.dataset["train_samples"])
-        n_eval = self.settings.get("eval_samples", self.task.dataset["eval_samples"])
+        n_train, n_eval = self.task.train_samples, self.task.eval_samples
         take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
         train = (take(self.inputs_module.model_inputs(arrays, "train"), n_train),
                  self.inputs_module.labels(arrays, "train")[:n_train])
@@ -327,13 +326,17 @@ def train(options: TrainOptions) -> dict:
     return Trainer(options).run()
 
 
-def write_summary(summary: dict, out: Path) -> Path:
-    """Cross-check every log with mlperf_logging's engine, then write summary.json (rank 0 only)."""
+def write_summary(summary: dict, out: Path, rules_dir: str | None = None) -> Path:
+    """Cross-check every log with mlperf_logging's engine, then write summary.json (rank 0 only).
+
+    `rules_dir` is the run's own --rules-dir: the engine's ruleset comes from the rules the run used."""
     from levelfield.fsutil import atomic_write_text
     from levelfield.reference.harness.compliance import peer_compliance
+    from levelfield.rules import load_suite
 
+    suite = load_suite(summary["rules_version"], rules_dir)
     for entry in summary["runs"]:
-        entry["peer_compliance"], _ = peer_compliance(Path(entry["log"]))
+        entry["peer_compliance"], _ = peer_compliance(Path(entry["log"]), suite)
     path = Path(out) / "summary.json"
     atomic_write_text(path, json.dumps(summary, indent=2) + "\n", overwrite=True)
     return path

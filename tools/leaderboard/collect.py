@@ -29,6 +29,11 @@ class CleanTree:
     submission: object             # checker.records.Submission
     suite: object                  # rules.Suite of the version the tree was checked under
     warnings: dict[str, int] = field(default_factory=dict)   # code -> active findings of severity warning
+    profile: str = "submission"    # the profile every run was judged against
+
+    def task(self, task_id: str):
+        """The task's rules as the judged profile sets them (the demo's own target)."""
+        return self.suite.task(task_id).for_profile(self.profile)
 
 
 @dataclass
@@ -42,6 +47,7 @@ class ExcludedTree:
 class Collected:
     clean: list[CleanTree] = field(default_factory=list)
     excluded: list[ExcludedTree] = field(default_factory=list)
+    profile: str = "submission"
 
 
 def _code_counts(findings) -> dict[str, int]:
@@ -64,20 +70,20 @@ def _checked_paths(paths: list[Path]) -> list[Path]:
 
 
 def collect(paths: list[Path], *, rules_dir: str | None = None, rules_version: str | None = None,
-            data_dir: str | None = None, check=None) -> Collected:
+            data_dir: str | None = None, profile: str = "submission", check=None) -> Collected:
     """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
     from levelfield.checker.findings import ERROR
 
     if check is None:
         from levelfield.checker.engine import check_tree as check
-    out = Collected()
+    out = Collected(profile=profile)
     for path in _checked_paths([Path(p) for p in paths]):
-        report = check(path, rules_dir=rules_dir, rules_version=rules_version, data_dir=data_dir)
+        report = check(path, rules_dir=rules_dir, rules_version=rules_version, data_dir=data_dir, profile=profile)
         if report.failed:
             out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
             continue
         # The records the checks judged, not a second read that could see a changed tree.
         suite, submission = report.suite, report.submission
         warnings = _code_counts([f for f in report.active if f.severity != ERROR])
-        out.clean.append(CleanTree(str(path), suite.version, submission, suite, warnings))
+        out.clean.append(CleanTree(str(path), suite.version, submission, suite, warnings, profile))
     return out

@@ -120,6 +120,7 @@ def build_document(collected, alpha: float = ALPHA) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": f"levelfield {__version__}",
+        "profile": collected.profile,
         "statistics": {
             "time_to_target": "olympic mean: the fastest and slowest olympic_drop runs dropped, a failed run "
                               "counting as the slowest (MLPerf); mean, stdev and CI over the successful runs",

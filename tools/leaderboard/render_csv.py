@@ -5,6 +5,8 @@
 
 One file so a spreadsheet gets everything: the `table` column says what a
 line is (`training`, `inference`, `excluded`); fields a kind lacks are empty.
+Every line names the rules profile its runs were judged against, so a demo
+line pasted elsewhere still says it is not a result.
 Numbers keep full precision (Python's shortest round-trip repr). A text cell
 from a submission that starts with = + - @ is prefixed with ' so a
 spreadsheet shows it instead of evaluating it as a formula.
@@ -71,7 +73,7 @@ def scenario_fields(doc: dict) -> list[tuple[str, str, str]]:
 
 def render_csv(doc: dict) -> str:
     scenarios = scenario_fields(doc)
-    header = ["table", *IDENTITY, *TRAINING, *(name for name, _, _ in scenarios),
+    header = ["table", "profile", *IDENTITY, *TRAINING, *(name for name, _, _ in scenarios),
               "accuracy_metric", "accuracy", "source", "finding_codes"]
     lines = []
     for row in doc["training"]:
@@ -92,5 +94,5 @@ def render_csv(doc: dict) -> str:
     writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n")
     writer.writeheader()
     for line in lines:
-        writer.writerow({k: cell(line.get(k)) for k in header})
+        writer.writerow({k: cell(line.get(k)) for k in header} | {"profile": doc["profile"]})  # on every line
     return buffer.getvalue()

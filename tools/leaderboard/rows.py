@@ -135,7 +135,7 @@ def training_row(tree, training) -> dict:
     logs = sorted(training.logs, key=_run_index)
     runs = [run_record(log) for log in logs]
     identity = _identity(tree, training.system, training.task, training.framework)
-    drop = tree.suite.task(training.task).training["olympic_drop"]
+    drop = tree.task(training.task).training["olympic_drop"]
     times = time_statistics([r["time_to_target_s"] for r in runs], drop)
     system = system_fields(tree.submission, training.system)
     first = logs[0] if logs else None
@@ -148,8 +148,8 @@ def training_row(tree, training) -> dict:
         "framework_version": None if first is None else _text(first.value("levelfield_framework_version")),
         "compile_mode": None if first is None else _text(first.value("levelfield_compile_mode")),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
-        "quality_metric": tree.suite.task(training.task).quality["metric"],
-        "quality_target": tree.suite.task(training.task).quality["target"],
+        "quality_metric": tree.task(training.task).quality["metric"],
+        "quality_target": tree.task(training.task).quality["target"],
         "runs": len(runs),
         "failed_runs": sum(r["time_to_target_s"] is None for r in runs),
         "time_to_target_s": times,
@@ -168,7 +168,7 @@ def training_rows(tree) -> list[dict]:
 
 
 def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) -> dict:
-    rules = tree.suite.task(task_id).loadgen_settings("submission", scenario)
+    rules = tree.task(task_id).loadgen_settings(tree.profile, scenario)
     name, value = (None, None) if performance is None or performance.detail is None else \
         scenario_metric(performance.detail.values(), scenario, rules.get("latency_percentile"))
     scored = accuracy.accuracy.data if accuracy is not None and accuracy.accuracy is not None else None
