@@ -12,13 +12,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup data browser demo test bench example clean help
+.PHONY: setup data browser demo test bench example fuzz clean help
 
 help:
 	@echo "make demo   set up (venv, torch CPU, extras, dataset) and run the end-to-end demo"
 	@echo "make test   set up if needed and run the whole test suite"
-	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json)"
+	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json and .md; docs/benchmarks.md)"
 	@echo "make example  regenerate submissions/example (about 15 min; quiet machine, clean checkout)"
+	@echo "make fuzz   set up if needed and fuzz the checker with 10,000 damaged trees (build/fuzz/report.json; ~20 min)"
 	@echo "make clean  remove the virtual environment and demo output"
 
 setup: $(STAMP) data browser
@@ -49,12 +50,16 @@ demo: setup
 test: setup
 	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest
 
-# A few minutes; numbers are only meaningful on an otherwise idle machine.
+# 20-30 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.
 bench: setup
 	$(BIN)/python -m benchmarks
 
 example: setup
 	PATH=$(BIN):$$PATH bash submissions/make-example.sh
+
+# 10,000 damaged copies of submissions/example through the checker; the figures go to docs/reliability.md.
+fuzz: setup
+	$(BIN)/python -m levelfield.tools.fuzz --inputs 10000 --seed 1 --out build/fuzz/report.json
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info

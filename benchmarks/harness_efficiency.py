@@ -42,6 +42,9 @@ from pathlib import Path
 
 import numpy as np
 
+TITLE = ("harness efficiency: the LoadGen runner against a raw predict loop over the same rows "
+         "(ratio 1.0 = the harness costs nothing)")
+DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax")  # none: the harness alone (a zero-cost predict)
 SUT_KINDS = ("fast", "plain")
 SERVER_START_QPS = 100.0  # the Server search's first target; well under any model's Offline throughput
 
@@ -103,7 +106,8 @@ class NullImplementation:
 class Bench:
     """One task x framework: a compiled implementation shared by the raw loops and the runner's runs."""
 
-    def __init__(self, task_id: str, framework: str, config: Config, workdir: Path):
+    def __init__(self, task_id: str, framework: str, config: Config | None, workdir: Path):
+        """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
         from levelfield.reference.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.registry import load_implementation
@@ -178,11 +182,16 @@ def percentile_nearest_rank(values: np.ndarray, q: float) -> float:
     return float(ordered[max(0, int(np.ceil(q * len(ordered))) - 1)])
 
 
+def offline_conf(samples: int, batch_size: int) -> str:
+    """User settings for one Offline query of exactly `samples` samples in chunks of `batch_size`."""
+    # min_duration 1 ms: the query holds exactly min_sample_count samples, however fast the model.
+    return f"offline: {{min_duration_ms: 1, min_sample_count: {samples}, batch_size: {batch_size}}}\n"
+
+
 def offline(bench: Bench) -> dict:
     samples, batch = bench.config.offline_samples, int(bench.inputs_module.MAX_PREDICT_BATCH)
     raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)
-    # min_duration 1 ms: the query holds exactly min_sample_count samples, however fast the model.
-    conf = f"offline: {{min_duration_ms: 1, min_sample_count: {samples}, batch_size: {batch}}}\n"
+    conf = offline_conf(samples, batch)
     runner = {}
     for kind in SUT_KINDS:
         runner[kind] = max(bench.infer("offline", conf, kind)[0]["samples_per_s"] for _ in range(bench.config.repeats))
@@ -243,23 +252,24 @@ def server(bench: Bench, offline_samples_per_s: float) -> dict:
             "ratio_to_offline": (low / offline_samples_per_s) if low else None}
 
 
-def run(task_id: str, frameworks: list[str], config: Config, report) -> dict:
-    """{framework: {framework_version, offline, singlestream, server}}; `report(line)` prints progress."""
+def run(options, config: Config) -> dict:
+    """{"task", "config", "frameworks": {framework: {framework_version, offline, singlestream, server}}}."""
     results = {}
+    frameworks = options.frameworks if options.frameworks is not None else list(DEFAULT_FRAMEWORKS)
     with tempfile.TemporaryDirectory(prefix="levelfield-bench-") as tmp:
         for framework in frameworks:
             started = time.perf_counter()
-            bench = Bench(task_id, framework, config, Path(tmp))
+            bench = Bench(options.task, framework, config, Path(tmp))
             entry = {"framework_version": bench.impl.version(), "device": bench.impl.device}
             entry["offline"] = offline(bench)
-            report(format_offline(framework, entry["offline"]))
+            options.report(format_offline(framework, entry["offline"]))
             entry["singlestream"] = singlestream(bench)
-            report(format_singlestream(framework, entry["singlestream"]))
+            options.report(format_singlestream(framework, entry["singlestream"]))
             entry["server"] = server(bench, entry["offline"]["runner_samples_per_s"]["fast"])
-            report(format_server(framework, entry["server"]))
+            options.report(format_server(framework, entry["server"]))
             entry["bench_s"] = time.perf_counter() - started
             results[framework] = entry
-    return results
+    return {"task": options.task, "frameworks": results}
 
 
 def format_offline(framework: str, r: dict) -> str:
@@ -280,3 +290,26 @@ def format_server(framework: str, r: dict) -> str:
     return (f"{framework:10s} Server        max QPS meeting p{round(100 * r['latency_percentile'])} <= "
             f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
             f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput)")
+
+
+def rows(result: dict) -> list[dict]:
+    """Summary rows per framework, one per goal: Offline and SingleStream against the raw loop (fast SUT),
+    Server against Offline."""
+    out = []
+    for framework, e in result["frameworks"].items():
+        o, single, server_result = e["offline"], e["singlestream"], e["server"]
+        who = f"{result['task']} / {framework} {e['framework_version']}"
+        out.append({"compared": f"{who}: Offline, runner (fast SUT) vs raw predict loop",
+                    "figures": f"{o['runner_samples_per_s']['fast']:,.0f} vs {o['raw_samples_per_s']:,.0f} samples/s",
+                    "ratio": o["ratio"]["fast"], "goal": "harness_offline_ratio", "value": o["ratio"]["fast"]})
+        added = single["added_p90_us"]["fast"]
+        out.append({"compared": f"{who}: SingleStream p90, runner (fast SUT) vs raw single-sample predict",
+                    "figures": f"+{added:.1f} us over {single['raw_p90_us']:.1f} us", "ratio": None,
+                    "ratio_text": "-", "goal": "harness_singlestream_added_p90_us", "value": added})
+        qps = server_result["max_qps"]
+        out.append({"compared": f"{who}: Server max valid target QPS vs Offline throughput",
+                    "figures": f"{qps:,.0f} vs {o['runner_samples_per_s']['fast']:,.0f} samples/s" if qps
+                               else "no target QPS met the latency bound",
+                    "ratio": server_result["ratio_to_offline"], "goal": "harness_server_to_offline_ratio",
+                    "value": server_result["ratio_to_offline"]})
+    return out

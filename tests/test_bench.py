@@ -1,7 +1,8 @@
-"""`python -m benchmarks` runs in its tiny configuration and writes the JSON it promises.
+"""`python -m benchmarks` runs in its tiny configuration and writes the JSON and Markdown it promises.
 
 Only the shape of the result is checked, never a timing: the numbers belong
-to `make bench` on a quiet machine.
+to `make bench` on a quiet machine. One quick run per benchmark, each with the
+cheapest framework for it (JAX imports fastest; harness also runs `none`).
 """
 
 from __future__ import annotations
@@ -9,18 +10,37 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import REPO
 
 
-def test_quick_harness_benchmark_writes_json(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "harness", "--frameworks", "none,jax", "--quick",
-                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+def run_bench(tmp_path: Path, *args: str, timeout_s: float = 600) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """Run the benchmarks with --quick into tmp_path; (process, JSON document, Markdown summary)."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", *args, "--quick", "--out", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout_s, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     files = list(tmp_path.glob("*.json"))
-    assert len(files) == 1 and files[0].name.endswith(".json")
+    assert len(files) == 1, files
+    summary = files[0].with_suffix(".md")
+    assert summary.exists(), list(tmp_path.iterdir())
     document = json.loads(files[0].read_text())
     assert document["quick"] is True and document["context"]["cpu_count"] >= 1
+    assert set(document["goals"]) >= {"trainer_overhead_ratio", "noise_offline_cv"}
+    return proc, document, summary.read_text()
+
+
+def assert_table(markdown: str, name: str, rows: int) -> None:
+    """The summary has a section for `name` whose table has `rows` data rows with five cells each."""
+    section = markdown.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert table[0] == "| what is compared | raw figures | ratio | goal | met |"
+    assert len(table) - 2 == rows, table
+    assert all(line.count(" | ") == 4 for line in table[2:]), table
+
+
+def test_quick_harness_benchmark_writes_json(tmp_path):
+    proc, document, markdown = run_bench(tmp_path, "harness", "--frameworks", "none,jax")
     harness = document["benchmarks"]["harness"]
     assert harness["task"] == "ctr-dlrm"
     assert list(harness["frameworks"]) == ["none", "jax"]  # none: the harness alone
@@ -33,9 +53,79 @@ def test_quick_harness_benchmark_writes_json(tmp_path):
         assert server["steps"] and {"target_qps", "met", "samples_per_s"} <= set(server["steps"][0])
         assert "max_qps" in server and "ratio_to_offline" in server
     assert "Offline" in proc.stdout and "SingleStream" in proc.stdout and "Server" in proc.stdout
+    assert_table(markdown, "harness", rows=2)
+
+
+def test_quick_trainer_benchmark(tmp_path):
+    _, document, markdown = run_bench(tmp_path, "trainer", "--frameworks", "jax")
+    trainer = document["benchmarks"]["trainer"]
+    assert trainer["task"] == "ctr-dlrm" and trainer["profile"] == "smoke"
+    jax = trainer["frameworks"]["jax"]
+    assert jax["trainer_run_s"] >= 0 and jax["bare_run_s"] > 0 and jax["ratio"] is not None
+    run, bare = jax["trainer_runs"][0], jax["bare_runs"][0]
+    # The bare loop did what the trainer did: the same epochs and evals.
+    assert bare["epochs"] == run["epochs"] and [e for e, _ in bare["evals"]] == [e for e, _ in run["evals"]]
+    assert_table(markdown, "trainer", rows=1)
+    assert "trainer / bare loop <= 1.03" in markdown
+
+
+def test_quick_compile_benchmark(tmp_path):
+    _, document, markdown = run_bench(tmp_path, "compile", "--tasks", "ctr-dlrm", "--frameworks", "jax")
+    entry = document["benchmarks"]["compile"]["tasks"]["ctr-dlrm"]["jax"]
+    for mode in ("compiled", "eager"):
+        assert entry[mode]["mode"] == mode
+        assert entry[mode]["first_step_s"] > 0 and entry[mode]["step_ms_median"] > 0
+        assert len(entry[mode]["step_ms"]) == document["benchmarks"]["compile"]["chunks"]
+        assert entry[mode]["peak_rss_mib"] > 0  # measured in its own process
+    assert set(entry["ratio"]) == {"first_step", "step"}
+    assert_table(markdown, "compile", rows=1)
+
+
+def test_quick_checker_benchmark(tmp_path):
+    _, document, markdown = run_bench(tmp_path, "checker")
+    checker = document["benchmarks"]["checker"]
+    per_file = checker["per_file"]
+    assert per_file["files"] == 15  # the example's training logs
+    assert per_file["levelfield"]["findings"] == 0 and per_file["mlperf_logging"]["failed"] == 0
+    assert per_file["ratio"] > 0 and per_file["cli"]["mlperf_logging_files"] >= 1
+    assert per_file["cli"]["levelfield_exit_code"] == 0 and per_file["cli"]["mlperf_logging_passed"] >= 1
+    sizes = checker["trees"]["sizes"]
+    assert [s["results"] for s in sizes] == [21 * s["copies"] for s in sizes] and len(sizes) >= 2
+    for size in sizes:
+        assert size["findings"] == 0, size["finding_codes"]  # the scaled trees are clean
+        assert size["peak_rss_mib"] > 0 and size["results_per_s"] > 0
+        assert {"read_tree", "load_submission", "checks ACC", "other"} <= set(size["phases_s"])
+    assert checker["trees"]["exponent"] is not None
+    assert_table(markdown, "checker", rows=2 + len(sizes) + 1)
+
+
+def test_quick_noise_benchmark_with_profile_and_rerendered_summary(tmp_path):
+    profile_dir = tmp_path / "prof"
+    _, document, markdown = run_bench(tmp_path, "noise", "--frameworks", "jax", "--profile-out", str(profile_dir))
+    noise = document["benchmarks"]["noise"]
+    jax = noise["frameworks"]["jax"]
+    assert len(jax["samples_per_s"]) == noise["repeats"] >= 5 and jax["cv"] >= 0
+    assert_table(markdown, "noise", rows=1)
+    # --profile-out: a .pstats file, and its top lines in the JSON and the summary.
+    assert (profile_dir / "noise.pstats").exists()
+    assert "cumtime" in document["profiles"]["noise"]["top_cumulative"]
+    assert "noise.pstats" in markdown and "cumtime" in markdown
+    # The summary can be rendered again from the JSON alone.
+    source = next(tmp_path.glob("*.json"))
+    again = subprocess.run([sys.executable, "-m", "benchmarks.summary", str(source), "--stdout"], cwd=REPO,
+                           capture_output=True, text=True, timeout=60, check=False)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == markdown
 
 
 def test_unknown_benchmark_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "harnes", "--out", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "harnes" in proc.stderr and "harness" in proc.stderr
+
+
+def test_unknown_framework_is_refused_before_anything_runs(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "compile", "--frameworks", "jaxx", "--out",
+                           str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "jaxx" in proc.stderr and "Traceback" not in proc.stderr
+    assert not list(tmp_path.iterdir())

@@ -26,6 +26,7 @@ from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, 
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED
+from levelfield.reference.jax_steps import run_steps
 from levelfield.reference.interface import Implementation as BaseImplementation
 
 
@@ -113,16 +114,11 @@ class Implementation(BaseImplementation):
     def train_steps(self, batch_indices, learning_rates):
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        # int32 row indices (JAX's default index type without x64); the training set has < 2**31 rows.
-        indices = jax.device_put(np.asarray(batch_indices, np.int32), self._device)  # [steps, batch]
-        lrs = jax.device_put(np.asarray(learning_rates, np.float32), self._device)   # [steps]
-        losses = []
-        for step in range(len(lrs)):
-            self.state, loss = self._step(self.state, self._train, indices[step], lrs[step])
-            losses.append(loss)
-        if not losses:
-            return np.zeros(0, np.float32)
-        return np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float32)  # the one host sync
+        def step(state, rows, lr):
+            return self._step(state, self._train, rows, lr)
+
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._device)
+        return losses
 
     def hyperparameters(self):
         # inject_hyperparams keeps the configured values in the optimizer state (as float32 arrays).

@@ -25,6 +25,7 @@ import optax
 from flax.training import train_state
 
 from levelfield.reference import interface
+from levelfield.reference.jax_steps import run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
@@ -119,14 +120,11 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        rows = jax.device_put(np.asarray(batch_indices, np.int32), self._jax_device)      # [steps, batch]
-        lrs = jax.device_put(np.asarray(learning_rates, np.float32), self._jax_device)    # [steps]
-        losses = []
-        for step in range(rows.shape[0]):
-            self.state, loss = self._step(self.state, self.train_images, self.train_labels, rows[step], lrs[step])
-            losses.append(loss)
-        # The only host sync of the call: all losses at once.
-        return np.asarray(jax.device_get(jnp.stack(losses)), dtype=np.float32)
+        def step(state, rows, lr):
+            return self._step(state, self.train_images, self.train_labels, rows, lr)
+
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
+        return losses
 
     def hyperparameters(self) -> dict:
         # The injected hyperparameters live in the optimizer state as float32 arrays; str() of a float32

@@ -29,6 +29,7 @@ import optax
 from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
+from levelfield.reference.jax_steps import run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
@@ -130,14 +131,11 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        indices = jax.device_put(np.asarray(batch_indices, np.int32), self._jax_device)   # [steps, B]
-        lrs = jax.device_put(np.asarray(learning_rates, np.float32), self._jax_device)    # [steps]
-        losses = []
-        for step in range(indices.shape[0]):
-            self.state, loss = self._step(self.state, self.train_tokens, self.train_labels, indices[step], lrs[step])
-            losses.append(loss)
-        # The only host sync of the call: all losses at once.
-        return np.asarray(jax.device_get(jnp.stack(losses)), np.float32)
+        def step(state, rows, lr):
+            return self._step(state, self.train_tokens, self.train_labels, rows, lr)
+
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
+        return losses
 
     def hyperparameters(self) -> dict:
         # inject_hyperparams keeps these as float32 arrays; 7 significant digits (float32's precision)

@@ -1,0 +1,67 @@
+"""Run-to-run noise: the coefficient of variation of Offline throughput over repeated runner runs.
+
+    python -m benchmarks noise                            # ctr-dlrm, every framework, 10 runs each
+    python -m benchmarks noise --frameworks jax --quick --out /tmp/bench
+
+Per framework: the harness benchmark's setup (benchmarks/harness_efficiency.py
+`Bench`: one compiled implementation, init seed 0, the eval set as the QSL),
+one untimed Offline run through the runner to warm up, then `repeats` Offline
+runs of one `samples`-sample query each with the runner's default SUT. CV =
+sample standard deviation / mean of LoadGen's samples/s. A CV above the goal
+means differences of that size between frameworks or versions are noise on
+this machine; the load average in the result's context says how busy it was.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.options import Options, ratio
+
+TITLE = "noise: coefficient of variation of Offline samples/s over repeated runner runs"
+
+
+@dataclass(frozen=True)
+class Config:
+    """FULL: 10 runs of 262,144 samples (~1 s each); QUICK: 5 runs of 4,096 samples."""
+
+    samples: int
+    repeats: int
+
+
+FULL = Config(samples=262_144, repeats=10)
+QUICK = Config(samples=4096, repeats=5)
+
+
+def run(options: Options, config: Config) -> dict:
+    from benchmarks.harness_efficiency import Bench, offline_conf
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="levelfield-bench-noise-") as tmp:
+        for framework in options.real_frameworks():
+            bench = Bench(options.task, framework, None, Path(tmp))
+            conf = offline_conf(config.samples, int(bench.inputs_module.MAX_PREDICT_BATCH))
+            bench.infer("offline", conf)  # warm-up: first predicts of each chunk shape
+            values = [bench.infer("offline", conf)[0]["samples_per_s"] for _ in range(config.repeats)]
+            mean = statistics.fmean(values)
+            entry = {"framework_version": bench.impl.version(), "samples_per_s": values, "mean_samples_per_s": mean,
+                     "stdev_samples_per_s": statistics.stdev(values), "min_samples_per_s": min(values),
+                     "max_samples_per_s": max(values)}
+            entry["cv"] = ratio(entry["stdev_samples_per_s"], mean)
+            results[framework] = entry
+            options.report(f"{framework:10s} Offline {config.repeats} runs of {config.samples} samples: mean "
+                           f"{mean:,.0f}/s, stdev {entry['stdev_samples_per_s']:,.0f}/s, CV {100 * entry['cv']:.1f}% "
+                           f"(min {min(values):,.0f}, max {max(values):,.0f})")
+    return {"task": options.task, "samples": config.samples, "repeats": config.repeats, "frameworks": results}
+
+
+def rows(result: dict) -> list[dict]:
+    return [{"compared": f"{result['task']} / {framework} {e['framework_version']}: Offline samples/s over "
+                         f"{result['repeats']} runs of {result['samples']} samples",
+             "figures": f"mean {e['mean_samples_per_s']:,.0f}/s, stdev {e['stdev_samples_per_s']:,.0f}/s, "
+                        f"min {e['min_samples_per_s']:,.0f}, max {e['max_samples_per_s']:,.0f}",
+             "ratio": e["cv"], "ratio_text": f"CV {100 * e['cv']:.2f}%", "goal": "noise_offline_cv", "value": e["cv"]}
+            for framework, e in result["frameworks"].items()]

@@ -1,0 +1,29 @@
+"""The JAX implementations' `train_steps` loop, shared: one jitted step per batch, one host sync per call.
+
+    self.state, losses = run_steps(self._step_on_rows, self.state, batch_indices, learning_rates, device)
+
+The trainer calls `train_steps` with chunks of varying length (the progress
+bar's chunks, the last one shorter). Each step's row indices and learning
+rate are sliced on the host and put on the device one step at a time:
+indexing a device array (`rows[step]`) or stacking the losses with `jnp.stack`
+compiles a small XLA program for every new chunk length, and those
+compilations would land inside run_start..run_stop and be timed as training
+(`tests/test_no_recompile.py` checks that none happens).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+
+def run_steps(step, state, batch_indices, learning_rates, device) -> tuple[object, np.ndarray]:
+    """(state after every step, float32 losses [steps]); `step(state, rows, lr) -> (state, loss)` is jitted."""
+    rows = np.asarray(batch_indices, np.int32)        # [steps, batch]; the training sets have < 2**31 rows
+    lrs = np.asarray(learning_rates, np.float32)      # [steps]
+    losses = []
+    for step_rows, lr in zip(rows, lrs):
+        state, loss = step(state, jax.device_put(step_rows, device), jax.device_put(lr, device))
+        losses.append(loss)
+    # The one host sync of the call: every loss at once, as numpy (no device-side stack to compile).
+    return state, np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))
