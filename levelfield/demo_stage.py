@@ -14,12 +14,16 @@ naming its output folder; the parent stops there.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 PROFILE = "demo"
 MODES = ("performance", "accuracy")
+PARENT_POLL_S = 1.0
 
 
 class StageFailed(Exception):
@@ -101,11 +105,25 @@ def run_stage(o: StageOptions, scenarios: list[str]) -> dict:
     return timings
 
 
+def end_with_parent() -> None:
+    """SIGTERM this process once its parent is gone (killed, even with SIGKILL): a demo stopped by its
+    user must not keep training in an orphan. The trainer and the runner record the run as aborted."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def child_main(options: StageOptions, scenarios: list[str], report: Path) -> None:
     """Entry point of the spawned child: the stage's timings (or its failure) go to `report` as JSON."""
     from levelfield.errors import UserError
     from levelfield.fsutil import atomic_write_text
 
+    end_with_parent()
     try:
         outcome = {"ok": True, "timings_s": run_stage(options, scenarios)}
     except (StageFailed, UserError) as error:

@@ -247,13 +247,15 @@ def _cross_check_profiles(raw: dict, suite_raw: dict) -> list[str]:
                             f"(expected one of: {', '.join(suite_raw['profiles'])})")
             continue
         overrides = [key for key in ("quality", "inference") if key in spec]
+        overrides += [f"{name}.latency_bound_ms" for name, run in spec.items()
+                      if isinstance(run, dict) and "latency_bound_ms" in run]
         if overrides and suite_raw["profiles"][profile]["submittable"]:
             problems.append(f"{where}: a submittable profile may not override {' or '.join(overrides)} "
-                            f"(results must meet the task's own target)")
+                            f"(results must meet the task's own target and constraints)")
         target = spec.get("quality", raw["quality"])["target"]
         reference = spec.get("inference", raw["inference"])["reference_value"]
         threshold = reference * raw["inference"]["accuracy_ratio"]
-        if overrides and threshold > target:
+        if ("quality" in spec or "inference" in spec) and threshold > target:
             problems.append(f"{where}.inference.reference_value: {reference} x accuracy_ratio "
                             f"{raw['inference']['accuracy_ratio']} = {threshold:.4g} is above the profile's "
                             f"quality target {target}")

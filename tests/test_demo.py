@@ -32,8 +32,8 @@ def demo_run(tmp_path_factory):
     task_file = rules / "1.0" / "tasks" / "fmnist-resnet.yaml"
     task = yaml.safe_load(task_file.read_text())
     task["profiles"]["demo"].update(SHORT_DEMO)
-    # Server's 10 ms bound is a property of the machine's load, not of the workflow tested here.
-    task["scenarios"]["server"]["latency_bound_ms"] = 1000
+    # Meeting a latency bound is a property of the machine's load, not of the workflow tested here.
+    task["profiles"]["demo"]["server"]["latency_bound_ms"] = 1000
     task_file.write_text(yaml.safe_dump(task, sort_keys=False))
     out = root / "out"
     result = run_cli("demo", "--out", str(out), "--frameworks", "jax", "--rules-dir", str(rules), timeout_s=900)

@@ -73,6 +73,14 @@ def test_a_submittable_profile_may_not_lower_the_target(rules_copy):
                       "ctr-dlrm.yaml", "$.profiles.submission: a submittable profile may not override quality")
 
 
+def test_a_submittable_profile_may_not_loosen_a_latency_bound(rules_copy):
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml",
+         "    server: {min_duration_ms: 60000, min_query_count: 8192, target_qps: 1000}",
+         "    server: {min_duration_ms: 60000, min_query_count: 8192, target_qps: 1000, latency_bound_ms: 50}")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+                      "$.profiles.submission: a submittable profile may not override server.latency_bound_ms")
+
+
 def test_a_demo_reference_above_its_target_is_refused(rules_copy):
     edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "    inference: {reference_value: 0.75}",
          "    inference: {reference_value: 0.95}")
