@@ -64,7 +64,14 @@ def parse_manifest(sub: Submission) -> None:
     if error:
         sub.malformed.append((L.MANIFEST, None, error))
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only, as sha256sum writes them: str.splitlines() would also split at "\r", "\v",
+    # "\x1c" and more, so a MANIFEST with one such byte changed would read as unchanged.
+    lines = text.split("\n")
+    if lines[-1]:
+        sub.malformed.append((L.MANIFEST, len(lines), "the last line does not end with a newline (sha256sum format)"))
+    else:
+        lines.pop()
+    for lineno, line in enumerate(lines, start=1):
         digest, sep, path = line.partition("  ")  # sha256sum's text format: digest, two spaces, path
         if not sep or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest) or not path:
             sub.malformed.append((L.MANIFEST, lineno, "expected '<64 hex digits>  <path>' (sha256sum format)"))

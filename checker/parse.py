@@ -6,12 +6,16 @@
 Every parser returns what it could read plus a description of what it could
 not; the loader turns the latter into findings. Duplicate JSON keys are an
 error (the second silently winning is how a tampered value hides), nesting is
-capped, and MLLOG lines longer than a limit are refused rather than parsed.
+capped, numbers must fit a double (JSON files: finite ones), and MLLOG lines
+longer than a limit are refused rather than parsed.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +25,8 @@ MLLOG_PREFIX = ":::MLLOG "
 MAX_LINE_CHARS = 8 * 1024 * 1024
 MAX_GUNZIP_BYTES = 256 * 1024 * 1024   # a compressed accuracy log of rules 1.0 inflates to a few MB
 MAX_JSON_DEPTH = 64               # our files nest 4-5 levels
+# A run of digits as long as the largest double (1.8e308) has: only then can a JSON integer be too large.
+_LONG_DIGITS = re.compile(r"[0-9]{309}")
 
 
 @dataclass
@@ -73,6 +79,8 @@ def _no_duplicates(pairs):
 
 def _depth(value: Any, limit: int) -> int:
     """Nesting depth of a parsed JSON value, stopping at `limit` + 1 (only containers are visited)."""
+    if not isinstance(value, (dict, list)):  # a document that is a bare number or string nests nothing
+        return 0
     stack, deepest = [(value, 1)], 0
     while stack:
         item, depth = stack.pop()
@@ -81,7 +89,7 @@ def _depth(value: Any, limit: int) -> int:
             return deepest
         children = item.values() if isinstance(item, dict) else item
         stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
-    return deepest if isinstance(value, (dict, list)) else 0
+    return deepest
 
 
 def decode(raw: bytes) -> tuple[str | None, str | None]:
@@ -91,10 +99,35 @@ def decode(raw: bytes) -> tuple[str | None, str | None]:
         return None, f"not UTF-8 text (invalid byte at offset {e.start})"
 
 
-def parse_json_text(text: str) -> tuple[Any, str | None]:
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 reads as inf
+        raise ValueError(f"number {text[:40]} is beyond the range of a double")
+    return value
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if abs(value) > sys.float_info.max:
+        raise ValueError(f"integer of {len(text.lstrip('-'))} digits is beyond the range of a double")
+    return value
+
+
+def parse_json_text(text: str, *, finite: bool = False) -> tuple[Any, str | None]:
+    """(value, None) or (None, why). Integers beyond a double's range are refused everywhere: no writer
+    of levelfield's files produces one, and every check's arithmetic (float(), math.isclose) would
+    overflow on it. finite=True also refuses NaN, Infinity and overflowing floats (levelfield's JSON
+    files; MLLOG lines keep them, as mlperf_logging writes a diverged value as NaN)."""
     too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    strict = {"parse_float": _finite_float, "parse_constant": _no_constant} if finite else {}
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        data = json.loads(text, object_pairs_hook=_no_duplicates, **strict)
+        if _LONG_DIGITS.search(text):  # rare, so only then is every integer parsed through Python
+            json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int, **strict)
     except _DuplicateKey as e:
         return None, f"invalid JSON: {e}"
     except RecursionError:  # a nesting bomb: the C parser stops at the interpreter's recursion limit
@@ -124,7 +157,7 @@ def parse_json(raw: bytes) -> tuple[Any, str | None]:
     text, error = decode(raw)
     if error:
         return None, error
-    return parse_json_text(text)
+    return parse_json_text(text, finite=True)
 
 
 def parse_mllog(raw: bytes, path: str) -> MllogFile:
@@ -134,7 +167,9 @@ def parse_mllog(raw: bytes, path: str) -> MllogFile:
     if error:
         out.errors.append((0, error))
         return out
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" (what editors and the writers count); str.splitlines() would also break a line at
+    # "\r", "\x1c" or U+2028, which are legal inside a JSON string, and shift every later line number.
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.startswith(MLLOG_PREFIX):
             if ":::MLLOG" in line:
                 out.errors.append((lineno, "an MLLOG line that does not start at the beginning of the line"))
@@ -150,10 +185,23 @@ def parse_mllog(raw: bytes, path: str) -> MllogFile:
             out.errors.append((lineno, "an MLLOG line without a string 'key'"))
             continue
         metadata = entry.get("metadata")
-        time_ms = entry.get("time_ms")
+        time_ms = _finite(entry.get("time_ms"))
+        if time_ms is None and entry.get("time_ms") is not None:  # 1e999, NaN, a 400-digit integer, "12"
+            out.errors.append((lineno, "time_ms is not a finite number of milliseconds"))
+            continue
         out.lines.append(MllogLine(
             lineno=lineno, key=entry["key"], value=entry.get("value"),
-            metadata=metadata if isinstance(metadata, dict) else {},
-            time_ms=float(time_ms) if isinstance(time_ms, (int, float)) and not isinstance(time_ms, bool) else None,
+            metadata=metadata if isinstance(metadata, dict) else {}, time_ms=time_ms,
             event_type=entry.get("event_type") if isinstance(entry.get("event_type"), str) else None))
     return out
+
+
+def _finite(value: Any) -> float | None:
+    """`value` as a finite float, or None (bools, strings, NaN, Inf and integers beyond float's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None

@@ -132,7 +132,16 @@ def validate(instance: Any, schema_name: str, source: Path | str) -> None:
 
 
 class _StrictSafeLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses duplicate keys instead of keeping the last one silently."""
+    """yaml.SafeLoader that refuses duplicate keys instead of keeping the last one silently, and aliases."""
+
+    def compose_node(self, parent, index):
+        # An alias (*name) repeats a node without copying it: nine aliases of nine aliases ... ("billion
+        # laughs") build a value that printing or validating walks for hours. No levelfield file needs one.
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, f"alias *{event.anchor} (anchors and aliases are not "
+                                              f"allowed; write the value out)", event.start_mark)
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: bool = False):

@@ -133,6 +133,8 @@ def hardware_mismatch(sub, ctx):
             yield Finding.at(path, "no system_fingerprint recorded", line=line,
                              hint="produce results with levelfield's runner and trainer, which record it")
             continue
+        if not isinstance(system.data.get("accelerators", []), list):
+            continue  # SYS001 reports the type; fingerprint_content would iterate it
         declared = fingerprint_content(system.data)
         for difference in hardware_differences(declared, observed, ratio):
             yield Finding.at(path, f"observed hardware differs from {system.path}: {difference}", line=line,

@@ -1,0 +1,28 @@
+"""Fuzzing the checker: thousands of damaged copies of the example submission, and what the checker said.
+
+    python -m levelfield.tools.fuzz --inputs 10000 --seed 1 --out build/fuzz/report.json   (make fuzz)
+    python -m levelfield.tools.fuzz --seed 1 --replay 4711      one input again, with its report
+    python -m levelfield.tools.fuzz --sweep --out build/fuzz/sweep.json    every hostile value in every field
+
+Each input applies one defect class to one place of a working copy of
+submissions/example: truncated, empty, non-UTF-8 and over-long files and
+lines, invalid JSON in MLLOG lines, wrong types, huge numbers, NaN and Inf,
+duplicated keys, nesting bombs, gzip bombs, missing and extra files, odd
+names, renamed folders, symlinks inside and outside the tree, FIFOs,
+sockets, files over the size limit, folders too deep, too many files, and
+unsafe MANIFEST paths. The checker must answer each with coded findings and
+a failing verdict: never an exception, an internal error, a hang, a clean
+verdict for a damaged tree, or the text of a secret file outside the tree.
+docs/reliability.md holds the figures of the latest run.
+
+| module | role |
+| --- | --- |
+| `jsonfuzz.py` | value-level damage to a JSON document, written as text no encoder would write |
+| `mutate.py` | content defect classes per file kind (JSON, MLLOG, gzip, text, MANIFEST) |
+| `sweep.py` | every field of the example's files, and the hostile values put into them |
+| `cases.py` | one input: a class, a place, the edits, and what the checker must report |
+| `workspace.py` | the working copy: damage, reseal, restore |
+| `reuse.py` | parse results of untouched files reused across inputs (why it is sound: see there) |
+| `run.py` | the loop, the outcome of each input, the report |
+| `summary.py` | the report's figures as Markdown, for docs/reliability.md |
+"""
