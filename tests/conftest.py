@@ -20,6 +20,14 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeou
                           capture_output=True, text=True, timeout=timeout_s)
 
 
+def start_long_training(out: Path) -> subprocess.Popen:
+    """`levelfield train` in the background for minutes (ctr-dlrm, PyTorch eager, 2 submission-profile runs),
+    for tests that interrupt or kill it mid-run."""
+    return subprocess.Popen([sys.executable, "-m", "levelfield", "train", "--task", "ctr-dlrm", "--framework",
+                             "pytorch", "--eager", "--runs", "2", "--seed", "1", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 def assert_user_error(result: subprocess.CompletedProcess, *fragments: str) -> None:
     """A user mistake: exit 2, every fragment in stderr, and no traceback."""
     assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)

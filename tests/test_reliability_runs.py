@@ -27,7 +27,7 @@ import pytest
 
 from levelfield.errors import UserError
 from levelfield.tools.package import PackageOptions, package
-from tests.conftest import run_cli
+from tests.conftest import run_cli, start_long_training
 from tests.submission_edit import files
 from tests.test_checker_fixtures import EXAMPLE
 from tests.test_package import _org_division, _runs_from_example
@@ -66,9 +66,7 @@ def package_with_example_runs(tmp_path: Path, extra_run: Path) -> Path:
 
 def test_sigkill_mid_training_leaves_only_an_inprogress_file_that_is_never_packaged(tmp_path):
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "train", "--task", "ctr-dlrm", "--framework",
-                             "pytorch", "--eager", "--runs", "2", "--seed", "1", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_long_training(out)
     partial = out / "result_0.txt.inprogress"
     wait_for(lambda: partial.exists() and '"epoch_start"' in partial.read_text(), proc, "the first epoch")
     sigkill(proc)

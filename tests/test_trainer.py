@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import assert_user_error, run_cli
+from conftest import assert_user_error, run_cli, start_long_training
 from levelfield.reference.harness.compliance import peer_compliance
 from levelfield.tools.accelerators import query_nvml
 
@@ -132,10 +130,7 @@ def test_bad_options_are_user_errors(tmp_path, args, message):
 
 def test_sigterm_mid_run_logs_run_stop_aborted(tmp_path):
     out = tmp_path / "run"
-    # The submission profile runs for many epochs: long enough to be interrupted mid-run.
-    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "train", "--task", "ctr-dlrm", "--framework",
-                             "pytorch", "--eager", "--runs", "2", "--seed", "1", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_long_training(out)   # the submission profile: long enough to be interrupted mid-run
     partial = out / "result_0.txt.inprogress"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (partial.exists() and '"epoch_start"' in partial.read_text()):
