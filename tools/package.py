@@ -218,7 +218,7 @@ def package(options: PackageOptions) -> Path:
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(source, Path):
-                shutil.copyfile(source, target, follow_symlinks=False)
+                _copy(source, target, shown=out / rel)
             elif isinstance(source, Compressed):
                 with source.source.open("rb") as f:
                     atomic_write_bytes(target, gzip.compress(f.read(), compresslevel=9, mtime=0))
@@ -231,6 +231,15 @@ def package(options: PackageOptions) -> Path:
         if staging.exists():
             shutil.rmtree(staging)
     return out
+
+
+def _copy(source: Path, target: Path, shown: Path) -> None:
+    """Copy one file into the staging tree; a failure (a full disk) names the file, not a traceback."""
+    try:
+        shutil.copyfile(source, target, follow_symlinks=False)
+    except OSError as e:
+        raise UserError(f"{shown}: cannot write ({e.strerror}) while copying {source}",
+                        hint="nothing was written; free disk space and run again") from None
 
 
 def _swap_into_place(staging: Path, out: Path, force: bool) -> None:

@@ -13,15 +13,19 @@ SIGINT/SIGTERM gets a `run_stop` with status `aborted` before it is closed. A
 run that crashed is closed with `close(final=False)`: its file keeps the
 `.inprogress` name. In multi-process training only rank 0 writes a RunLog;
 the other ranks log to a `NullLog`, which writes nothing.
+A line that cannot be written (a full disk) stops the run with one error naming
+the file; logging's own handlers would print an error per line and go on.
 Each RunLog has its own `logging.Logger`, so runs never share mllog's
 process-wide default logger and nothing leaks to stdout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
+import sys
 from pathlib import Path
 
 from mlperf_logging.mllog.mllog import MLLogger
@@ -32,14 +36,25 @@ INPROGRESS_SUFFIX = ".inprogress"
 _ids = itertools.count()
 
 
+class _StrictFileHandler(logging.FileHandler):
+    """A FileHandler whose failed writes raise: a result log must not lose lines and carry on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        raise sys.exception()  # called by emit() inside its `except`: the write's OSError
+
+
 class RunLog:
     def __init__(self, path: Path, *, overwrite: bool = False):
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + INPROGRESS_SUFFIX)
         if self.path.exists() and not overwrite:
             raise UserError(f"{self.path}: already exists; not overwriting a result", hint="pass --force to replace it")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._handler = logging.FileHandler(self.partial, mode="w", encoding="utf-8")
+        self.failed: OSError | None = None  # the first write that failed; the log writes nothing after it
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handler = _StrictFileHandler(self.partial, mode="w", encoding="utf-8")
+        except OSError as e:
+            raise UserError(f"{self.partial}: cannot write ({e.strerror})") from None
         self._handler.setFormatter(logging.Formatter("%(message)s"))
         self._logger = logging.getLogger(f"levelfield.runlog.{next(_ids)}")
         self._logger.propagate = False
@@ -51,25 +66,53 @@ class RunLog:
         self.closed = False
 
     def event(self, key: str, value=None, metadata: dict | None = None) -> None:
-        self._mllog.event(key=key, value=value, metadata=metadata)
+        self._write(self._mllog.event, key, value, metadata)
 
     def start(self, key: str, value=None, metadata: dict | None = None) -> None:
-        self._mllog.start(key=key, value=value, metadata=metadata)
+        self._write(self._mllog.start, key, value, metadata)
 
     def end(self, key: str, value=None, metadata: dict | None = None) -> None:
-        self._mllog.end(key=key, value=value, metadata=metadata)
+        self._write(self._mllog.end, key, value, metadata)
+
+    def _write(self, log_line, key: str, value, metadata: dict | None) -> None:
+        if self.failed:  # the run is already stopping with the first failure's error
+            return
+        try:
+            log_line(key=key, value=value, metadata=metadata)
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, error: OSError):
+        self.failed = error
+        raise UserError(f"{self.partial}: cannot write ({error.strerror}); the run stops and its log is not a "
+                        "result", hint="free disk space and run again") from None
 
     def close(self, *, final: bool = True) -> Path:
-        """Flush, fsync and (final=True) give the file its final name; returns where the file now is."""
+        """Flush, fsync and (final=True) give the file its final name; returns where the file now is.
+
+        A log that could not be written keeps its .inprogress name; if the failure shows only
+        now, at the flush, close raises the write error.
+        """
         if self.closed:
             return self.path if self.path.exists() else self.partial
-        self._handler.flush()
-        os.fsync(self._handler.stream.fileno())
-        self._logger.removeHandler(self._handler)
-        self._handler.close()
+        self.closed = True
+        failed_before = self.failed
+        try:
+            if not failed_before:
+                self._handler.flush()
+                os.fsync(self._handler.stream.fileno())
+        except OSError as e:
+            self.failed = e
+        finally:
+            self._logger.removeHandler(self._handler)
+            with contextlib.suppress(OSError):  # closing flushes again, and fails again on a full disk
+                self._handler.close()
+        if self.failed:
+            if not failed_before:
+                self._fail(self.failed)
+            return self.partial
         if final:
             os.replace(self.partial, self.path)
-        self.closed = True
         return self.path if final else self.partial
 
 
