@@ -6,10 +6,16 @@ Keras 3 picks its backend from $KERAS_BACKEND when first imported; a user
 with KERAS_BACKEND=jax set for other work would otherwise run the
 "TensorFlow" implementations on JAX. Importing Keras through this module sets
 the default before the first import and refuses any other backend.
+
+It also drops TensorFlow's "triggered tf.function retracing" warning: every
+implementation traces one program per padded batch size (at most 11,
+reference/batching.py), all during the warm-up, and TensorFlow warns after 5
+traces however bounded they are, so the warning only buries real output.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # must precede the first `import keras`
@@ -19,5 +25,12 @@ import keras  # noqa: E402
 if keras.backend.backend() != "tensorflow":
     raise ImportError(f"the TensorFlow reference needs Keras' tensorflow backend; KERAS_BACKEND is "
                       f"{keras.backend.backend()!r} (unset it or set KERAS_BACKEND=tensorflow)")
+
+
+def _not_retracing(record: logging.LogRecord) -> bool:
+    return "triggered tf.function retracing" not in record.getMessage()
+
+
+logging.getLogger("tensorflow").addFilter(_not_retracing)  # the logger tf.get_logger() returns
 
 __all__ = ["keras"]

@@ -114,6 +114,28 @@ def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
     assert records["effective_samples_per_query"] >= 1024  # the smoke profile's min_sample_count
 
 
+def test_an_offline_query_too_small_for_the_model_is_sized_again_from_loadgens_measurement(tmp_path, jax_ctr):
+    """The smoke profile asks for 1,024 samples in 0.5 s; ctr-dlrm answers them in milliseconds, so
+    LoadGen's first run ends before its minimum duration (INVALID, 'Increase expected QPS')."""
+    from levelfield.reference.harness.loadgen_config import MAX_OFFLINE_RESIZES, OFFLINE_RESIZE_HEADROOM
+    from levelfield.reference.harness.loadgen_results import read_detail
+    out = tmp_path / "run"
+    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="performance", out=out,
+                                profile="smoke", progress=False), impl=jax_ctr[0])
+    resizes = result["offline_resized"]
+    assert 1 <= len(resizes) <= MAX_OFFLINE_RESIZES
+    assert resizes[0]["first_expected_qps"] == pytest.approx(1024 / (0.5 * 1.1))  # from min_sample_count
+    for before, after in zip(resizes, resizes[1:]):
+        assert after["first_expected_qps"] == before["expected_qps"]
+    last = resizes[-1]
+    assert last["expected_qps"] == pytest.approx(max(last["first_expected_qps"],
+                                                     last["first_samples_per_s"] * OFFLINE_RESIZE_HEADROOM))
+    records, _ = read_detail(out / "mlperf_log_detail.txt")  # LoadGen's files are those of the last run
+    assert records["requested_offline_expected_qps"] == pytest.approx(last["expected_qps"], rel=1e-5)
+    assert json.loads((out / "settings.json").read_text())["expected_qps"] == last["expected_qps"]
+    assert result["valid"] and records["result_min_duration_met"] is True, result["invalid_reasons"]
+
+
 def test_refuses_to_overwrite_without_force(tmp_path):
     out = tmp_path / "run"
     out.mkdir()

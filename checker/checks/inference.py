@@ -73,6 +73,10 @@ def loadgen_error(sub, ctx):
                              found=errors, expected=0)
 
 
+_OFFLINE_TOO_SHORT = ("Offline's one query was too small for this model: raise expected_qps in --user-conf "
+                      "(levelfield infer sizes the query again itself when a run ends early)")
+
+
 @check("INF003", "constraint-not-met", area="inference")
 def constraint_not_met(sub, ctx):
     """What: a performance run did not meet the rules' constraints as achieved, not as configured: the
@@ -93,7 +97,8 @@ def constraint_not_met(sub, ctx):
         elif duration_ms < rules["min_duration_ms"]:
             yield Finding.at(run.detail.path, "run shorter than the rules' minimum duration",
                              line=_line(run, "power_end"), found=f"{duration_ms:.0f} ms",
-                             expected=f">= {rules['min_duration_ms']} ms")
+                             expected=f">= {rules['min_duration_ms']} ms",
+                             hint=_OFFLINE_TOO_SHORT if run.scenario == "offline" else None)
         queries = values.get("result_query_count")
         if not isinstance(queries, int) or queries < rules["min_query_count"]:
             yield Finding.at(run.detail.path, "fewer queries than the rules' minimum",

@@ -132,8 +132,8 @@ def run(args) -> int:
         # Still a complete demo: the page lists the tree under "Not included" with its codes, as it
         # would any submission. On a busy machine Server is the usual one to miss its latency bound.
         print(f"\nthe tree has findings ({', '.join(sorted({f.code for f in report.active}))}): the leaderboard "
-              f"lists it as not included; `levelfield check {tree} --profile demo` explains each code "
-              f"(INF001/INF003 on Server: the machine was too busy for the demo's latency bound)")
+              f"lists it as not included; `levelfield check {tree} --profile demo` explains each code and "
+              f"its fix (a Server run over its latency bound usually means other work shared the CPU)")
     print("\nleaderboard: " + ", ".join(str(p) for p in written))
     print(f"open {written[1]} in a browser for the charts; demo finished in {steps.elapsed_s / 60:.1f} min, "
           f"output in {args.out}/")

@@ -99,6 +99,10 @@ def print_summary(result: dict, out: Path) -> None:
         print(f"  {metrics}: {result['result_validity'] or 'NO RESULT'}")
         for reason in result["invalid_reasons"]:
             print(f"  - {reason}")
+        for resize in result.get("offline_resized", []):
+            print(f"  the Offline query was too small for the model ({resize['first_samples_per_s']:.4g} samples/s "
+                  f"at expected_qps {resize['first_expected_qps']:.4g}); ran again with expected_qps "
+                  f"{resize['expected_qps']:.4g}")
     else:
         acc = result["accuracy"]
         verdict = "PASS" if acc["pass"] else "FAIL"

@@ -26,6 +26,15 @@ DEFAULT_SERVER_BATCH_TIMEOUT_US = 500
 # LoadGen's Offline query holds offline_expected_qps x min_duration_s x 1.1
 # samples (its fixed 10% slack; checked against 6.0.17's effective_samples_per_query).
 LOADGEN_OFFLINE_SLACK = 1.1
+# An Offline query sized for less than the model's real throughput ends before
+# min_duration (INVALID: "Increase expected QPS"). The runner then runs once more
+# with expected_qps = the samples/s LoadGen just measured x this headroom, which
+# covers a first run slowed by its small query or a busy moment; the cost is a run
+# up to ~1.5x min_duration (and that many samples in memory). A tiny first query
+# underestimates a fast model (LoadGen's fixed cost per query dominates it), so the
+# runner sizes again, at most MAX_OFFLINE_RESIZES times, while the run is too short.
+OFFLINE_RESIZE_HEADROOM = 1.5
+MAX_OFFLINE_RESIZES = 3
 
 SCENARIO_NAMES = {"singlestream": "SingleStream", "multistream": "MultiStream",
                   "server": "Server", "offline": "Offline"}
@@ -84,6 +93,19 @@ def _offline_query_size(eff: dict) -> None:
     needed_qps = min_samples / (duration_s * LOADGEN_OFFLINE_SLACK)
     eff["expected_qps"] = max(float(eff.get("expected_qps", 0)), needed_qps)
     eff["min_query_count"] = 1
+
+
+def resize_offline_query(eff: dict, records: dict) -> dict | None:
+    """After an Offline performance run that ended before its minimum duration, raise eff's
+    expected_qps to the measured samples/s x OFFLINE_RESIZE_HEADROOM; returns what was changed
+    (for result.json), or None when the run was long enough or measured nothing."""
+    measured = records.get("result_samples_per_second")
+    if records.get("result_min_duration_met") is not False or not isinstance(measured, (int, float)) or measured <= 0:
+        return None
+    first = float(eff["expected_qps"])
+    eff["expected_qps"] = max(first, float(measured) * OFFLINE_RESIZE_HEADROOM)
+    return {"first_expected_qps": first, "first_samples_per_s": float(measured),
+            "expected_qps": eff["expected_qps"]}
 
 
 def test_settings(eff: dict):
