@@ -13,6 +13,8 @@ the `$.path`, the value found and the value expected.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -20,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from levelfield.errors import UserError
-from levelfield.rules.validation import SchemaError, load_yaml, show, validate
+from levelfield.fsutil import read_text_limited
+from levelfield.rules.validation import SchemaError, parse_yaml, show, validate
 
 SUITE_FILE = "suite.yaml"
 TASKS_DIR = "tasks"
@@ -167,7 +170,16 @@ def _load_validated(path: Path, schema: str) -> Any:
     shown = display_path(path)
     if not path.is_file():
         raise UserError(f"{shown}: rules file not found")
-    data = load_yaml(path)
+    # A private copy each time: callers may hold on to (and must not share) what they were given.
+    return copy.deepcopy(_parse_validated(read_text_limited(path), schema, shown))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_validated(text: str, schema: str, shown: str) -> Any:
+    """Parsed and validated once per file content: the pure-Python YAML parser took ~85% of a
+    load_suite (~0.15 s), which the checker, runner and leaderboard pay on every call. Keyed by
+    the text itself, so an edited file is parsed again; a file that fails raises every time."""
+    data = parse_yaml(text, shown)
     validate(data, schema, shown)
     return data
 

@@ -160,7 +160,11 @@ _StrictSafeLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 
 def load_yaml(path: Path, limit_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> Any:
     """Parse a YAML file safely (no tags that build objects, no duplicate keys, bounded size)."""
-    text = read_text_limited(path, limit_bytes)
+    return parse_yaml(read_text_limited(path, limit_bytes), path)
+
+
+def parse_yaml(text: str, path: Path | str) -> Any:
+    """`load_yaml` for text already read; `path` names the file in errors."""
     loader = _StrictSafeLoader(text)  # what yaml.safe_load does, with the duplicate-key check added
     try:
         return loader.get_single_data()

@@ -33,6 +33,21 @@ def test_nesting_bomb_is_refused_before_the_parser_recurses():
     assert data is None and f"deeper than {MAX_JSON_DEPTH}" in error
 
 
+def _nested(depth: int, leaf: str = "1") -> bytes:
+    """`depth` levels that alternate objects and lists around `leaf`, beside a flat sibling at each level."""
+    text = leaf
+    for level in range(depth):
+        text = f'{{"x": 0, "in": {text}}}' if level % 2 else f"[0, {text}]"
+    return text.encode()
+
+
+def test_nesting_up_to_the_limit_is_read_and_one_level_more_is_refused():
+    assert parse_json(_nested(MAX_JSON_DEPTH))[1] is None
+    assert f"deeper than {MAX_JSON_DEPTH}" in parse_json(_nested(MAX_JSON_DEPTH + 1))[1]
+    assert f"deeper than {MAX_JSON_DEPTH}" in parse_json(_nested(MAX_JSON_DEPTH, leaf="[]"))[1]  # an empty list counts
+    assert parse_json(b"[" + b", ".join([b'{"a": [1, {"b": 2}]}'] * 5000) + b"]")[1] is None  # wide, shallow
+
+
 def test_non_utf8_and_broken_mllog_lines_are_reported_with_line_numbers():
     log = parse_mllog(b':::MLLOG {"key": "seed", "value": 1}\n:::MLLOG {"key": "run_st\nnoise\n', "r.txt")
     assert [line.key for line in log.lines] == ["seed"]

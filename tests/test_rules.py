@@ -33,6 +33,23 @@ def test_shipped_rules_load():
     assert task.scenarios["singlestream"]["latency_percentile"] == 0.90
 
 
+def test_loading_twice_gives_independent_copies_and_sees_edits(rules_copy):
+    """load_suite caches parsed files by their text: a caller's changes must not leak into the
+    next load, and an edited file must be read again, never served from the cache."""
+    first = load_suite(rules_dir=rules_copy)
+    first.task("ctr-dlrm").quality["target"] = 0.0
+    first.frameworks.append("not-a-framework")
+    second = load_suite(rules_dir=rules_copy)
+    assert second.task("ctr-dlrm").quality["target"] == load_suite().task("ctr-dlrm").quality["target"] > 0
+    assert "not-a-framework" not in second.frameworks
+    edit(rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml", "title:", "title: Edited")
+    assert load_suite(rules_dir=rules_copy).task("ctr-dlrm").title.startswith("Edited")
+    edit(rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml", "title: Edited", "title: [")
+    for _ in range(2):  # a broken file fails on every load, not only the first
+        with pytest.raises(UserError, match=r"ctr-dlrm\.yaml"):
+            load_suite(rules_dir=rules_copy)
+
+
 def test_every_task_has_both_profiles_with_all_scenarios():
     suite = load_suite()
     for task in suite.tasks.values():
