@@ -19,6 +19,9 @@ import logging
 import os
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # must precede the first `import keras`
+# TensorFlow's C++ INFO lines ("XLA service ... initialized", "Compiled cluster using XLA") on
+# every start bury the progress output; warnings and errors still show. A user's setting wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 import keras  # noqa: E402
 

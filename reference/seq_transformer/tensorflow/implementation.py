@@ -23,6 +23,7 @@ every row (moments decay, weight decay) whether it was looked up or not.
 
 from __future__ import annotations
 
+import levelfield.reference.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 import numpy as np
 import tensorflow as tf
 
