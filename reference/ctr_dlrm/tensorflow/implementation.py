@@ -25,6 +25,7 @@ from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.interface import COMPILED
 from levelfield.reference.interface import Implementation as BaseImplementation
+from levelfield.reference.tf_steps import run_steps
 
 
 class TorchAdam(keras.optimizers.Adam):
@@ -134,15 +135,7 @@ class Implementation(BaseImplementation):
     def train_steps(self, batch_indices, learning_rates):
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        steps = tf.data.Dataset.from_tensor_slices((np.asarray(batch_indices, np.int64),
-                                                    np.asarray(learning_rates, np.float32)))
-        losses = []
-        with tf.device(self.device):
-            for rows, lr in steps.prefetch(tf.data.AUTOTUNE):
-                losses.append(self._step(*self._train, rows, lr))
-        if not losses:
-            return np.zeros(0, np.float32)
-        return tf.stack(losses).numpy().astype(np.float32)  # the one host sync
+        return run_steps(self._step, self._train, batch_indices, learning_rates, self.device, np.int64)
 
     def hyperparameters(self):
         opt = self.optimizer

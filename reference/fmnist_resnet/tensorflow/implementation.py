@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
@@ -104,14 +105,8 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        steps = tf.data.Dataset.from_tensor_slices((np.asarray(batch_indices, np.int32),
-                                                    np.asarray(learning_rates, np.float32)))
-        losses = []
-        for rows, learning_rate in steps.prefetch(tf.data.AUTOTUNE):  # the iterator stays on the host
-            with tf.device(self.device):
-                losses.append(self._step(self.train_images, self.train_labels, rows, learning_rate))
-        # The only host sync of the call: all losses at once.
-        return tf.stack(losses).numpy().astype(np.float32)
+        return run_steps(self._step, (self.train_images, self.train_labels), batch_indices, learning_rates,
+                         self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer

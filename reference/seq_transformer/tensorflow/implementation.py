@@ -28,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
@@ -136,14 +137,8 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        steps = tf.data.Dataset.from_tensor_slices(
-            (np.asarray(batch_indices, np.int32), np.asarray(learning_rates, np.float32))).prefetch(2)
-        losses = []
-        with tf.device(self.device):
-            for rows, lr in steps:
-                losses.append(self._step(self.train_tokens, self.train_labels, rows, lr))
-            # The only host sync of the call: all losses at once.
-            return tf.stack(losses).numpy().astype(np.float32)
+        return run_steps(self._step, (self.train_tokens, self.train_labels), batch_indices, learning_rates,
+                         self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
