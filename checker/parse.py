@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -27,7 +26,14 @@ MAX_LINE_CHARS = 8 * 1024 * 1024
 MAX_GUNZIP_BYTES = 256 * 1024 * 1024   # a compressed accuracy log of rules 1.0 inflates to a few MB
 MAX_JSON_DEPTH = 64               # our files nest 4-5 levels
 # A run of digits as long as the largest double (1.8e308) has: only then can a JSON integer be too large.
-_LONG_DIGITS = re.compile(r"[0-9]{309}")
+# Searched as bytes with every ASCII digit mapped to "0" and anything else to "x": ~8x faster than the
+# regex [0-9]{309} on an accuracy log, whose hex data is mostly short digit runs the regex retried.
+_DIGIT_MAP = bytes(ord("0") if chr(b).isascii() and chr(b).isdigit() else ord("x") for b in range(256))
+_LONG_DIGITS = b"0" * 309
+
+
+def _has_long_digits(text: str) -> bool:
+    return _LONG_DIGITS in text.encode("utf-8", "surrogatepass").translate(_DIGIT_MAP)
 
 
 @dataclass
@@ -70,11 +76,13 @@ class _DuplicateKey(ValueError):
 
 
 def _no_duplicates(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(f"duplicate key {key!r}")
-        out[key] = value
+    out = dict(pairs)  # in C; only when a key repeats is the list searched for it in Python
+    if len(out) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"duplicate key {key!r}")
+            seen.add(key)
     return out
 
 
@@ -127,20 +135,33 @@ def parse_json_text(text: str, *, finite: bool = False) -> tuple[Any, str | None
     overflow on it. finite=True also refuses NaN, Infinity and overflowing floats (levelfield's JSON
     files; MLLOG lines keep them, as mlperf_logging writes a diverged value as NaN)."""
     too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-    strict = {"parse_float": _finite_float, "parse_constant": _no_constant} if finite else {}
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, **strict)
-        if _LONG_DIGITS.search(text):  # rare, so only then is every integer parsed through Python
-            json.loads(text, object_pairs_hook=_no_duplicates, parse_int=_bounded_int, **strict)
+        data = _DECODERS[finite, False].decode(text)
+        if _has_long_digits(text):  # rare, so only then is every integer parsed through Python
+            _DECODERS[finite, True].decode(text)
     except _DuplicateKey as e:
         return None, f"invalid JSON: {e}"
     except RecursionError:  # a nesting bomb: the C parser stops at the interpreter's recursion limit
         return None, too_deep
     except ValueError as e:
         return None, f"invalid JSON: {str(e)[:200]}"
-    if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:  # below the recursion limit, still deeper than ours
+    # Fewer brackets than the limit cannot nest deeper than it (every MLLOG line): no walk needed.
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
         return None, too_deep
     return data, None
+
+
+def _decoder(finite: bool, bounded_int: bool) -> json.JSONDecoder:
+    options = {"object_pairs_hook": _no_duplicates}
+    if finite:
+        options.update(parse_float=_finite_float, parse_constant=_no_constant)
+    if bounded_int:
+        options["parse_int"] = _bounded_int
+    return json.JSONDecoder(**options)
+
+
+# Built once: json.loads with any option builds a new JSONDecoder per call, ~5% of checking an MLLOG log.
+_DECODERS = {(finite, bounded): _decoder(finite, bounded) for finite in (False, True) for bounded in (False, True)}
 
 
 def gunzip(raw: bytes, limit: int = MAX_GUNZIP_BYTES) -> tuple[bytes | None, str | None]:
