@@ -37,13 +37,14 @@ QUICK = Config(samples=4096, repeats=5)
 
 
 def run(options: Options, config: Config) -> dict:
-    from benchmarks.harness_efficiency import Bench, offline_conf
+    from benchmarks.harness_efficiency import Bench, offline_conf, offline_samples
 
     results = {}
+    samples = offline_samples(config.samples, options.task)
     with tempfile.TemporaryDirectory(prefix="levelfield-bench-noise-") as tmp:
         for framework in options.real_frameworks():
             bench = Bench(options.task, framework, None, Path(tmp))
-            conf = offline_conf(config.samples, int(bench.inputs_module.MAX_PREDICT_BATCH))
+            conf = offline_conf(samples, int(bench.inputs_module.MAX_PREDICT_BATCH))
             bench.infer("offline", conf)  # warm-up: first predicts of each chunk shape
             values = [bench.infer("offline", conf)[0]["samples_per_s"] for _ in range(config.repeats)]
             mean = statistics.fmean(values)
@@ -52,10 +53,10 @@ def run(options: Options, config: Config) -> dict:
                      "max_samples_per_s": max(values)}
             entry["cv"] = ratio(entry["stdev_samples_per_s"], mean)
             results[framework] = entry
-            options.report(f"{framework:10s} Offline {config.repeats} runs of {config.samples} samples: mean "
+            options.report(f"{framework:10s} Offline {config.repeats} runs of {samples} samples: mean "
                            f"{mean:,.0f}/s, stdev {entry['stdev_samples_per_s']:,.0f}/s, CV {100 * entry['cv']:.1f}% "
                            f"(min {min(values):,.0f}, max {max(values):,.0f})")
-    return {"task": options.task, "samples": config.samples, "repeats": config.repeats, "frameworks": results}
+    return {"task": options.task, "samples": samples, "repeats": config.repeats, "frameworks": results}
 
 
 def rows(result: dict) -> list[dict]:
