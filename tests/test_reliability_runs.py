@@ -126,24 +126,20 @@ def _package_options(tmp_path: Path) -> PackageOptions:
     return PackageOptions(runs=[runs], system=system, org=org, division=division, out=tmp_path / "sub")
 
 
-def test_full_disk_while_packaging_metadata_is_a_clear_error_and_leaves_nothing(tmp_path, monkeypatch):
-    """The disk fills up when the atomic writer flushes a file to disk (os.fsync reports ENOSPC)."""
+@pytest.mark.parametrize("failing, message", [
+    # the atomic writer flushes a metadata file to disk: os.fsync reports ENOSPC
+    ("fsync", r"\.json: cannot write \(No space left on device\)"),
+    # a run's log is copied: shutil.copyfile's sendfile reports ENOSPC
+    ("sendfile", r"/sub/\S+: cannot write \(No space left on device\) while copying \S+/runs/"),
+])
+def test_full_disk_while_packaging_is_one_error_naming_the_file_and_leaves_nothing(tmp_path, monkeypatch,
+                                                                                   failing, message):
     options = _package_options(tmp_path)
-    monkeypatch.setattr(os, "fsync", _no_space)
-    with pytest.raises(UserError, match=r"\.json: cannot write \(No space left on device\)"):
+    monkeypatch.setattr(os, failing, _no_space)
+    with pytest.raises(UserError, match=message):
         package(options)
     assert not options.out.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no staging left
-
-
-def test_full_disk_while_copying_a_log_is_a_clear_error_and_leaves_nothing(tmp_path, monkeypatch):
-    """The disk fills up while a run's log is copied (shutil.copyfile's sendfile reports ENOSPC)."""
-    options = _package_options(tmp_path)
-    monkeypatch.setattr(os, "sendfile", _no_space)
-    with pytest.raises(UserError, match=r"/sub/\S+: cannot write \(No space left on device\) while copying \S+/runs/"):
-        package(options)
-    assert not options.out.exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 @pytest.fixture(scope="module")
