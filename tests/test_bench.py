@@ -104,7 +104,8 @@ def test_quick_noise_benchmark_with_profile_and_rerendered_summary(tmp_path):
     _, document, markdown = run_bench(tmp_path, "noise", "--frameworks", "jax", "--profile-out", str(profile_dir))
     noise = document["benchmarks"]["noise"]
     jax = noise["frameworks"]["jax"]
-    assert len(jax["samples_per_s"]) == noise["repeats"] >= 5 and jax["cv"] >= 0
+    assert len(jax["samples_per_s"]) == len(jax["raw_samples_per_s"]) == noise["repeats"] >= 5
+    assert jax["cv"] >= 0 and jax["raw_cv"] >= 0 and "raw predict loop alone: CV" in markdown
     assert_table(markdown, "noise", rows=1)
     # --profile-out: a .pstats file, and its top lines in the JSON and the summary.
     assert (profile_dir / "noise.pstats").exists()
