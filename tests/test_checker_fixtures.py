@@ -323,3 +323,11 @@ def test_planted_defect_gives_exactly_its_code(code, tmp_path, baseline):
     if kwargs.pop("reseal", True):
         reseal(tree)
     assert codes(tree, **kwargs) == baseline | {code}
+
+
+def test_an_offline_run_shorter_than_its_minimum_says_to_raise_expected_qps(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    plant_inf003(tree, tmp_path)  # the example's runs are all Offline
+    reseal(tree)
+    short = [f for f in check_tree(tree).active if f.code == "INF003" and "shorter" in f.message]
+    assert short and all("raise expected_qps in --user-conf" in f.hint for f in short)

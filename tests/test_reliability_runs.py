@@ -176,3 +176,14 @@ def test_a_log_whose_flush_fails_at_close_is_an_error_and_keeps_its_inprogress_n
         log.close()
     assert not (tmp_path / "result_0.txt").exists() and (tmp_path / "result_0.txt.inprogress").exists()
     assert log.close() == tmp_path / "result_0.txt.inprogress"   # a second close does not raise again
+
+
+def test_a_log_that_cannot_be_created_is_an_error_naming_it(tmp_path):
+    from levelfield.reference.harness.runlog import RunLog
+    (tmp_path / "out").write_text("a file where the run folder should be")
+    with pytest.raises(UserError, match=r"/out: cannot create the folder \(File exists\)"):
+        RunLog(tmp_path / "out" / "result_0.txt")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "result_0.txt.inprogress").mkdir()  # a folder where the log should go
+    with pytest.raises(UserError, match=r"result_0\.txt\.inprogress: cannot write \(Is a directory\)"):
+        RunLog(tmp_path / "run" / "result_0.txt")

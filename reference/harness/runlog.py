@@ -52,6 +52,9 @@ class RunLog:
         self.failed: OSError | None = None  # the first write that failed; the log writes nothing after it
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"{self.path.parent}: cannot create the folder ({e.strerror})") from None
+        try:
             self._handler = _StrictFileHandler(self.partial, mode="w", encoding="utf-8")
         except OSError as e:
             raise UserError(f"{self.partial}: cannot write ({e.strerror})") from None
