@@ -37,7 +37,7 @@ import importlib
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,17 @@ SUT_KINDS = ("fast", "plain")
 SERVER_START_QPS = 100.0  # the Server search's first target; well under any model's Offline throughput
 
 
+# Full-length Offline queries of the slower models: about 7 s each through the runner on this
+# 2-core CPU (fmnist-resnet answers ~2,400 samples/s, seq-transformer ~10,000), as
+# 262,144 ctr-dlrm samples take 1-2 s; a quick run keeps its 4,096 samples for every task.
+FULL_OFFLINE_SAMPLES_BY_TASK = {"fmnist-resnet": 16_384, "seq-transformer": 65_536}
+
+
+def offline_samples(default: int, by_task: dict, task_id: str) -> int:
+    """The Offline query length for `task_id`: its own entry of `by_task`, else `default`."""
+    return by_task.get(task_id, default)
+
+
 @dataclass(frozen=True)
 class Config:
     """Run lengths; FULL for `make bench` (~1-2 min per framework), QUICK for tests (seconds)."""
@@ -58,21 +69,12 @@ class Config:
     server_run_ms: int            # LoadGen min duration of each Server bisection run
     server_steps: int             # Server runs: x4 steps up from SERVER_START_QPS, then bisection
     repeats: int                  # best-of repeats of each raw measurement and Offline run
+    offline_samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from offline_samples
 
 
-FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=3000, server_steps=8, repeats=2)
+FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=3000, server_steps=8, repeats=2,
+              offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
 QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=1, repeats=1)
-# Full-length Offline queries of the slower models: about 7 s each through the runner on this
-# 2-core CPU (fmnist-resnet answers ~2,400 samples/s, seq-transformer ~10,000), as
-# 262,144 ctr-dlrm samples take 1-2 s; a quick run keeps its 4,096 samples for every task.
-FULL_OFFLINE_SAMPLES_BY_TASK = {"fmnist-resnet": 16_384, "seq-transformer": 65_536}
-
-
-def offline_samples(config_samples: int, task_id: str) -> int:
-    """The Offline query length of a benchmark run: the task's own for full-length runs of a slower model."""
-    if config_samples != FULL.offline_samples:
-        return config_samples
-    return FULL_OFFLINE_SAMPLES_BY_TASK.get(task_id, config_samples)
 
 
 def in_thread(function, *args):
@@ -200,7 +202,8 @@ def offline_conf(samples: int, batch_size: int) -> str:
 
 
 def offline(bench: Bench) -> dict:
-    samples, batch = offline_samples(bench.config.offline_samples, bench.task_id), int(bench.inputs_module.MAX_PREDICT_BATCH)
+    samples = offline_samples(bench.config.offline_samples, bench.config.offline_samples_by_task, bench.task_id)
+    batch = int(bench.inputs_module.MAX_PREDICT_BATCH)
     raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)
     conf = offline_conf(samples, batch)
     runner = {}

@@ -19,9 +19,17 @@ from __future__ import annotations
 
 import statistics
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from benchmarks.harness_efficiency import FULL as HARNESS_FULL
+from benchmarks.harness_efficiency import (
+    FULL_OFFLINE_SAMPLES_BY_TASK,
+    Bench,
+    in_thread,
+    offline_conf,
+    offline_samples,
+)
 from benchmarks.options import Options, ratio
 
 TITLE = "noise: coefficient of variation of Offline samples/s over repeated runner runs"
@@ -33,18 +41,16 @@ class Config:
 
     samples: int
     repeats: int
+    samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from `samples`
 
 
-FULL = Config(samples=262_144, repeats=10)
+FULL = Config(samples=262_144, repeats=10, samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
 QUICK = Config(samples=4096, repeats=5)
 
 
 def run(options: Options, config: Config) -> dict:
-    from benchmarks.harness_efficiency import FULL as HARNESS_FULL
-    from benchmarks.harness_efficiency import Bench, in_thread, offline_conf, offline_samples
-
     results = {}
-    samples = offline_samples(config.samples, options.task)
+    samples = offline_samples(config.samples, config.samples_by_task, options.task)
     with tempfile.TemporaryDirectory(prefix="levelfield-bench-noise-") as tmp:
         for framework in options.real_frameworks():
             # The raw loop reads its repeats from a harness Config: one timed pass per call here.

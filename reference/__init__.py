@@ -7,6 +7,8 @@
     weights.py       the framework-neutral .npz weight file
     batching.py      the predict shape policy (chunks padded to powers of two)
     keras_backend.py Keras imported on its TensorFlow backend
+    jax_steps.py     the JAX implementations' train_steps loop
+    tf_steps.py      the TensorFlow implementations' train_steps loop
     harness/         the trainer (and later the LoadGen runner); no framework imports
     <task>/common/   framework-neutral task code: dataset, inputs, metric, model spec
     <task>/<framework>/  model.py, weights.py, implementation.py

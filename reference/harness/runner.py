@@ -273,10 +273,10 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     warmup_s = warm_up()
     state.phase = "loadgen"
     run_s, system_under_test = _run_loadgen(options, eff, respond_rows, qsl, state)
+    from levelfield.reference.harness.loadgen_results import read_detail
     resizes = []  # an Offline query too small for this model: again, sized from LoadGen's own measurement
     while options.scenario == "offline" and options.mode == "performance" and \
             len(resizes) < loadgen_config.MAX_OFFLINE_RESIZES:
-        from levelfield.reference.harness.loadgen_results import read_detail
         resized = loadgen_config.resize_offline_query(eff, read_detail(options.out / "mlperf_log_detail.txt")[0])
         if resized is None:
             break
