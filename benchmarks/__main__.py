@@ -5,10 +5,11 @@
     python -m benchmarks --quick --out /tmp/bench          # a minute or two; what the tests run, per benchmark
     python -m benchmarks checker --profile-out build/prof  # with cProfile evidence (.pstats + top 20 in the summary)
 
-Benchmarks (docs/benchmarks.md): harness (LoadGen runner vs raw predict),
-trainer (levelfield train vs a bare loop), compile (compiled vs eager),
-checker (levelfield check vs mlperf_logging; large trees), noise (CV of
-repeated Offline runs).
+Benchmarks (docs/benchmarks.md): harness (LoadGen runner vs raw predict;
+Server's peak vs Offline), trainer (levelfield train vs a bare loop), compile
+(compiled vs eager), checker (levelfield check vs mlperf_logging; large
+trees), noise (CV of repeated Offline runs), batch_latency (predict latency
+per batch size: the measurement the rules' Server bounds come from).
 
 Each run writes one JSON file, `<out>/<date>-<host>.json` (default out:
 benchmarks/results/), holding the machine's context (CPUs, load average at
@@ -45,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--task", default=DEFAULT_TASK,
                         help=f"task of harness, trainer and noise (default {DEFAULT_TASK})")
     parser.add_argument("--tasks", default=None,
-                        help="comma-separated tasks of compile (default: fmnist-resnet,seq-transformer,ctr-dlrm)")
+                        help="comma-separated tasks of compile and batch_latency (default: fmnist-resnet,"
+                             "seq-transformer,ctr-dlrm)")
     parser.add_argument("--frameworks", default=None,
                         help="comma-separated frameworks (default: pytorch,tensorflow,jax, and for harness also "
                              "none = a predict that costs nothing, the harness's floor)")

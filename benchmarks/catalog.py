@@ -15,6 +15,7 @@ BENCHMARKS = {
     "compile": "benchmarks.compile_modes",        # compiled vs eager mode
     "checker": "benchmarks.checker_speed",        # levelfield check vs mlperf_logging; large trees
     "noise": "benchmarks.noise",                  # CV of repeated Offline runs
+    "batch_latency": "benchmarks.batch_latency",  # predict latency per batch size (the Server bounds' basis)
 }
 
 

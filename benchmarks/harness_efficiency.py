@@ -7,20 +7,23 @@ Per framework, on the same compiled implementation, weights (init seed 0)
 and eval rows (the task's submission eval set as the QSL):
 
 - Offline: samples/s LoadGen reports for one query of `offline_samples`
-  samples through the runner, against a raw loop that gathers, predicts and
-  turns into responses the same number of random rows in the same chunks.
+  samples through the runner (its chunk size sized from the system, as in a
+  real run), against a raw loop that gathers, predicts and turns into
+  responses the same number of random rows in the same chunks.
   Ratio = runner / raw (1.0: the harness costs nothing).
 - SingleStream: p90 latency LoadGen reports through the runner against the
   p90 of the same work (gather one row, predict, to_response) timed in a raw
   loop; the difference is the harness's added microseconds per query.
 - Both with LoadGen's fast SUT and its plain one (`--sut`), so the choice in
   `sut.FAST_SUT_DEFAULT` rests on numbers.
-- Framework `none` (ctr-dlrm only): a predict that returns zeros at once, so
-  the figures are the harness's own floor, free of any framework's noise.
-- Server: the largest target QPS whose short runs meet the latency bound at
-  its percentile (LoadGen's min-duration and latency checks; early stopping
-  is ignored because short runs cannot meet it), searched up to the runner's
-  Offline throughput; reported with its ratio to that throughput.
+- Framework `none` (reference/null_model.py at zero cost): a predict that
+  returns zeros at once, so the figures are the harness's own floor, free of
+  any framework's noise.
+- Server: the largest target QPS LoadGen judges VALID under the task's own
+  latency bound (the submission profile's), found by `levelfield infer
+  --find-peak`'s search with shorter runs (`server_run_ms`, at least
+  SERVER_MIN_QUERIES queries so early stopping can pass); reported with its
+  ratio to the runner's Offline throughput in the same run.
 
 The raw loops run in a worker thread, as the runner's predicts run in
 LoadGen's issue thread or the Server worker: on a busy 2-core machine PyTorch
@@ -34,6 +37,7 @@ they are measured; nothing is asserted on them.
 from __future__ import annotations
 
 import importlib
+import json
 import tempfile
 import threading
 import time
@@ -46,7 +50,7 @@ TITLE = ("harness efficiency: the LoadGen runner against a raw predict loop over
          "(ratio 1.0 = the harness costs nothing)")
 DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax")  # none: the harness alone (a zero-cost predict)
 SUT_KINDS = ("fast", "plain")
-SERVER_START_QPS = 100.0  # the Server search's first target; well under any model's Offline throughput
+SERVER_MIN_QUERIES = 662  # enough for LoadGen's early stopping at the 99th percentile (as MLPerf's MultiStream)
 
 
 # Full-length Offline queries of the slower models: about 7 s each through the runner on this
@@ -66,15 +70,15 @@ class Config:
 
     offline_samples: int          # samples in the one Offline query (runner) and in the raw loop
     singlestream_s: float         # LoadGen min duration of the SingleStream run; also the raw loop's length
-    server_run_ms: int            # LoadGen min duration of each Server bisection run
-    server_steps: int             # Server runs: x4 steps up from SERVER_START_QPS, then bisection
+    server_run_ms: int            # LoadGen min duration of each Server search run
+    server_steps: int             # at most this many Server search runs (find_peak's MAX_STEPS)
     repeats: int                  # best-of repeats of each raw measurement and Offline run
     offline_samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from offline_samples
 
 
 FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=3000, server_steps=8, repeats=2,
               offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
-QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=1, repeats=1)
+QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=2, repeats=1)
 
 
 def in_thread(function, *args):
@@ -100,22 +104,6 @@ def _user_conf(path: Path, text: str) -> Path:
     return path
 
 
-class NullImplementation:
-    """Framework `none`: ctr-dlrm's predict contract (logits float32 [N]) at no cost, to measure the
-    harness alone. Not a stand-in for a framework: its rows are labelled `none` in the results."""
-
-    name, mode, device = "ctr-dlrm/none", "none", "cpu"
-
-    def version(self) -> str:
-        return "0"
-
-    def load(self, weights) -> None:
-        pass
-
-    def predict(self, inputs: dict) -> np.ndarray:
-        return np.zeros(len(next(iter(inputs.values()))), dtype=np.float32)
-
-
 class Bench:
     """One task x framework: a compiled implementation shared by the raw loops and the runner's runs."""
 
@@ -123,9 +111,8 @@ class Bench:
         """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
         from levelfield.reference.harness import runner
         from levelfield.reference.interface import Recipe
+        from levelfield.reference.null_model import CostModel, NullImplementation
         from levelfield.reference.registry import load_implementation
-
-        from levelfield.errors import UserError
 
         self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
         suite = runner.cached_suite(None, None)
@@ -137,9 +124,7 @@ class Bench:
         self.inputs, _ = runner.cached_eval_set(None, None, task_id, None, n_eval)
         self.n = n_eval
         if framework == "none":
-            if task_id != "ctr-dlrm":
-                raise UserError(f"framework 'none' measures the harness on ctr-dlrm only, not {task_id}")
-            self.impl = NullImplementation()
+            self.impl = NullImplementation(self.task, CostModel())
         else:
             self.impl = load_implementation(task_id, framework)(Recipe.from_task(self.task))
         self.impl.load(self.spec.init_weights(0))
@@ -173,20 +158,24 @@ class Bench:
         return np.array(latencies)
 
     # -- through the runner ------------------------------------------------------------------
-    def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:
-        """(result.json content, run folder) of one performance run with these user settings."""
-        from levelfield.reference.harness.runner import InferOptions, infer
+    def options(self, scenario: str, conf_text: str, sut: str | None = None):
+        """InferOptions of one performance run with these user settings, in a folder of its own."""
+        from levelfield.reference.harness.runner import InferOptions
+        from levelfield.reference.null_model import CostModel
 
         self.runs += 1
-        run_dir = self.workdir / f"{self.framework}-{scenario}-{self.runs}"
         conf = _user_conf(self.workdir / f"user-{self.runs}.yaml", conf_text)
-        # The runner accepts only the rules' frameworks; the null model's throw-away result.json
-        # (in a temporary folder) therefore carries "jax", while this benchmark labels it "none".
-        framework = "jax" if self.framework == "none" else self.framework
-        result = infer(InferOptions(task_id=self.task_id, framework=framework, scenario=scenario,
-                                    mode="performance", out=run_dir, profile="submission", user_conf=conf,
-                                    sut=sut, progress=False), impl=self.impl)
-        return result, run_dir
+        return InferOptions(task_id=self.task_id, framework=self.framework, scenario=scenario, mode="performance",
+                            out=self.workdir / f"{self.framework}-{scenario}-{self.runs}", profile="submission",
+                            user_conf=conf, sut=sut, progress=False, repeats=1,
+                            null_cost=CostModel() if self.framework == "none" else None)
+
+    def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:
+        """(result.json content, run folder) of one performance run with these user settings."""
+        from levelfield.reference.harness.runner import infer
+
+        options = self.options(scenario, conf_text, sut)
+        return infer(options, impl=self.impl), options.out
 
 
 def percentile_nearest_rank(values: np.ndarray, q: float) -> float:
@@ -195,20 +184,21 @@ def percentile_nearest_rank(values: np.ndarray, q: float) -> float:
     return float(ordered[max(0, int(np.ceil(q * len(ordered))) - 1)])
 
 
-def offline_conf(samples: int, batch_size: int) -> str:
-    """User settings for one Offline query of exactly `samples` samples in chunks of `batch_size`."""
+def offline_conf(samples: int) -> str:
+    """User settings for one Offline query of exactly `samples` samples; the runner sizes its chunks."""
     # min_duration 1 ms: the query holds exactly min_sample_count samples, however fast the model.
-    return f"offline: {{min_duration_ms: 1, min_sample_count: {samples}, batch_size: {batch_size}}}\n"
+    return f"offline: {{min_duration_ms: 1, min_sample_count: {samples}}}\n"
 
 
 def offline(bench: Bench) -> dict:
     samples = offline_samples(bench.config.offline_samples, bench.config.offline_samples_by_task, bench.task_id)
-    batch = int(bench.inputs_module.MAX_PREDICT_BATCH)
-    raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)
-    conf = offline_conf(samples, batch)
-    runner = {}
+    conf = offline_conf(samples)
+    runner, batch = {}, None
     for kind in SUT_KINDS:
-        runner[kind] = max(bench.infer("offline", conf, kind)[0]["samples_per_s"] for _ in range(bench.config.repeats))
+        results = [bench.infer("offline", conf, kind)[0] for _ in range(bench.config.repeats)]
+        runner[kind] = max(r["samples_per_s"] for r in results)
+        batch = int(results[0]["sizing"]["chosen"].get("batch_size", batch or 1))
+    raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)  # the chunk the runner chose
     return {"samples": samples, "batch_size": batch, "raw_samples_per_s": raw, "runner_samples_per_s": runner,
             "ratio": {kind: value / raw for kind, value in runner.items()}}
 
@@ -231,39 +221,26 @@ def singlestream(bench: Bench) -> dict:
 
 
 def server(bench: Bench, offline_samples_per_s: float) -> dict:
-    """The largest target QPS (up to the runner's Offline throughput) whose run LoadGen finds
-    meeting the min duration and the latency bound (short runs cannot meet early stopping).
+    """The largest target QPS LoadGen judges VALID under the task's latency bound (find_peak's search),
+    with its ratio to the runner's Offline throughput."""
+    from levelfield.errors import UserError
+    from levelfield.reference.harness.find_peak import find_peak
 
-    From SERVER_START_QPS, x4 per passing step until one fails, then geometric bisection
-    between the last pass and the first fail for the remaining steps.
-    """
-    from levelfield.reference.harness.loadgen_results import read_detail
-
-    low, high = 0.0, None
-    steps, bound_ms, percentile = [], None, None
-    for _ in range(bench.config.server_steps):
-        if high is None:
-            qps = min(SERVER_START_QPS if low == 0 else low * 4, offline_samples_per_s)
-        else:
-            qps = (low * high) ** 0.5 if low > 0 else high / 4
-        conf = (f"server: {{target_qps: {qps:.1f}, min_duration_ms: {bench.config.server_run_ms}, "
-                f"min_query_count: 1}}\n")
-        result, run_dir = bench.infer("server", conf)
-        records, _ = read_detail(run_dir / "mlperf_log_detail.txt")
-        met = bool(records.get("result_min_duration_met")) and bool(records.get("result_perf_constraints_met"))
-        bound_ms = records.get("effective_target_latency_ns", 0) / 1e6
-        percentile = records.get("effective_target_latency_percentile")
-        steps.append({"target_qps": qps, "met": met, "samples_per_s": result["samples_per_s"],
-                      "p99_latency_ms": result.get("p99_latency_ms")})
-        if met:
-            low = qps
-            if qps >= offline_samples_per_s:
-                break
-        else:
-            high = qps
-    return {"max_qps": low or None, "latency_bound_ms": bound_ms, "latency_percentile": percentile,
-            "run_ms": bench.config.server_run_ms, "steps": steps,
-            "ratio_to_offline": (low / offline_samples_per_s) if low else None}
+    conf = f"server: {{min_duration_ms: {bench.config.server_run_ms}, min_query_count: {SERVER_MIN_QUERIES}}}\n"
+    options = bench.options("server", conf)
+    try:
+        document = find_peak(options, bench.impl, max_steps=bench.config.server_steps, report=lambda line: None)
+    except UserError:  # no target was VALID: the report still lists every step
+        document = json.loads((options.out / "find_peak.json").read_text())
+    rules = bench.task.loadgen_settings("submission", "server")
+    peak = document["peak"]
+    qps = peak["target_qps"] if peak else None
+    return {"max_qps": qps, "latency_bound_ms": rules["latency_bound_ms"],
+            "latency_percentile": rules["latency_percentile"], "run_ms": bench.config.server_run_ms,
+            "max_batch_size": peak["max_batch_size"] if peak else None,
+            "steps": [{"target_qps": step["target_qps"], "met": step["valid"], "samples_per_s": step["samples_per_s"]}
+                      for step in document["steps"]],
+            "ratio_to_offline": (qps / offline_samples_per_s) if qps else None}
 
 
 def run(options, config: Config) -> dict:

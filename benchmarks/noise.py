@@ -55,9 +55,9 @@ def run(options: Options, config: Config) -> dict:
         for framework in options.real_frameworks():
             # The raw loop reads its repeats from a harness Config: one timed pass per call here.
             bench = Bench(options.task, framework, replace(HARNESS_FULL, repeats=1), Path(tmp))
-            batch = int(bench.inputs_module.MAX_PREDICT_BATCH)
-            conf = offline_conf(samples, batch)
-            bench.infer("offline", conf)  # warm-up: first predicts of each chunk shape
+            conf = offline_conf(samples)
+            warm, _ = bench.infer("offline", conf)  # warm-up: first predicts of each chunk shape
+            batch = int(warm["sizing"]["chosen"]["batch_size"])  # the raw loop uses the runner's chunk
             values = [bench.infer("offline", conf)[0]["samples_per_s"] for _ in range(config.repeats)]
             raw = [in_thread(bench.raw_offline_samples_per_s, samples, batch) for _ in range(config.repeats)]
             mean = statistics.fmean(values)

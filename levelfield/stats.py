@@ -3,6 +3,7 @@
     olympic_mean([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)   # mean without the best and the worst
     olympic_score([30.1, None, 31.0, 30.4, 45.0], drop=1)  # MLPerf's score: a failed run (None) is the slowest
     summarize([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)      # the dict every summary shows
+    spread([4120.0, 4310.5, 3987.2])                         # n, mean, stdev, 95% CI (inference repeats)
     welch_test([30.1, 29.5, 31.0], [33.0, 32.1, 34.2])     # {"t", "df", "p_value", "within_noise"}
 
 MLPerf scores time-to-train as the olympic mean: drop the fastest and the
@@ -57,17 +58,22 @@ def confidence_interval(values: Sequence[float], confidence: float = CONFIDENCE)
     return (float(m - half), float(m + half))
 
 
-def summarize(values: Sequence[float], drop: int) -> dict:
-    """Olympic mean (when enough values), mean, standard deviation and 95% CI of the mean."""
+def spread(values: Sequence[float]) -> dict:
+    """n, mean, sample standard deviation and the 95% CI of the mean (None where undefined)."""
     ci = confidence_interval(values)
     return {
         "n": len(values),
-        "olympic_mean": olympic_mean(values, drop) if len(values) > 2 * drop else None,
         "mean": mean(values) if values else None,
         "stdev": stdev(values) if values else None,
         "ci95_low": ci[0] if ci else None,
         "ci95_high": ci[1] if ci else None,
     }
+
+
+def summarize(values: Sequence[float], drop: int) -> dict:
+    """Olympic mean (when enough values), mean, standard deviation and 95% CI of the mean."""
+    return {"n": len(values), "olympic_mean": olympic_mean(values, drop) if len(values) > 2 * drop else None,
+            **spread(values)}
 
 
 def olympic_score(times: Sequence[float | None], drop: int) -> float | None:

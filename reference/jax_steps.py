@@ -1,6 +1,8 @@
-"""The JAX implementations' `train_steps` loop, shared: one jitted step per batch, one host sync per call.
+"""What the JAX implementations share: the `train_steps` loop (one jitted step per batch, one host sync
+per call) and `host_rows`, the host-side cut of a chunked predict's padded outputs.
 
     self.state, losses = run_steps(self._step_on_rows, self.state, batch_indices, learning_rates, device)
+    return host_rows([forward(params, pad_rows(x[a:b], size)) for a, b, size in chunks], chunks)
 
 The trainer calls `train_steps` with chunks of varying length (the progress
 bar's chunks, the last one shorter). Each step's row indices and learning
@@ -27,3 +29,16 @@ def run_steps(step, state, batch_indices, learning_rates, device) -> tuple[objec
         losses.append(loss)
     # The one host sync of the call: every loss at once, as numpy (no device-side stack to compile).
     return state, np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))
+
+
+def host_rows(outputs: list, chunks: list[tuple[int, int, int]]) -> np.ndarray:
+    """float32 numpy rows of a chunked predict: each padded device output fetched, then cut to its real rows.
+
+    `outputs[i]` is the jitted predict's output for `chunks[i]` = (start, stop, padded size). The
+    padding is cut on the host: slicing a device array to `stop - start` rows compiles a small XLA
+    program per distinct length, and the runner's Server batches take every length up to their cap,
+    so those compilations would land inside LoadGen's timed run (tests/test_no_recompile.py).
+    """
+    fetched = jax.device_get(outputs)
+    return np.concatenate([np.asarray(rows)[: stop - start] for rows, (start, stop, _) in zip(fetched, chunks)]
+                          ).astype(np.float32, copy=False)

@@ -130,3 +130,23 @@ def test_unknown_framework_is_refused_before_anything_runs(tmp_path):
                            str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "jaxx" in proc.stderr and "Traceback" not in proc.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_quick_batch_latency_benchmark_implies_a_server_bound(tmp_path):
+    _, document, markdown = run_bench(tmp_path, "batch_latency", "--tasks", "ctr-dlrm", "--frameworks", "jax")
+    result = document["benchmarks"]["batch_latency"]
+    costs = result["tasks"]["ctr-dlrm"]["jax"]["costs"]
+    assert [c["size"] for c in costs] == [1, 2, 4, 8]  # quick: up to 8 rows
+    assert all(c["calls"] >= 3 and 0 < c["median_ms"] <= c["p90_ms"] for c in costs)
+    assert_table(markdown, "batch_latency", rows=1)
+
+
+def test_the_bound_derivation_rounds_up_to_ten_ms_with_a_floor():
+    from benchmarks.batch_latency import implied_bound_ms
+
+    def frameworks(*medians):
+        return {f"fw{i}": {"costs": [{"size": 128, "median_ms": m}]} for i, m in enumerate(medians)}
+
+    assert implied_bound_ms(frameworks(33.0, 47.2, 41.0), 128) == (47.2, 100)   # 2 x 47.2 = 94.4 -> 100
+    assert implied_bound_ms(frameworks(1.2, 2.4), 128) == (2.4, 10)             # the 10 ms floor
+    assert implied_bound_ms(frameworks(1.2), 64) == (None, None)                # no figure at that size

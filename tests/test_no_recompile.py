@@ -45,3 +45,22 @@ def test_jax_steps_after_warmup_and_reload_do_not_compile(task_id, caplog):
             impl.train_steps(order[start:stop], lrs[start:stop])
     compiles = [r.getMessage() for r in caplog.records if "ompil" in r.getMessage()]
     assert not compiles, compiles[:3]
+
+
+@pytest.mark.parametrize("task_id", ["fmnist-resnet", "seq-transformer", "ctr-dlrm"])
+def test_jax_predict_of_any_length_compiles_only_its_padded_bucket(task_id, caplog):
+    """The runner's Server batches take every length up to their cap; once the power-of-two buckets
+    are warm, a batch of 3, 5, 6 or 7 rows must run without compiling (the padding is cut on the host)."""
+    task = load_suite().task(task_id)
+    common = f"levelfield.reference.{task.package}.common"
+    inputs, spec = importlib.import_module(f"{common}.inputs"), importlib.import_module(f"{common}.model_spec")
+    eval_inputs = inputs.model_inputs(load_dataset(task), "eval")
+    impl = load_implementation(task_id, "jax")(Recipe.from_task(task))
+    impl.load(spec.init_weights(0))
+    warm = {n: impl.predict({k: v[:n] for k, v in eval_inputs.items()}) for n in (4, 8)}
+    with jax.log_compiles(True), caplog.at_level(logging.DEBUG):
+        outputs = {n: impl.predict({k: v[:n] for k, v in eval_inputs.items()}) for n in (3, 5, 6, 7)}
+    compiles = [r.getMessage() for r in caplog.records if "ompil" in r.getMessage()]
+    assert not compiles, compiles[:3]
+    assert outputs[3].shape[0] == 3 and outputs[7].shape[0] == 7
+    np.testing.assert_allclose(outputs[3], warm[4][:3], rtol=1e-5, atol=1e-6)  # padding never leaks into rows

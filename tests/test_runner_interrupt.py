@@ -25,6 +25,8 @@ TASK = "ctr-dlrm"
 METRIC_KEYS = ("p90_latency_ms", "p99_latency_ms", "samples_per_s", "valid", "result_validity", "accuracy")
 # Long enough that LoadGen is certainly still running when the signal arrives.
 LONG_RUN_CONF = "version: 1\n'*': {min_duration_ms: 120000, max_duration_ms: 240000}\nserver: {target_qps: 20}\n"
+# The performance run's LoadGen logs go to run_1/, an accuracy run's to the folder itself.
+DETAIL_LOG = {"performance": "run_1/mlperf_log_detail.txt", "accuracy": "mlperf_log_detail.txt"}
 
 
 def start_infer(tmp_path, scenario: str, mode: str) -> tuple[subprocess.Popen, object]:
@@ -36,7 +38,7 @@ def start_infer(tmp_path, scenario: str, mode: str) -> tuple[subprocess.Popen, o
                              "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # LoadGen opens its detail log when StartTest begins, after the warm-up.
     deadline = time.monotonic() + 240
-    while not (out / "mlperf_log_detail.txt").exists():
+    while not (out / DETAIL_LOG[mode]).exists():
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "LoadGen never started"
         time.sleep(0.1)
@@ -75,19 +77,22 @@ FAILING_PREDICT = textwrap.dedent("""
     from levelfield.rules import load_suite
 
     base = load_implementation("ctr-dlrm", "jax")
+    out = Path(sys.argv[2])
 
     class DeviceLost(base):
         calls = 0
 
         def predict(self, inputs):
-            DeviceLost.calls += 1
-            if DeviceLost.calls > 30:  # after the warm-up (at most 16 calls), inside LoadGen's run
-                raise RuntimeError("device lost")
+            # Inside the timed LoadGen run (its log exists), after the warm-up and the sizing probes.
+            if (out / "run_1" / "mlperf_log_detail.txt").exists():
+                DeviceLost.calls += 1
+                if DeviceLost.calls > 30:
+                    raise RuntimeError("device lost")
             return super().predict(inputs)
 
     impl = DeviceLost(Recipe.from_task(load_suite().task("ctr-dlrm")))
     options = InferOptions(task_id="ctr-dlrm", framework="jax", scenario=sys.argv[1], mode="performance",
-                           out=Path(sys.argv[2]), profile="smoke")
+                           out=out, profile="smoke")
     try:
         infer(options, impl=impl)
     except InferAborted as e:

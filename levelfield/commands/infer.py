@@ -31,9 +31,15 @@ def register(subparsers) -> None:
                   ("levelfield infer --task ctr-dlrm --framework pytorch --scenario singlestream --mode accuracy "
                    "--weights runs/ctr-pt/weights_0.npz --out runs/ctr-pt-ss-acc"),
                   ("levelfield infer --task fmnist-resnet --framework tensorflow --scenario server "
-                   "--mode performance --user-conf user.yaml --out runs/fm-tf-server")])
+                   "--mode performance --user-conf user.yaml --out runs/fm-tf-server"),
+                  ("levelfield infer --task fmnist-resnet --framework jax --scenario server --mode performance "
+                   "--find-peak --out runs/fm-jax-peak     then: --user-conf runs/fm-jax-peak/server-target.yaml"),
+                  ("levelfield infer --task ctr-dlrm --framework none --cost-per-call-us 2000 "
+                   "--cost-per-sample-us 50 --scenario offline --mode performance --profile smoke --out runs/none")])
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
-    parser.add_argument("--framework", required=True, metavar="F", help="pytorch, tensorflow or jax")
+    parser.add_argument("--framework", required=True, metavar="F",
+                        help="pytorch, tensorflow or jax; or none: no framework, a model of the cost given by "
+                             "--cost-per-call-us / --cost-per-sample-us (measures the harness; never submittable)")
     parser.add_argument("--scenario", required=True, metavar="S", help="singlestream, multistream, server or offline")
     parser.add_argument("--mode", required=True, metavar="M", help="performance or accuracy")
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the logs and result files")
@@ -55,23 +61,61 @@ def register(subparsers) -> None:
     parser.add_argument("--sut", choices=("fast", "plain"), default=None,
                         help="LoadGen's fast SUT (ids and indices as lists) or its plain one (a QuerySample per "
                              "sample); default: the faster one for the scenario (docs/inference.md)")
+    parser.add_argument("--find-peak", action="store_true",
+                        help="Server, performance mode: search the largest target_qps whose run LoadGen judges "
+                             "VALID (each step a run of the profile) and write DIR/server-target.yaml, the "
+                             "--user-conf of the real run")
+    parser.add_argument("--repeats", type=int, metavar="N",
+                        help="timed LoadGen runs in performance mode (default: the profile's inference_repeats; "
+                             "the checker requires the rules' number for a submission)")
+    parser.add_argument("--cost-per-call-us", type=float, default=0.0, metavar="US",
+                        help="framework none: wall time of every predict call, microseconds (default 0)")
+    parser.add_argument("--cost-per-sample-us", type=float, default=0.0, metavar="US",
+                        help="framework none: wall time per sample of a predict call, microseconds (default 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from levelfield.errors import UserError
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
+    from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
+    from levelfield.reference.null_model import CostModel
 
+    null_cost = None
+    if args.framework == NULL_FRAMEWORK:
+        try:
+            null_cost = CostModel(args.cost_per_call_us, args.cost_per_sample_us)
+        except ValueError as e:
+            raise UserError(f"--cost-per-call-us / --cost-per-sample-us: {e}") from None
+    elif args.cost_per_call_us or args.cost_per_sample_us:
+        raise UserError(f"--cost-per-call-us / --cost-per-sample-us: only for --framework {NULL_FRAMEWORK}, "
+                        f"not {args.framework}")
+    options = InferOptions(
+        task_id=args.task, framework=args.framework, scenario=args.scenario, mode=args.mode, out=args.out,
+        profile=args.profile, weights=args.weights, user_conf=args.user_conf, compile_mode=args.compile_mode,
+        force=args.force, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version,
+        sut=args.sut, progress=not args.quiet, repeats=args.repeats, null_cost=null_cost)
     try:
-        result = infer(InferOptions(
-            task_id=args.task, framework=args.framework, scenario=args.scenario, mode=args.mode, out=args.out,
-            profile=args.profile, weights=args.weights, user_conf=args.user_conf, compile_mode=args.compile_mode,
-            force=args.force, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version,
-            sut=args.sut, progress=not args.quiet))
+        if args.find_peak:
+            return _find_peak(options)
+        result = infer(options)
     except InferAborted as e:
         return _aborted(e)
     print_summary(result, args.out)
+    return 0
+
+
+def _find_peak(options) -> int:
+    from levelfield.reference.harness.find_peak import REPORT_FILE, TARGET_FILE, find_peak
+
+    print(f"{options.task_id} / {options.framework}: searching the largest VALID Server target "
+          f"(each step a {options.profile}-profile run)")
+    peak = find_peak(options)["peak"]
+    print(f"peak: target_qps {peak['target_qps']:.4g} (step {peak['step']}, {peak['samples_per_s']:.4g} samples/s, "
+          f"batches of at most {peak['max_batch_size']})")
+    print(f"written: {options.out / TARGET_FILE} (use it as --user-conf) and {options.out / REPORT_FILE}")
     return 0
 
 
@@ -94,19 +138,29 @@ def print_summary(result: dict, out: Path) -> None:
            f"{result['scenario']} {result['mode']}, profile {result['profile']}, weights {result['weights']}"
     print(head)
     if result["mode"] == "performance":
-        metrics = ", ".join(f"{k} {v:.4g}" for k, v in result.items()
-                            if k.endswith(("_latency_ms", "samples_per_s")) and v is not None)
-        print(f"  {metrics}: {result['result_validity'] or 'NO RESULT'}")
+        print(f"  {performance_line(result)}: {result['result_validity'] or 'NO RESULT'}")
         for reason in result["invalid_reasons"]:
             print(f"  - {reason}")
-        for resize in result.get("offline_resized", []):
-            print(f"  the Offline query was too small for the model ({resize['first_samples_per_s']:.4g} samples/s "
-                  f"at expected_qps {resize['first_expected_qps']:.4g}); ran again with expected_qps "
-                  f"{resize['expected_qps']:.4g}")
+        for change in result["sizing"].get("resized", []):
+            print(f"  sized again after run {change['run']}: {change['key']} {change['from']:.4g} -> "
+                  f"{change['to']:.4g} ({change['why']})")
     else:
         acc = result["accuracy"]
         verdict = "PASS" if acc["pass"] else "FAIL"
         print(f"  {acc['metric']} {acc['value']:.4f} over {acc['samples']} samples; threshold {acc['threshold']:.4f} "
               f"({acc['accuracy_ratio']} x reference {acc['reference_value']}): {verdict}")
-    print(f"  warm-up {result['warmup_s']:.1f} s (untimed); submittable: {'yes' if result['submittable'] else 'no'}")
+    chosen = ", ".join(f"{k} {v:.4g}" for k, v in result["sizing"]["chosen"].items())
+    print(f"  sized from this system: {chosen or 'all sizes from --user-conf'}")
+    print(f"  warm-up and sizing {result['warmup_s']:.1f} s (untimed); "
+          f"submittable: {'yes' if result['submittable'] else 'no'}")
     print(f"logs, settings.json and result.json in {out}/")
+
+
+def performance_line(result: dict) -> str:
+    """'samples_per_s 4120 (3 runs: 4011, 4120, 4229; 95% CI 3850-4390)'."""
+    name, stats = result["metric"], result["statistics"]
+    values = ", ".join(f"{run[name]:.4g}" for run in result["runs"] if run[name] is not None)
+    text = f"{name} {result[name]:.4g}" if result[name] is not None else f"{name} none"
+    if stats["n"] > 1 and stats["ci95_low"] is not None:
+        return f"{text} ({stats['n']} runs: {values}; 95% CI {stats['ci95_low']:.4g}-{stats['ci95_high']:.4g})"
+    return text

@@ -5,23 +5,30 @@
                                 mode="performance", out=Path("runs/ctr-jax-offline"), profile="smoke"))
 
 Steps: read the rules and the user's overrides (a typo fails here, before any
-framework is imported), load the weights (a file, or `init_weights(0)`), build
-the implementation, warm up (one predict per batch size the scenario will use,
-so compilation happens before LoadGen's clock starts; reported as `warmup_s`),
-then hand a QSL over the eval set and a SUT around `impl.predict` (its outputs
-turned into the task's response rows by `model_spec.to_response`) to LoadGen.
-LoadGen writes its own files into `out`; the runner adds `settings.json` (the
-exact settings), `result.json` (`"status": "completed"`, metric with its unit,
-LoadGen's verdict and reasons, fingerprints) and, in accuracy mode,
-`accuracy.json` (the task's metric over mlperf_log_accuracy.json, against the
-rules' threshold).
+framework is imported), build the implementation, then hand the model to one
+compute thread (session.py) that loads the weights, measures what a batch
+costs on this system and sizes LoadGen from it (sizing.py), warms up every
+batch shape (compilation happens before LoadGen's clock starts; reported as
+`warmup_s`) and runs LoadGen: performance mode the profile's repeats into
+`run_<i>/`, accuracy mode once into `out`. The SUT answers with
+`impl.predict`'s outputs turned into the task's response rows
+(`model_spec.to_response`). The runner adds `settings.json` (the exact
+settings, with the measured batch costs and the sizes chosen), `result.json`
+(`"status": "completed"`, every repeat's metric with its unit and LoadGen's
+verdict and reasons, their mean, stdev and 95% CI, fingerprints) and, in
+accuracy mode, `accuracy.json` (the task's metric over mlperf_log_accuracy.json,
+against the rules' threshold).
 
-Interrupts: LoadGen's StartTest blocks in C++ and cannot be stopped, so it runs
-in a worker thread while the main thread waits, draws the progress bar and
-takes SIGINT / SIGTERM. An interrupted or failed run leaves result.json with
-`"status": "aborted"` (or `"failed"`), the reason and the phase, and no metric;
-accuracy.json is removed. `infer` then raises `InferAborted`; when LoadGen's
-thread is still alive the process must end (the CLI exits with 128 + signal).
+Framework `none` (reference/null_model.py) runs the harness with a model of a
+chosen cost instead of a framework; its results are never submittable.
+
+Interrupts: LoadGen's StartTest blocks in C++ and cannot be stopped, so the
+main thread only waits, draws the progress bar and takes SIGINT / SIGTERM. An
+interrupted or failed run leaves result.json with `"status": "aborted"` (or
+`"failed"`), the reason and the phase, and no metric; accuracy.json is removed.
+`infer` then raises `InferAborted`; when the compute thread is still busy
+(inside LoadGen, or a predict) the process must end (the CLI exits with 128 +
+signal).
 """
 
 from __future__ import annotations
@@ -36,31 +43,36 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from levelfield.errors import UserError
+from levelfield.fsutil import atomic_write_text
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.interface import COMPILED, Recipe
-
-from levelfield.errors import UserError
-from levelfield.fsutil import atomic_write_text
+from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
+from levelfield.reference.null_model import CostModel
 
 INIT_WEIGHTS_SEED = 0  # without --weights the runner measures the seed-0 initial model
-# Files one run writes into --out; a second run refuses to touch them without --force.
+# Files and folders one run writes into --out; a second run refuses to touch them without --force.
 OUTPUT_FILES = ("result.json", "accuracy.json", "settings.json", "mlperf_log_summary.txt",
                 "mlperf_log_detail.txt", "mlperf_log_accuracy.json", "mlperf_log_trace.json")
-# How often the main thread wakes while LoadGen runs: progress bar, signals, SUT errors.
+RUN_FOLDERS = "run_*"
+# How often the main thread wakes while the compute thread works: progress bar, signals, SUT errors.
 POLL_S = 0.2
+# After an interrupt outside LoadGen, how long the main thread waits for the compute thread to
+# reach its next predict boundary (a compilation can take seconds) before giving it up.
+CANCEL_WAIT_S = 30.0
 EXIT_FAILED = 1
 SUT_KINDS = ("fast", "plain")  # LoadGen's ConstructFastSUT / ConstructSUT
 
-# Set when the StartTest of a run aborted in this process returns (it may never): LoadGen's
+# Set when the compute thread of a run aborted in this process finishes (it may never): LoadGen's
 # state is process-wide, so no second run may start beside a LoadGen still running.
-_abandoned_loadgen: threading.Event | None = None
+_abandoned_work: threading.Event | None = None
 
 
 @dataclass
 class InferOptions:
     task_id: str
-    framework: str
+    framework: str                  # a framework of the rules, or "none" (reference/null_model.py)
     scenario: str
     mode: str                       # performance | accuracy (LoadGen's PerformanceOnly | AccuracyOnly)
     out: Path
@@ -74,6 +86,8 @@ class InferOptions:
     rules_version: str | None = None
     sut: str | None = None          # fast | plain; None: sut.FAST_SUT_DEFAULT for the scenario
     progress: bool = True           # the bar on stderr (shown only on a terminal)
+    repeats: int | None = None      # performance runs; None: the profile's inference_repeats
+    null_cost: CostModel | None = None  # framework "none": what one predict costs
 
 
 class RunInterrupted(BaseException):
@@ -84,8 +98,9 @@ class InferAborted(Exception):
     """The run did not complete; result.json (if --out was prepared) says "aborted" or "failed".
 
     exit_code: 128 + the signal's number (130 SIGINT, 143 SIGTERM, as `levelfield train`) or 1.
-    loadgen_running: LoadGen's thread is still alive (its SUT answers nothing more) and cannot be
-    stopped: the process must end now, e.g. os._exit(exit_code), not start another run.
+    loadgen_running: the compute thread is still busy (inside LoadGen, whose SUT answers nothing
+    more, or a predict) and cannot be stopped: the process must end now, e.g. os._exit(exit_code),
+    not start another run.
     """
 
     def __init__(self, message: str, *, status: str, exit_code: int, loadgen_running: bool):
@@ -123,7 +138,7 @@ class _SignalTrap:
 
 
 class _RunState:
-    """What an abort needs to know: how far the run got, and what to stop or record."""
+    """What the main thread and an abort need to know: how far the run got, and what to stop or record."""
 
     def __init__(self, options: InferOptions):
         self.options = options
@@ -131,18 +146,29 @@ class _RunState:
         self.out_ready = False           # --out prepared: result.json may be written
         self.identity: dict = {"task": options.task_id, "framework": options.framework,
                                "scenario": options.scenario, "mode": options.mode, "profile": options.profile}
-        self.sut = None
-        self.loadgen: threading.Event | None = None   # set when LoadGen's StartTest has returned
+        self.sut = None                  # the SUT of the latest LoadGen run (session.py sets it)
+        self.loadgen: threading.Event | None = None   # set when that run's StartTest has returned
+        self.current = None              # session.Current while a LoadGen run is in progress
+        self.cancelled = False           # asks the compute thread to stop at its next predict
+        self.worker: threading.Thread | None = None
+        self.work_done: threading.Event | None = None
         self.started = time.perf_counter()
+
+    def worker_busy(self) -> bool:
+        return self.work_done is not None and not self.work_done.is_set()
 
     def abort(self, status: str, reason: str, exit_code: int) -> InferAborted:
         """Stop answering, record the run as `status` (no metric, no accuracy.json), build the exception."""
-        global _abandoned_loadgen
+        global _abandoned_work
+        self.cancelled = True
         if self.sut is not None:
             self.sut.abandon()
-        running = self.loadgen is not None and not self.loadgen.is_set()
+        in_loadgen = self.loadgen is not None and not self.loadgen.is_set()
+        if self.worker_busy() and not in_loadgen:  # warm-up or probes: stops at its next predict
+            self.work_done.wait(CANCEL_WAIT_S)
+        running = self.worker_busy()
         if running:
-            _abandoned_loadgen = self.loadgen
+            _abandoned_work = self.work_done
         message = f"{reason} during {self.phase}"
         if self.out_ready:
             out = self.options.out
@@ -155,13 +181,20 @@ class _RunState:
 
 
 def _prepare_out(out: Path, force: bool) -> None:
-    existing = [name for name in OUTPUT_FILES if (out / name).exists()]
+    existing = [name for name in OUTPUT_FILES if (out / name).exists()] + sorted(
+        p.name for p in out.glob(RUN_FOLDERS) if p.is_dir())
     if existing and not force:
         raise UserError(f"{out}: already holds {', '.join(existing)}; not overwriting them",
                         hint="choose another --out, or pass --force to replace them")
     out.mkdir(parents=True, exist_ok=True)
-    for name in existing:  # no stale accuracy log from an earlier run may survive next to the new one
-        (out / name).unlink()
+    for name in existing:  # no stale log from an earlier run may survive next to the new one
+        path = out / name
+        if path.is_dir():
+            for child in path.iterdir():
+                child.unlink()
+            path.rmdir()
+        else:
+            path.unlink()
 
 
 @functools.lru_cache(maxsize=4)
@@ -206,7 +239,7 @@ def infer(options: InferOptions, impl=None) -> dict:
     module docstring). Any other error after --out was prepared is recorded as "failed" in
     result.json and raised as it was.
     """
-    if _abandoned_loadgen is not None and not _abandoned_loadgen.is_set():
+    if _abandoned_work is not None and not _abandoned_work.is_set():
         raise RuntimeError("an aborted LoadGen run is still running in this process; start a new process")
     if options.sut not in (None, *SUT_KINDS):
         raise UserError(f"sut {options.sut!r}: expected one of {', '.join(SUT_KINDS)}")
@@ -227,13 +260,31 @@ def infer(options: InferOptions, impl=None) -> dict:
             raise
 
 
-def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+def _check_ids(suite, options: InferOptions) -> None:
+    for kind, value in (("scenario", options.scenario), ("mode", options.mode), ("profile", options.profile)):
+        suite.check_id(kind, value)
+    if options.framework != NULL_FRAMEWORK:
+        suite.check_id("framework", options.framework)
+    elif options.null_cost is None:
+        raise UserError(f"framework {NULL_FRAMEWORK!r} needs a cost model (--cost-per-call-us / --cost-per-sample-us)")
+    if options.repeats is not None and options.repeats < 1:
+        raise UserError(f"--repeats {options.repeats}: expected an integer >= 1")
+
+
+def build_implementation(options: InferOptions, task):
+    """The implementation the options name: a framework's (compiled or eager), or `none` at its cost."""
+    if options.framework == NULL_FRAMEWORK:
+        from levelfield.reference.null_model import NullImplementation
+        return NullImplementation(task, options.null_cost)
     from levelfield.reference.registry import load_implementation
+    return load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
+
+
+def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+    from levelfield.reference.harness.session import Session
 
     suite = cached_suite(options.rules_version, options.rules_dir)
-    for kind, value in (("framework", options.framework), ("scenario", options.scenario),
-                        ("mode", options.mode), ("profile", options.profile)):
-        suite.check_id(kind, value)
+    _check_ids(suite, options)
     task = suite.task(options.task_id).for_profile(options.profile)  # the profile's accuracy reference too
     if options.scenario not in task.scenarios:
         raise UserError(f"{task.path}: scenario {options.scenario!r} is not defined for {task.id}")
@@ -243,52 +294,30 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     n_eval = task.eval_samples
     eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
                                             user_conf=options.user_conf, dataset_samples=n_eval)
-    if options.scenario == "offline":
-        eff.setdefault("batch_size", inputs_module.MAX_PREDICT_BATCH)
+    eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
+    if options.framework == NULL_FRAMEWORK:
+        eff["submittable"] = False
+        eff["null_cost"] = options.null_cost.as_dict()
     weights, weights_label = _weights(options, spec_module)
     _prepare_out(options.out, options.force)
     state.out_ready = True
     state.identity.update({"rules_version": suite.version, "weights": weights_label})
-    atomic_write_text(options.out / "settings.json", json.dumps(eff, indent=2) + "\n", overwrite=True)
 
     eval_inputs, eval_labels = cached_eval_set(options.rules_version, options.rules_dir, task.id,
                                                options.data_dir, n_eval)
     if impl is None:
-        impl = load_implementation(options.task_id, options.framework)(Recipe.from_task(task),
-                                                                       mode=options.compile_mode)
-    impl.load(weights)
+        impl = build_implementation(options, task)
 
     def respond_rows(batch):  # the work LoadGen times: predict, then the task's response rows
         return spec_module.to_response(impl.predict(batch))
 
     qsl = sut_module.SampleLibrary(eval_inputs, eff["performance_sample_count"])
-
-    def warm_up() -> float:
-        state.phase = "warmup"
-        started = time.perf_counter()
-        for size in sut_module.warmup_batch_sizes(options.scenario, eff, inputs_module.MAX_PREDICT_BATCH):
-            respond_rows(qsl.gather(sut_module.warmup_indices(size, qsl.total_count)))
-        return time.perf_counter() - started
-
-    warmup_s = warm_up()
-    state.phase = "loadgen"
-    run_s, system_under_test = _run_loadgen(options, eff, respond_rows, qsl, state)
-    from levelfield.reference.harness.loadgen_results import read_detail
-    resizes = []  # an Offline query too small for this model: again, sized from LoadGen's own measurement
-    while options.scenario == "offline" and options.mode == "performance" and \
-            len(resizes) < loadgen_config.MAX_OFFLINE_RESIZES:
-        resized = loadgen_config.resize_offline_query(eff, read_detail(options.out / "mlperf_log_detail.txt")[0])
-        if resized is None:
-            break
-        resizes.append(resized)
-        atomic_write_text(options.out / "settings.json", json.dumps(eff, indent=2) + "\n", overwrite=True)
-        warmup_s += warm_up()  # the new query's last chunk may have a size not compiled yet
-        state.phase = "loadgen"
-        run_s, system_under_test = _run_loadgen(options, eff, respond_rows, qsl, state)
+    session = Session(options, eff, impl, weights, qsl, respond_rows, state,
+                      max_predict_batch=inputs_module.MAX_PREDICT_BATCH)
+    outcome = _on_compute_thread(session.run, state)
     state.phase = "scoring"
-    result = _result(options, suite, task, eff, impl, weights_label, warmup_s, run_s, system_under_test)
-    if resizes:
-        result["offline_resized"] = resizes
+    from levelfield.reference.harness.result_file import build_result
+    result = build_result(options, suite, task, eff, impl, weights_label, outcome)
     if options.mode == "accuracy":
         from levelfield.reference.harness.accuracy import score_accuracy_log
         try:
@@ -305,104 +334,50 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     return result
 
 
-def _run_loadgen(options: InferOptions, eff: dict, respond_rows, qsl, state: _RunState) -> tuple[float, object]:
-    """StartTest in a worker thread; the main thread polls for completion, SUT errors and signals."""
-    import mlperf_loadgen as lg
+def _on_compute_thread(work, state: _RunState):
+    """work() on a new thread while this (main) thread draws progress, watches the SUT and takes signals."""
     from levelfield.reference.harness.progress import LoadGenProgress
+    from levelfield.reference.harness.session import SutFailed
 
-    fast = None if options.sut is None else options.sut == "fast"
-    system_under_test = sut_module.make_sut(
-        options.scenario, respond_rows, qsl, batch_size=int(eff.get("batch_size", 1)),
-        max_batch_size=int(eff.get("max_batch_size", 1)), batch_timeout_us=int(eff.get("batch_timeout_us", 0)),
-        fast=fast)
-    state.sut = system_under_test
-    log_settings = lg.LogSettings()
-    log_settings.log_output.outdir = str(options.out)
-    log_settings.log_output.copy_summary_to_stdout = False
-    log_settings.enable_trace = False  # the trace costs time per sample; summary + detail carry the results
-    settings = loadgen_config.test_settings(eff)
-    handle_qsl = qsl.construct()
-    handle_sut = system_under_test.construct()
-    failure: list[BaseException] = []
-    finished = threading.Event()
+    outcome: dict = {}
+    done = threading.Event()
 
-    def run_test():
+    def target():
         try:
-            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
+            outcome["value"] = work()
         except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
-            failure.append(e)
+            outcome["error"] = e
         finally:
-            finished.set()
+            done.set()
 
+    state.work_done = done
     # Waiting on an Event, not Thread.join: a signal handler raising inside join() makes
     # Python 3.11 mark the still-running thread as stopped (bpo-45274's cleanup).
-    state.loadgen = finished
-    label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
-    started = time.perf_counter()
-    with LoadGenProgress(label, eff, enabled=options.progress) as progress:
-        threading.Thread(target=run_test, name="levelfield-loadgen", daemon=True).start()
-        while not finished.wait(POLL_S):
-            progress.update(time.perf_counter() - started, system_under_test.queries_issued,
-                            system_under_test.samples_done)
-            if system_under_test.error is not None:
-                error = system_under_test.error
+    state.worker = threading.Thread(target=target, name="levelfield-compute", daemon=True)
+    state.worker.start()
+    shown, progress = None, None
+    try:
+        while not done.wait(POLL_S):
+            current = state.current
+            if current is not shown:
+                if progress is not None:
+                    progress.close()
+                progress = None if current is None else LoadGenProgress(current.label, current.eff,
+                                                                        enabled=state.options.progress)
+                shown = current
+            if progress is not None:
+                progress.update(time.perf_counter() - current.started, current.sut.queries_issued,
+                                current.sut.samples_done)
+            if state.sut is not None and state.sut.error is not None:
+                error = state.sut.error
                 raise state.abort("failed", f"predict raised {type(error).__name__}: {error}",
                                   EXIT_FAILED) from error
-    run_s = time.perf_counter() - started
-    state.loadgen = None
-    try:
-        system_under_test.close()  # stops the Server worker
     finally:
-        system_under_test.destroy(handle_sut)
-        lg.DestroyQSL(handle_qsl)
-    if failure:
-        raise failure[0]
-    if system_under_test.error is not None:  # failed while answering the last samples
-        error = system_under_test.error
-        raise state.abort("failed", f"predict raised {type(error).__name__}: {error}", EXIT_FAILED) from error
-    return run_s, system_under_test
-
-
-def _result(options, suite, task, eff, impl, weights_label, warmup_s, run_s, system_under_test) -> dict:
-    from levelfield.reference.harness.environment import environment_fingerprint
-    from levelfield.reference.harness.loadgen_results import (
-        read_detail,
-        scenario_result,
-    )
-    from levelfield.tools.sysinfo import collect_system_description, fingerprint
-
-    records, errors = read_detail(options.out / "mlperf_log_detail.txt")
-    percentile = eff.get("latency_percentile")
-    outcome = scenario_result(records, errors, options.scenario, percentile)
-    expected_version = str(suite.tools["loadgen"]["version"])
-    if outcome["loadgen_version"] and not str(outcome["loadgen_version"]).startswith(expected_version + " "):
-        # Results from another LoadGen are not comparable: the run is invalid whatever LoadGen itself says.
-        outcome["invalid_reasons"].append(f"LoadGen {outcome['loadgen_version']}, the rules expect {expected_version}")
-        outcome["valid"] = False
-    result = {
-        "status": "completed",
-        "task": task.id, "framework": options.framework, "framework_version": impl.version(),
-        "compile_mode": impl.mode, "device": impl.device, "scenario": options.scenario, "mode": options.mode,
-        "profile": options.profile, "rules_version": suite.version, "weights": weights_label,
-    }
-    if options.mode == "performance":
-        result.update(outcome)
-        result["submittable"] = eff["submittable"] and outcome["valid"]
-    else:  # LoadGen's validity judges timing, which accuracy mode does not measure
-        result.update({"loadgen_version": outcome["loadgen_version"], "loadgen_errors": outcome["loadgen_errors"],
-                       "submittable": eff["submittable"] and not errors})
-    result.update({
-        "loadgen_version_expected": expected_version,
-        "warmup_s": warmup_s, "loadgen_run_s": run_s,
-        "sut": "fast" if system_under_test.fast else "plain",
-        "predict_calls": system_under_test.predict_calls,
-        "dataset_samples": eff["dataset_samples"],
-        "system_fingerprint": fingerprint(collect_system_description()),
-        "environment": environment_fingerprint(options.framework),
-    })
-    if options.scenario == "server":
-        sizes = getattr(system_under_test, "batch_sizes", [])
-        result["server_batches"] = {"count": len(sizes), "mean_size": (sum(sizes) / len(sizes)) if sizes else None,
-                                    "max_batch_size": eff["max_batch_size"],
-                                    "batch_timeout_us": eff["batch_timeout_us"]}
-    return result
+        if progress is not None:
+            progress.close()
+    error = outcome.get("error")
+    if isinstance(error, SutFailed):  # failed while answering the last samples
+        raise state.abort("failed", str(error), EXIT_FAILED) from error.cause
+    if error is not None:
+        raise error
+    return outcome["value"]

@@ -1,10 +1,10 @@
 """The LoadGen query sample library (QSL) and systems under test (SUTs) around a predict callable.
 
     qsl = SampleLibrary(eval_inputs, performance_count=1024)
-    sut = make_sut("server", respond_rows, qsl, max_batch_size=16, batch_timeout_us=500)
+    sut = make_sut("server", respond_rows, qsl, max_batch_size=64)
     handle_qsl, handle_sut = qsl.construct(), sut.construct()
-    lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
-    sut.close(); sut.destroy(handle_sut); lg.DestroyQSL(handle_qsl)
+    (StartTestWithLogSettings in another thread, then sut.close())  |  sut.serve()
+    sut.destroy(handle_sut); lg.DestroyQSL(handle_qsl)
 
 `respond_rows` maps {name: array [n, ...]} to the n response rows LoadGen
 receives (the runner composes `impl.predict` with the task's
@@ -13,9 +13,15 @@ never imports a framework.
 
 One predict per query for SingleStream / MultiStream (the query's rows stacked
 into one batch); Offline cuts its one big query into `batch_size` chunks and
-answers each chunk as it completes; Server queues samples and one worker thread
-forms batches of up to `max_batch_size` samples, or fewer when the oldest has
-waited `batch_timeout_us`.
+answers each chunk as it completes; Server queues samples and `serve()` answers
+what has arrived in batches of up to `max_batch_size` samples.
+
+Every predict runs on one thread, the one that warmed the model up: LoadGen
+issues SingleStream, MultiStream and Offline queries on the thread that called
+StartTest, which the runner makes that thread, and Server's `serve()` runs on
+it while StartTest waits in another. PyTorch's OpenMP pool is per calling
+thread: weights loaded on one thread and predicts on another made fmnist-resnet
+4x slower per sample on this CPU (docs/inference.md).
 
 Each SUT can be built as LoadGen's plain SUT (`issue(query_samples)`, one
 Python QuerySample object per sample) or its fast SUT (`fast_issue(ids,
@@ -36,7 +42,6 @@ from __future__ import annotations
 
 import math
 import queue
-import threading
 import time
 
 import numpy as np
@@ -199,7 +204,13 @@ class OfflineSUT(DirectSUT):
 
 
 class ServerSUT(DirectSUT):
-    """Server: a queue and one worker thread that batches up to max_batch_size samples or batch_timeout_us."""
+    """Server: LoadGen's issue thread queues samples; `serve()`, on the runner's compute thread, answers batches.
+
+    A batch holds what has arrived by the time the previous one is answered, up to `max_batch_size`
+    (sizing.py: the largest batch whose measured cost fits half the latency bound), so a light load
+    is answered one sample at a time and a heavy one in large batches, without waiting. With
+    `batch_timeout_us` > 0 the worker also waits up to that long for a batch to fill.
+    """
 
     _STOP = None
 
@@ -210,8 +221,6 @@ class ServerSUT(DirectSUT):
         self.batch_timeout_s = batch_timeout_us / 1e6
         self.batch_sizes: list[int] = []
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.worker = threading.Thread(target=self._work, name="levelfield-server-sut", daemon=True)
-        self.worker.start()
 
     def _answer(self, ids: list[int], indices: np.ndarray) -> None:
         for item in zip(ids, indices.tolist()):  # LoadGen issues one sample per query in Server
@@ -224,22 +233,28 @@ class ServerSUT(DirectSUT):
         batch = [first]
         deadline = time.perf_counter() + self.batch_timeout_s
         while len(batch) < self.max_batch_size:
-            remaining_s = deadline - time.perf_counter()
             try:
-                item = self.queue.get(timeout=remaining_s) if remaining_s > 0 else self.queue.get_nowait()
+                item = self.queue.get_nowait()   # what has arrived already
             except queue.Empty:
-                break
+                remaining_s = deadline - time.perf_counter()
+                if remaining_s <= 0:
+                    break
+                try:
+                    item = self.queue.get(timeout=remaining_s)
+                except queue.Empty:
+                    break
             if item is self._STOP:
                 self.queue.put(self._STOP)  # answer this batch, then stop
                 break
             batch.append(item)
         return batch
 
-    def _work(self) -> None:
+    def serve(self) -> None:
+        """Answer batches until close(); run by the thread that warmed up the model (runner.py)."""
         try:
             while (batch := self._next_batch()) is not None:
                 if self.abandoned:
-                    continue  # drain the queue without predicting until close() stops the worker
+                    continue  # drain the queue without predicting until close() stops the loop
                 indices = np.fromiter((index for _, index in batch), dtype=np.int64, count=len(batch))
                 self._predict_and_respond([sample_id for sample_id, _ in batch], indices)
                 self.batch_sizes.append(len(batch))
@@ -247,8 +262,8 @@ class ServerSUT(DirectSUT):
             self.fail(e)
 
     def close(self) -> None:
+        """No more samples will come (LoadGen's StartTest returned): serve() returns after this."""
         self.queue.put(self._STOP)
-        self.worker.join()
 
 
 def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
@@ -265,20 +280,20 @@ def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
 
 
 def warmup_batch_sizes(scenario: str, eff: dict, max_predict_batch: int) -> list[int]:
-    """Every batch size the scenario's SUT will call predict with, to predict once before LoadGen starts.
+    """Every padded batch size the scenario's SUT will call predict with, to predict once before LoadGen starts.
 
-    Compiled predicts pad each chunk to the next power of two (reference/batching.py), but
-    cutting the padded outputs back to n rows is a compiled op per n as well (JAX compiled
-    a `dynamic_slice` for each Server batch size inside the timed run when only powers of
-    two were warmed up), so Server warms up every size up to max_batch_size. Sizes are not
-    capped by the QSL: a performance query may repeat samples (see `warmup_indices`).
+    Compiled predicts pad each chunk to the next power of two (reference/batching.py) and cut the
+    padding off on the host, so a Server batch of any length up to max_batch_size runs one of the
+    power-of-two buckets warmed here. Sizes are not capped by the QSL: a performance query may
+    repeat samples (see `warmup_indices`).
     """
     if scenario == "singlestream":
         return [1]
     if scenario == "multistream":
         return [int(eff["samples_per_query"])]  # every query has exactly this many samples
-    if scenario == "server":  # batches take any size up to max_batch_size (default 16)
-        return list(range(1, max(1, int(eff.get("max_batch_size", 1))) + 1))
+    if scenario == "server":
+        cap = max(1, int(eff["max_batch_size"]))
+        return sorted({min(1 << i, cap) for i in range(cap.bit_length() + 1)})
     # Offline: the one query's size is known (accuracy: the whole QSL; performance: LoadGen's
     # expected_qps x min_duration_s x slack, whose rounding we take both ways), so only
     # full chunks and the remainder occur.

@@ -117,6 +117,10 @@ def init_weights(seed: int) -> dict[str, np.ndarray]:
     return weights
 
 
+# predict's output per row (one logit float32), e.g. what the harness-only model `none` returns.
+OUTPUT_SHAPE: tuple[int, ...] = ()
+
+
 # -- LoadGen responses ------------------------------------------------------------------
 # What the runner answers each LoadGen sample with, and so what mlperf_log_accuracy.json
 # holds: the least the metric needs. ROC AUC ranks the scores, so the response is the

@@ -26,7 +26,7 @@ from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, 
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED
-from levelfield.reference.jax_steps import run_steps
+from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.interface import Implementation as BaseImplementation
 
 
@@ -102,8 +102,8 @@ class Implementation(BaseImplementation):
                 size = stop - start
             dense = jax.device_put(pad_rows(inputs["dense"][start:stop], size), self._device)
             sparse = jax.device_put(pad_rows(inputs["sparse"][start:stop], size), self._device)
-            outputs.append(self._forward(self.model.apply, self.state.params, dense, sparse)[: stop - start])
-        return np.asarray(jax.device_get(jnp.concatenate(outputs)), dtype=np.float32)
+            outputs.append(self._forward(self.model.apply, self.state.params, dense, sparse))
+        return host_rows(outputs, predict_chunks(n))
 
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs, labels):

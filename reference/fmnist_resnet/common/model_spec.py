@@ -116,6 +116,10 @@ def init_weights(seed: int) -> dict[str, np.ndarray]:
     return weights
 
 
+# predict's output per row (logits float32), e.g. what the harness-only model `none` returns.
+OUTPUT_SHAPE: tuple[int, ...] = (NUM_CLASSES,)
+
+
 # -- LoadGen responses ------------------------------------------------------------------
 # What the runner answers each LoadGen sample with, and so what mlperf_log_accuracy.json
 # holds: the least the metric needs, as MLPerf's ResNet answers with the predicted class.

@@ -25,7 +25,7 @@ import optax
 from flax.training import train_state
 
 from levelfield.reference import interface
-from levelfield.reference.jax_steps import run_steps
+from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
@@ -90,11 +90,12 @@ class Implementation(interface.Implementation):
         11 shapes; padded rows are sliced off.
         """
         images = inputs["images"]
+        chunks = predict_chunks(len(images))
         outputs = []
-        for start, stop, size in predict_chunks(len(images)):
+        for start, stop, size in chunks:
             x = jax.device_put(pad_rows(images[start:stop], size)[..., None], self._jax_device)  # NHWC
-            outputs.append(self._forward(self.state.params, self.state.batch_stats, x)[: stop - start])
-        return np.asarray(jax.device_get(jnp.concatenate(outputs)), dtype=np.float32)
+            outputs.append(self._forward(self.state.params, self.state.batch_stats, x))
+        return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_images = jax.device_put(np.asarray(inputs["images"], np.float32)[..., None],

@@ -29,7 +29,7 @@ import optax
 from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
-from levelfield.reference.jax_steps import run_steps
+from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
@@ -119,10 +119,11 @@ class Implementation(interface.Implementation):
         jitted function sees at most 11 input shapes; padded rows are sliced off.
         """
         tokens = np.asarray(inputs["tokens"], np.int32)
+        chunks = predict_chunks(len(tokens))
         outputs = [self._predict(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size),
-                                                                   self._jax_device))[: stop - start]
-                   for start, stop, size in predict_chunks(len(tokens))]
-        return np.asarray(jax.device_get(jnp.concatenate(outputs)), np.float32)
+                                                                   self._jax_device))
+                   for start, stop, size in chunks]
+        return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_tokens = jax.device_put(np.asarray(inputs["tokens"], np.int32), self._jax_device)  # [N, 12]

@@ -1,0 +1,61 @@
+"""What result.json says about a completed `levelfield infer` run.
+
+    result = build_result(options, suite, task, eff, impl, "init(seed=0)", session_outcome)
+
+Identity (task, framework and version, compile mode, device, scenario, mode,
+profile, rules version, weights), then the figures: performance mode every
+repeat with its metric, LoadGen's verdict and reasons, and their mean, stdev
+and 95% CI (inference_result.py); accuracy mode LoadGen's version and errors
+(its validity judges timing, which accuracy mode does not measure). Then how
+the run was sized (the measured batch costs and the sizes chosen, also in
+settings.json), the warm-up time, the SUT, and the system and environment
+fingerprints.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.harness.inference_result import performance_fields, run_entry
+
+
+def build_result(options, suite, task, eff: dict, impl, weights_label: str, outcome) -> dict:
+    from levelfield.reference.harness.environment import environment_fingerprint
+    from levelfield.tools.sysinfo import collect_system_description, fingerprint
+
+    expected_version = str(suite.tools["loadgen"]["version"])
+    percentile = eff.get("latency_percentile")
+    result = {
+        "status": "completed",
+        "task": task.id, "framework": options.framework, "framework_version": impl.version(),
+        "compile_mode": impl.mode, "device": impl.device, "scenario": options.scenario, "mode": options.mode,
+        "profile": options.profile, "rules_version": suite.version, "weights": weights_label,
+    }
+    runs = outcome.runs
+    if options.mode == "performance":
+        entries = [run_entry(run, index, options.scenario, percentile, expected_version)
+                   for index, run in enumerate(runs, start=1)]
+        result.update(performance_fields(entries))
+        result["submittable"] = eff["submittable"] and result["valid"]
+    else:
+        entry = run_entry(runs[0], None, options.scenario, percentile, expected_version)
+        result.update({"loadgen_version": entry["loadgen_version"], "loadgen_errors": entry["loadgen_errors"],
+                       "loadgen_run_s": entry["loadgen_run_s"],
+                       "submittable": eff["submittable"] and not runs[0].errors})
+    result.update({
+        "loadgen_version_expected": expected_version,
+        "sizing": {**outcome.sizing, "resized": outcome.resizes},
+        "warmup_s": outcome.warmup_s,
+        "sut": "fast" if runs[0].fast else "plain",
+        "predict_calls": sum(run.predict_calls for run in runs),
+        "dataset_samples": eff["dataset_samples"],
+        "system_fingerprint": fingerprint(collect_system_description()),
+        "environment": environment_fingerprint(options.framework),
+    })
+    if "null_cost" in eff:  # framework none
+        result["null_cost"] = eff["null_cost"]
+    if options.scenario == "server":
+        sizes = [size for run in runs for size in run.batch_sizes]
+        result["server_batches"] = {"count": len(sizes), "mean_size": (sum(sizes) / len(sizes)) if sizes else None,
+                                    "max_size": max(sizes, default=None),
+                                    "max_batch_size": eff["max_batch_size"],
+                                    "batch_timeout_us": eff["batch_timeout_us"]}
+    return result

@@ -1,0 +1,66 @@
+"""A result must not depend on the machine having the rules author's speed: the speed sweep.
+
+Framework `none` (reference/null_model.py) stands in for systems from a fast
+accelerator to a slow CPU: a per-sample cost of 10 us to 10 ms, and a large
+per-call cost (an accelerator's launch and transfer latency). At each cost,
+every scenario runs in the smoke and the demo profile with nothing configured
+by hand, and every performance run must be VALID: LoadGen sized from the
+system under test (expected latencies, Offline's query, Server's target and
+batch cap), never from a number tuned to this machine.
+
+The points run side by side, one process each (LoadGen is process-wide, and
+the model mostly sleeps, as a host waiting for an accelerator does); sharing
+the two cores is part of the test: sizing measures the busier machine.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SWEEP = Path(__file__).with_name("speed_sweep_point.py")
+# (per-call us, per-sample us): 10 us .. 10 ms per sample, and a 20 ms launch with cheap samples.
+COST_POINTS = [(0, 10), (0, 100), (0, 1000), (0, 10000), (20000, 10)]
+TIMEOUT_S = 1200
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory) -> list[dict]:
+    root = tmp_path_factory.mktemp("sweep")
+    procs = []
+    for per_call_us, per_sample_us in COST_POINTS:
+        out = root / f"call{per_call_us}-sample{per_sample_us}"
+        procs.append((out, subprocess.Popen([sys.executable, str(SWEEP), "--per-call-us", str(per_call_us),
+                                             "--per-sample-us", str(per_sample_us), "--out", str(out)],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    entries = []
+    for out, proc in procs:
+        _, stderr = proc.communicate(timeout=TIMEOUT_S)
+        assert proc.returncode == 0, stderr[-3000:]
+        entries += json.loads((out / "summary.json").read_text())
+    return entries
+
+
+def test_the_sweep_covers_every_cost_profile_and_scenario(sweep):
+    seen = {(e["cost"]["per_call_us"], e["cost"]["per_sample_us"], e["profile"], e["scenario"]) for e in sweep}
+    assert len(seen) == len(COST_POINTS) * 2 * 4 == len(sweep)
+
+
+def test_every_performance_run_is_valid_at_every_speed(sweep):
+    invalid = [(e["cost"], e["profile"], e["scenario"], e["invalid_reasons"]) for e in sweep if not e["valid"]]
+    assert not invalid, invalid
+
+
+def test_sizes_follow_the_speed(sweep):
+    """The runner sized from what it measured: a 1000x slower model expects a ~1000x longer latency."""
+    def chosen(per_sample_us, scenario, key):
+        return next(e["chosen"][key] for e in sweep if e["cost"] == {"per_call_us": 0, "per_sample_us": per_sample_us}
+                    and e["profile"] == "smoke" and e["scenario"] == scenario)
+
+    assert 200 < chosen(10000, "singlestream", "expected_latency_ms") / chosen(10, "singlestream",
+                                                                                 "expected_latency_ms") < 1500
+    assert chosen(10, "server", "target_qps") > 10 * chosen(10000, "server", "target_qps")
