@@ -53,7 +53,7 @@ def test_quick_harness_benchmark_writes_json(tmp_path):
         assert server["steps"] and {"target_qps", "met", "samples_per_s"} <= set(server["steps"][0])
         assert "max_qps" in server and "ratio_to_offline" in server
     assert "Offline" in proc.stdout and "SingleStream" in proc.stdout and "Server" in proc.stdout
-    assert_table(markdown, "harness", rows=6)   # Offline, SingleStream, Server per framework
+    assert_table(markdown, "harness", rows=7)   # Offline, SingleStream, Server per framework; none's Server floor
 
 
 def test_quick_trainer_benchmark(tmp_path):

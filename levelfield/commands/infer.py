@@ -112,10 +112,12 @@ def _find_peak(options) -> int:
 
     print(f"{options.task_id} / {options.framework}: searching the largest VALID Server target "
           f"(each step a {options.profile}-profile run)")
-    peak = find_peak(options)["peak"]
-    print(f"peak: target_qps {peak['target_qps']:.4g} (step {peak['step']}, {peak['samples_per_s']:.4g} samples/s, "
-          f"batches of at most {peak['max_batch_size']})")
-    print(f"written: {options.out / TARGET_FILE} (use it as --user-conf) and {options.out / REPORT_FILE}")
+    document = find_peak(options)
+    peak = document["peak"]
+    print(f"peak: target_qps {peak['target_qps']:.4g}, VALID in {peak['repeats']} run(s) (step {peak['step']}, "
+          f"{peak['samples_per_s']:.4g} samples/s, batches of at most {peak['max_batch_size']})")
+    print(f"written: {options.out / TARGET_FILE} (target_qps {document['written_target_qps']:.4g}, the peak less "
+          f"its 5% precision; use it as --user-conf) and {options.out / REPORT_FILE}")
     return 0
 
 

@@ -1,0 +1,97 @@
+"""`levelfield infer --find-peak`: Server's largest VALID target, found run by run and written for the real run.
+
+Framework `none` at 1 ms per sample (reference/null_model.py) serves at most
+~1,000 samples/s however it batches, so the peak is known in advance: the
+search must end between the sized default and that capacity (plus what a short
+run's backlog hides), with the step above the peak INVALID, and the written
+settings file must give a VALID run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import assert_user_error, run_cli
+from levelfield.reference.harness.find_peak import REPORT_FILE, TARGET_FILE, find_peak
+from levelfield.reference.harness.runner import InferOptions, infer
+from levelfield.reference.null_model import CostModel
+
+TASK = "ctr-dlrm"
+COST = CostModel(per_call_us=0, per_sample_us=1000)   # at most ~1,000 samples/s
+CAPACITY_QPS = 1e6 / COST.per_sample_us
+
+
+def _smoke_server() -> dict:
+    from levelfield.rules import load_suite
+    return load_suite().task(TASK).loadgen_settings("smoke", "server")
+
+
+@pytest.fixture(scope="module")
+def peak(tmp_path_factory):
+    out = tmp_path_factory.mktemp("peak")
+    # Verified with 3 repeats, as the demo and submission profiles' real runs have (smoke has 1).
+    options = InferOptions(task_id=TASK, framework="none", scenario="server", mode="performance", out=out,
+                           profile="smoke", null_cost=COST, progress=False, repeats=3)
+    return out, options, find_peak(options, report=lambda line: None)
+
+
+def test_the_search_brackets_the_peak(peak):
+    out, _, document = peak
+    steps, best = document["steps"], document["peak"]
+    assert json.loads((out / REPORT_FILE).read_text()) == document
+    search = [s for s in steps if s["repeats"] == 1]
+    valid = [s["target_qps"] for s in search if s["valid"]]
+    invalid = [s["target_qps"] for s in search if not s["valid"]]
+    edge = max(valid)
+    assert invalid and edge < min(t for t in invalid if t > edge) <= edge * 1.05 or len(search) == 12, steps
+    # The written peak passed every one of the real run's repeats, at the edge or a few percent under it.
+    assert best["repeats"] == 3 and best["target_qps"] <= edge and steps[-1]["valid"]
+    assert best["target_qps"] >= edge * 0.95 ** 3
+    # A run may offer more than the capacity as long as the backlog it builds stays under the latency
+    # bound: over a run of min_duration the excess is at most bound x capacity samples (the reason
+    # MLPerf runs 600 s; a submission here runs 60 s against a bound of at most 100 ms).
+    rules = _smoke_server()
+    excess = rules["latency_bound_ms"] / rules["min_duration_ms"]
+    assert 0.3 * CAPACITY_QPS < best["target_qps"] <= 1.05 * CAPACITY_QPS * (1 + excess), steps
+    for step in steps:  # every step is a run of its own, kept as evidence
+        assert (out / "steps" / f"step_{step['step']}" / "run_1" / "mlperf_log_detail.txt").is_file()
+
+
+def test_the_written_settings_give_a_valid_run_at_the_peak(peak, tmp_path):
+    out, options, document = peak
+    conf = yaml.safe_load((out / TARGET_FILE).read_text())
+    written = round(document["peak"]["target_qps"] * (1 - 0.05), 3)   # the peak less the search's precision
+    assert document["written_target_qps"] == written
+    assert conf == {"version": 1, "server": {"target_qps": written,
+                                             "max_batch_size": document["peak"]["max_batch_size"]}}
+    result = infer(InferOptions(task_id=TASK, framework="none", scenario="server", mode="performance",
+                                out=tmp_path / "run", profile="smoke", null_cost=COST, user_conf=out / TARGET_FILE,
+                                repeats=1, progress=False))
+    assert result["valid"], result["invalid_reasons"]
+    assert result["sizing"]["user"] == ["max_batch_size", "target_qps"] and not result["sizing"]["batch_costs"]
+
+
+def test_find_peak_is_for_server_performance_only(tmp_path):
+    proc = run_cli("infer", "--task", TASK, "--framework", "none", "--cost-per-sample-us", "10", "--scenario",
+                   "offline", "--mode", "performance", "--profile", "smoke", "--find-peak", "--out", str(tmp_path))
+    assert_user_error(proc, "--find-peak", "Server", "offline performance")
+
+
+def test_a_user_target_cannot_be_searched(tmp_path):
+    conf = tmp_path / "user.yaml"
+    conf.write_text("version: 1\nserver: {target_qps: 100}\n")
+    proc = run_cli("infer", "--task", TASK, "--framework", "none", "--cost-per-sample-us", "10", "--scenario",
+                   "server", "--mode", "performance", "--profile", "smoke", "--find-peak", "--user-conf", str(conf),
+                   "--out", str(tmp_path / "peak"))
+    assert_user_error(proc, str(conf), "target_qps", "--find-peak")
+
+
+def test_cost_flags_belong_to_framework_none(tmp_path):
+    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--cost-per-sample-us", "10", "--scenario",
+                   "offline", "--mode", "performance", "--profile", "smoke", "--out", str(tmp_path))
+    assert_user_error(proc, "--cost-per-sample-us", "none", "jax")
+    proc = run_cli("infer", "--task", TASK, "--framework", "none", "--cost-per-sample-us", "-1", "--scenario",
+                   "offline", "--mode", "performance", "--profile", "smoke", "--out", str(tmp_path))
+    assert_user_error(proc, "per_sample_us", "-1")
