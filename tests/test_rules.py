@@ -205,6 +205,7 @@ def test_rules_show_prints_the_task_table():
     for task_id in TASK_IDS:
         assert re.search(rf"^\| {task_id} ", result.stdout, re.M), result.stdout
     assert "LoadGen 6.0.17" in result.stdout
+    assert re.search(r"^\| submission +\| yes +\| +3 \|$", result.stdout, re.M), result.stdout  # inference repeats
 
 
 def test_rules_show_one_task_in_detail():
@@ -247,3 +248,10 @@ def test_inference_threshold_may_not_exceed_the_training_target(rules_copy):
     edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "  reference_value: 0.826", "  reference_value: 0.9")
     assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
                       "$.inference.reference_value: 0.9 x accuracy_ratio 0.99 = 0.891 is above the quality target")
+
+
+def test_a_submittable_profile_needs_three_inference_repeats(rules_copy):
+    """A submitted inference result carries its spread: the schema refuses fewer than 3 repeats for it."""
+    edit(rules_copy / "1.0/suite.yaml", "    submittable: true\n    inference_repeats: 3\n",
+         "    submittable: true\n    inference_repeats: 2\n")
+    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "suite.yaml", "inference_repeats")

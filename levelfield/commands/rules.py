@@ -55,6 +55,10 @@ def run_show(args) -> int:
     print(f"levelfield rules {suite.version}{status}; LoadGen {suite.tools['loadgen']['version']}; "
           f"frameworks: {', '.join(suite.frameworks)}")
     print(tabulate(task_rows(suite), headers="keys", tablefmt="github"))
+    print()
+    print(tabulate([{"profile": name, "submittable": "yes" if spec["submittable"] else "no",
+                     "inference repeats": spec["inference_repeats"]} for name, spec in suite.profiles.items()],
+                   headers="keys", tablefmt="github"))
     return 0
 
 
