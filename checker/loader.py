@@ -17,10 +17,12 @@ from collections import defaultdict
 from levelfield.checker import layout as L
 from levelfield.checker.parse import decode, gunzip, parse_json, parse_mllog
 from levelfield.checker.records import (
+    REPEAT_FILE_ATTRIBUTE,
+    RUN_FILE_ATTRIBUTE,
     InferenceRun,
     JsonFile,
-    RUN_FILE_ATTRIBUTE,
     ManifestEntry,
+    Repeat,
     Submission,
     SystemRecord,
     TrainingResult,
@@ -145,24 +147,44 @@ def _classify(sub: Submission, suite) -> None:
             sub.malformed.extend((path, lineno, why) for lineno, why in log.errors)
             training_logs[key].append(log)
         elif kind == "inference":
-            run_key, name = key
-            run = runs.setdefault(run_key, InferenceRun(*run_key, folder=path.rsplit("/", 1)[0]))
-            _attach(sub, run, name, path)
+            run_key, name, index = key
+            folder = L.result_dir(sub.base, *run_key[:3]) + f"/{run_key[3]}/{run_key[4]}"
+            run = runs.setdefault(run_key, InferenceRun(*run_key, folder=folder))
+            if index is None:
+                _attach(sub, run, name, path)
+            else:
+                _read_loadgen_log(sub, _repeat(run, index), name, path)
     for (system, task, framework), logs in sorted(training_logs.items()):
         folder = L.result_dir(sub.base, system, task, framework) + f"/{L.TRAINING}"
         sub.trainings.append(TrainingResult(system, task, framework, folder, logs))
+    for run in runs.values():
+        run.repeats.sort(key=lambda r: r.index)
     sub.inferences = [runs[k] for k in sorted(runs)]
 
 
-def _attach(sub: Submission, run: InferenceRun, name: str, path: str) -> None:
-    if name == "mlperf_log_detail.txt":
-        run.detail = parse_mllog(sub.tree.files[path].data, path)
-        sub.malformed.extend((path, lineno, why) for lineno, why in run.detail.errors)
-    elif name == "mlperf_log_summary.txt":
+def _repeat(run: InferenceRun, index: int) -> Repeat:
+    found = run.repeat(index)
+    if found is None:
+        found = Repeat(index, f"{run.folder}/{L.repeat_folder(index)}")
+        run.repeats.append(found)
+    return found
+
+
+def _read_loadgen_log(sub: Submission, record, name: str, path: str) -> None:
+    """Parse LoadGen's detail or summary log into `record` (an accuracy InferenceRun or a Repeat)."""
+    if name == L.DETAIL_LOG:
+        record.detail = parse_mllog(sub.tree.files[path].data, path)
+        sub.malformed.extend((path, lineno, why) for lineno, why in record.detail.errors)
+    else:
         text, error = decode(sub.tree.files[path].data)
         if error:
             sub.malformed.append((path, None, error))
-        run.summary = text
+        record.summary = text
+
+
+def _attach(sub: Submission, run: InferenceRun, name: str, path: str) -> None:
+    if name in L.LOADGEN_FILES:
+        _read_loadgen_log(sub, run, name, path)
     elif name == L.ACCURACY_LOG_STORED:
         raw, error = gunzip(sub.tree.files[path].data)
         data = None
@@ -212,18 +234,39 @@ def _place(parts: list[str], sub: Submission, suite):
         if L.TRAINING_LOG.match(rest[1]):
             return "training", (system, task, framework)
         return f"unexpected in {L.TRAINING}/ (expected result_<i>.txt files)"
-    if len(rest) == 3:
-        scenario, mode, name = rest
-        scenarios = list(suite.tasks[task].scenarios)
-        if scenario not in scenarios:
-            return UnknownId(f"scenario {scenario!r} is not a scenario of {task} "
-                             f"(expected one of: {', '.join(scenarios)})", 5)
-        if mode not in L.MODES:
-            return UnknownId(f"mode folder {mode!r} (expected one of: {', '.join(L.MODES)})", 6)
-        if name not in L.MODE_FILES[mode]:
-            return f"unexpected file in {mode}/ (expected: {', '.join(L.MODE_FILES[mode])})"
-        return "inference", ((system, task, framework, scenario, mode), name)
+    if len(rest) in (3, 4):
+        return _place_inference(rest, suite.tasks[task], (system, task, framework))
     return "unexpected here (expected environment.json, training/ or <scenario>/<mode>/ files)"
+
+
+def _place_inference(rest: list[str], task, result_key: tuple):
+    """<scenario>/<mode>/<file>, or <scenario>/performance/run_<i>/<file>: (kind, key) or why not."""
+    scenario, mode = rest[0], rest[1]
+    scenarios = list(task.scenarios)
+    if scenario not in scenarios:
+        return UnknownId(f"scenario {scenario!r} is not a scenario of {task.id} "
+                         f"(expected one of: {', '.join(scenarios)})", 5)
+    if mode not in L.MODES:
+        return UnknownId(f"mode folder {mode!r} (expected one of: {', '.join(L.MODES)})", 6)
+    run_key = (*result_key, scenario, mode)
+    if len(rest) == 3:
+        name = rest[2]
+        if name in L.MODE_FILES[mode]:
+            return "inference", (run_key, name, None)
+        if mode == L.PERFORMANCE and name in L.LOADGEN_FILES:
+            return (f"LoadGen's {name} of a performance run belongs in its repeat's folder run_<i>/ "
+                    f"(an old-layout run folder: re-run `levelfield infer`, which writes run_1/ .. run_N/)")
+        expected = list(L.MODE_FILES[mode]) + (["run_<i>/"] if mode == L.PERFORMANCE else [])
+        return f"unexpected file in {mode}/ (expected: {', '.join(expected)})"
+    folder, name = rest[2], rest[3]
+    if mode != L.PERFORMANCE:
+        return f"unexpected folder in {mode}/ (an accuracy run is one LoadGen run: its files lie directly in {mode}/)"
+    index = L.repeat_index(folder)
+    if index is None:
+        return f"unexpected folder in {mode}/ (expected run_<i>/ with i = 1, 2, ...: one folder per repeat)"
+    if name not in L.LOADGEN_FILES:
+        return f"unexpected file in {folder}/ (expected: {', '.join(L.LOADGEN_FILES)})"
+    return "inference", (run_key, name, index)
 
 
 def _find_missing(sub: Submission, suite) -> None:
@@ -244,10 +287,24 @@ def _find_missing(sub: Submission, suite) -> None:
         for name in L.MODE_FILES[mode]:
             if not _has(run, name):
                 sub.missing.append((f"{run.folder}/{name}", f"a required file of a {mode} run"))
+        if mode == L.PERFORMANCE:
+            _find_missing_repeats(sub, run)
         other = "accuracy" if mode == "performance" else "performance"
         if (system, task, framework, scenario, other) not in present:
             folder = run.folder.rsplit("/", 1)[0] + f"/{other}"
             sub.missing.append((folder, f"the {other} run of this scenario (each scenario needs both modes)"))
+
+
+def _find_missing_repeats(sub: Submission, run: InferenceRun) -> None:
+    """Each repeat present needs both LoadGen logs; a performance run needs at least one repeat.
+    (How many repeats it needs, and that they are numbered 1..N, is INF008's.)"""
+    if not run.repeats:
+        sub.missing.append((f"{run.folder}/{L.repeat_folder(1)}",
+                            f"the LoadGen logs of the run's repeats (run_<i>/{L.SUMMARY_LOG}, run_<i>/{L.DETAIL_LOG})"))
+    for repeat in run.repeats:
+        for name, attribute in REPEAT_FILE_ATTRIBUTE.items():
+            if getattr(repeat, attribute) is None:
+                sub.missing.append((f"{repeat.folder}/{name}", "a LoadGen log of a performance repeat"))
 
 
 def _has(run: InferenceRun, name: str) -> bool:

@@ -1,11 +1,13 @@
 """The scenario metric of a LoadGen run, from its detail log's records (never from the human summary).
 
     name, value = scenario_metric(detail.values(), "server", 0.99)   # ("samples_per_s", 1234.5)
+    name, values = repeat_metrics(run.repeats, "offline", None)        # one value per run_<i>/ (None: absent)
 
 Metric names carry their unit: SingleStream `p90_latency_ms`, MultiStream
 `p99_latency_ms`, Server and Offline `samples_per_s`. The runner writes the
 same names into result.json; the checker recomputes them from the detail log
-and the leaderboard reads them from the checker.
+of every repeat (INF006 compares them, and their mean and spread, with
+result.json) and the leaderboard reads them through the same helpers.
 """
 
 from __future__ import annotations
@@ -38,6 +40,14 @@ def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tu
     key = "result_completed_samples_per_sec" if scenario == "server" else "result_samples_per_second"
     value = values.get(key)
     return "samples_per_s", value if _number(value) else None
+
+
+def repeat_metrics(repeats, scenario: str, percentile: float | None) -> tuple[str, list[float | None]]:
+    """(metric name with unit, the metric of each repeat's detail log in order; None where it lacks one)."""
+    name = scenario_metric({}, scenario, percentile)[0]
+    values = [None if r.detail is None else scenario_metric(r.detail.values(), scenario, percentile)[1]
+              for r in repeats]
+    return name, values
 
 
 def achieved_duration_ms(values: dict) -> float | None:

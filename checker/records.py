@@ -37,10 +37,30 @@ class TrainingResult:
     logs: list[MllogFile] = field(default_factory=list)
 
 
-# The InferenceRun attribute holding each file of a <scenario>/<mode>/ folder.
+# The InferenceRun attribute holding each file directly in a <scenario>/<mode>/ folder.
 RUN_FILE_ATTRIBUTE = {"mlperf_log_detail.txt": "detail", "mlperf_log_summary.txt": "summary",
                       "result.json": "result", "settings.json": "settings", "accuracy.json": "accuracy",
                       "mlperf_log_accuracy.json.gz": "accuracy_log"}
+# The Repeat attribute holding each file of a performance repeat's run_<i>/ folder.
+REPEAT_FILE_ATTRIBUTE = {"mlperf_log_detail.txt": "detail", "mlperf_log_summary.txt": "summary"}
+
+
+@dataclass
+class Repeat:
+    """One LoadGen run's logs: a performance repeat (its run_<i>/ folder), or an accuracy run (index None,
+    the logs flat in its folder)."""
+    index: int | None
+    folder: str
+    detail: MllogFile | None = None
+    summary: str | None = None
+
+    @property
+    def summary_path(self) -> str:
+        return f"{self.folder}/mlperf_log_summary.txt"
+
+    @property
+    def detail_path(self) -> str:
+        return f"{self.folder}/mlperf_log_detail.txt"
 
 
 @dataclass
@@ -50,17 +70,27 @@ class InferenceRun:
     framework: str
     scenario: str
     mode: str
-    folder: str
-    detail: MllogFile | None = None
+    folder: str                            # .../<scenario>/<mode>
+    detail: MllogFile | None = None        # accuracy mode: LoadGen's logs, flat in the folder
     summary: str | None = None
     result: JsonFile | None = None
     settings: JsonFile | None = None
     accuracy: JsonFile | None = None
     accuracy_log: JsonFile | None = None   # the parsed JSON array of {seq_id, qsl_idx, data}
+    repeats: list[Repeat] = field(default_factory=list)   # performance mode: run_<i>/ folders, by index
 
     @property
     def key(self) -> tuple:
         return (self.system, self.task, self.framework, self.scenario)
+
+    def loadgen_runs(self) -> list[Repeat]:
+        """Every LoadGen run of the folder: the repeats of a performance run, the one run of an accuracy run."""
+        if self.mode == "performance":
+            return self.repeats
+        return [Repeat(None, self.folder, self.detail, self.summary)]
+
+    def repeat(self, index: int) -> Repeat | None:
+        return next((r for r in self.repeats if r.index == index), None)
 
 
 @dataclass

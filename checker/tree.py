@@ -25,7 +25,7 @@ from levelfield.errors import UserError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024      # the largest accuracy log of rules 1.0 is a few MB
 MAX_FILES = 50_000                     # a large round: thousands of results x ~10 files
-MAX_DEPTH = 16                         # the layout is 8 levels deep
+MAX_DEPTH = 16                         # the layout is 9 folders deep (performance/run_<i>/)
 
 
 @dataclass

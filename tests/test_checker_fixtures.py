@@ -57,11 +57,17 @@ def _training_log(tree, i=0):
 
 
 def _detail(tree, mode="performance"):
-    return first(tree, f"/{mode}/mlperf_log_detail.txt")
+    """The detail log of the first performance repeat (run_1/), or of the first accuracy run."""
+    return first(tree, f"/{mode}/{'run_1/' if mode == 'performance' else ''}mlperf_log_detail.txt")
+
+
+def _performance(tree):
+    """The first performance folder: result.json, settings.json and run_1/ .. run_N/."""
+    return first(tree, "offline/performance/result.json").parent
 
 
 def plant_str001(tree, tmp):
-    first(tree, "performance/mlperf_log_summary.txt").unlink()
+    first(tree, "performance/run_2/mlperf_log_summary.txt").unlink()
 
 
 def plant_str002(tree, tmp):
@@ -84,7 +90,7 @@ def plant_str005(tree, tmp):
 
 
 def plant_str006(tree, tmp):
-    path = first(tree, "performance/mlperf_log_summary.txt")
+    path = first(tree, "performance/run_1/mlperf_log_summary.txt")
     data = bytearray(path.read_bytes())
     data[-2] ^= 0x20   # one byte of a file no other check reads: only the MANIFEST sees it
     path.write_bytes(bytes(data))
@@ -237,9 +243,14 @@ def plant_rul002(tree, tmp):
 
 
 def _set_validity(tree, verdict):
+    """Repeat 1 judged `verdict` by LoadGen, consistently in its logs and result.json."""
     detail = _detail(tree)
     edit_mllog(detail, "result_validity", set_value(verdict))
-    edit_json(detail.parent / "result.json", lambda d: d.update(valid=verdict == "VALID"))
+
+    def judged(d):
+        d["runs"][0].update(valid=verdict == "VALID", result_validity=verdict)
+        d.update(valid=verdict == "VALID", result_validity=verdict)
+    edit_json(_performance(tree) / "result.json", judged)
     summary = detail.parent / "mlperf_log_summary.txt"
     summary.write_text(summary.read_text().replace("Result is : VALID", f"Result is : {verdict}"))
 
@@ -275,8 +286,31 @@ def plant_inf006(tree, tmp):
 
 
 def plant_inf007(tree, tmp):
-    summary = first(tree, "offline/performance/mlperf_log_summary.txt")
+    summary = first(tree, "offline/performance/run_1/mlperf_log_summary.txt")
     summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
+
+
+def _drop_repeats(tree, keep: list[int]) -> Path:
+    """Keep only the repeats `keep` of the first performance run; result.json says so, consistently."""
+    from levelfield.stats import spread
+
+    folder = _performance(tree)
+    for run in sorted(folder.glob("run_*")):
+        if int(run.name[len("run_"):]) not in keep:
+            shutil.rmtree(run)
+
+    def kept(d):
+        d["runs"] = [entry for entry in d["runs"] if entry["run"] in keep]
+        d["repeats"] = len(d["runs"])
+        d["statistics"] = spread([entry[d["metric"]] for entry in d["runs"]])
+        d[d["metric"]] = d["statistics"]["mean"]
+    edit_json(folder / "result.json", kept)
+    return folder
+
+
+def plant_inf008(tree, tmp):
+    # Two honest repeats where the submission profile asks three: the slow third left out.
+    _drop_repeats(tree, keep=[1, 2])
 
 
 def _accuracy_log(tree):

@@ -23,6 +23,7 @@ from levelfield.checker.engine import Report
 from levelfield.checker.findings import ERROR, WARNING, Finding
 from levelfield.tools.leaderboard import render
 from levelfield.tools.leaderboard.collect import collect
+from levelfield.tools.leaderboard.columns import tables
 from levelfield.tools.leaderboard.document import build_document
 
 from levelfield.errors import UserError
@@ -34,6 +35,11 @@ PYTORCH_S = [10.0, 10.5, 11.0, 11.5, 12.0]
 JAX_S = [10.2, 10.8, 11.2, 11.6, 12.4]          # within noise of pytorch
 TENSORFLOW_S = [20.0, 21.0, 22.0, 23.0, None]   # slower beyond noise; one failed run
 VERSIONS = {"pytorch": "2.13.0", "jax": "0.10.2", "tensorflow": "2.21.0"}
+# Inference repeats (one LoadGen run per run_<i>/): Offline samples/s, SingleStream p90 ms.
+PYTORCH_OFFLINE = [5000.0, 5100.0, 4900.0]
+JAX_OFFLINE = [6500.5, 6600.5, 6400.5]               # the best, beyond noise of pytorch
+TENSORFLOW_OFFLINE = [6450.0, 6700.0, 6250.0]        # within noise of jax
+PYTORCH_SINGLESTREAM_MS = [0.25, 0.26, 0.24]
 
 
 def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
@@ -78,12 +84,13 @@ def write_tree(root: Path, *, org: str = "acme", system: str = "box", name: str 
                energy_j: float | None = None) -> Path:
     """A tree in the submission layout holding only what the leaderboard reads.
 
-    training: {framework: [seconds or None per run]}; inference: {framework: {scenario: value}} where the
-    value is samples/s (server, offline) or ms (singlestream, multistream).
+    training: {framework: [seconds or None per run]}; inference: {framework: {scenario: [value per
+    repeat]}} where a value is samples/s (server, offline) or ms (singlestream, multistream), written
+    into performance/run_<i>/mlperf_log_detail.txt.
     """
     training = {"pytorch": PYTORCH_S, "jax": JAX_S, "tensorflow": TENSORFLOW_S} if training is None else training
-    inference = {"pytorch": {"offline": 5000.0, "singlestream": 0.25}, "jax": {"offline": 6500.5}} \
-        if inference is None else inference
+    inference = {"pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": PYTORCH_SINGLESTREAM_MS},
+                 "jax": {"offline": JAX_OFFLINE}} if inference is None else inference
     base = root / "closed" / org
     write(root / "MANIFEST", "")
     write(base / "systems" / f"{system}.json", json.dumps(system_description(org, name, price)))
@@ -93,22 +100,26 @@ def write_tree(root: Path, *, org: str = "acme", system: str = "box", name: str 
             write(base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
                   training_log(framework, 2000 + i, seconds, energy_j=energy_j))
     for framework, scenarios in inference.items():
-        for scenario, value in scenarios.items():
+        for scenario, values in scenarios.items():
             folder = base / "results" / system / TASK / framework / scenario
-            if scenario in ("singlestream", "multistream"):
-                pct = "90.00" if scenario == "singlestream" else "99.00"
-                kind = "per_query_latency_ns" if scenario == "multistream" else "latency_ns"
-                detail = {f"result_{pct}_percentile_{kind}": round(value * 1e6)}
-            else:
-                detail = {"result_samples_per_second" if scenario == "offline"
-                          else "result_completed_samples_per_sec": value}
-            write(folder / "performance" / "mlperf_log_detail.txt",
-                  "\n".join(mllog(k, v) for k, v in detail.items()) + "\n")
+            for i, value in enumerate(values, start=1):
+                write(folder / "performance" / f"run_{i}" / "mlperf_log_detail.txt", detail_log(scenario, value))
             write(folder / "performance" / "result.json",
                   json.dumps({"framework_version": VERSIONS[framework], "compile_mode": "compiled"}))
             write(folder / "accuracy" / "accuracy.json",
                   json.dumps({"metric": "roc_auc", "value": 0.8251, "threshold": 0.81774, "pass": True}))
     return root
+
+
+def detail_log(scenario: str, value: float) -> str:
+    """A LoadGen detail log holding only the scenario's metric line."""
+    if scenario in ("singlestream", "multistream"):
+        pct = "90.00" if scenario == "singlestream" else "99.00"
+        kind = "per_query_latency_ns" if scenario == "multistream" else "latency_ns"
+        detail = {f"result_{pct}_percentile_{kind}": round(value * 1e6)}
+    else:
+        detail = {"result_samples_per_second" if scenario == "offline" else "result_completed_samples_per_sec": value}
+    return "\n".join(mllog(k, v) for k, v in detail.items()) + "\n"
 
 
 def _loaded(path) -> dict:
@@ -275,15 +286,75 @@ def test_one_tree_given_twice_is_refused(tree):
 
 def test_inference_rows_have_one_metric_per_scenario_with_units(doc):
     pt = row(doc, "pytorch", "inference")
-    assert pt["scenarios"]["offline"]["metric"] == "samples_per_s"
-    assert pt["scenarios"]["offline"]["value"] == 5000.0
-    assert pt["scenarios"]["singlestream"] == {**pt["scenarios"]["singlestream"], "metric": "p90_latency_ms",
-                                              "value": pytest.approx(0.25)}
+    offline = pt["scenarios"]["offline"]
+    assert (offline["metric"], offline["better"]) == ("samples_per_s", "higher")
+    assert offline["run_values"] == PYTORCH_OFFLINE and offline["n"] == 3
+    single = pt["scenarios"]["singlestream"]
+    assert (single["metric"], single["better"]) == ("p90_latency_ms", "lower")
+    assert single["run_values"] == pytest.approx(PYTORCH_SINGLESTREAM_MS) and single["mean"] == pytest.approx(0.25)
     assert (pt["accuracy_metric"], pt["accuracy"]) == ("roc_auc", 0.8251)
     assert "singlestream" not in row(doc, "jax", "inference")["scenarios"]
     text = render(doc, "md")
-    assert "SingleStream p90 ms" in text and "Offline samples/s" in text and "accuracy (roc_auc)" in text
+    assert "SingleStream p90 ms mean [95% CI]" in text and "Offline samples/s mean [95% CI]" in text
+    assert "accuracy (roc_auc)" in text
     assert "MultiStream" not in text                  # no row has it: no empty column
+
+
+def test_inference_statistics_are_pinned_and_shown_as_mean_and_ci(doc):
+    offline = row(doc, "pytorch", "inference")["scenarios"]["offline"]
+    assert offline["mean"] == pytest.approx(5000.0) and offline["stdev"] == pytest.approx(100.0)
+    # t(0.975, 2) = 4.3026527299; half width = 4.3026527299 * 100 / sqrt(3) = 248.4138
+    assert offline["ci95_low"] == pytest.approx(4751.5862, abs=1e-4)
+    assert offline["ci95_high"] == pytest.approx(5248.4138, abs=1e-4)
+    assert "5000 [4752-5248]" in render(doc, "md")
+
+
+def test_one_repeat_has_a_mean_but_no_interval(tmp_path):
+    doc = document(write_tree(tmp_path / "one", training={}, inference={"jax": {"offline": [7000.0]}}))
+    offline = row(doc, "jax", "inference")["scenarios"]["offline"]
+    assert (offline["n"], offline["mean"], offline["stdev"], offline["ci95_low"]) == (1, 7000.0, 0.0, None)
+    table = tables(doc)[0]
+    cells = {c.key: c.text(table.inference[0]) for c in table.inference_columns()}
+    assert cells["scenario-offline"] == "7000" and "vs-best-offline" not in cells
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory) -> dict:
+    """Offline repeats of three frameworks on one system: jax best, tensorflow within its noise, pytorch beyond."""
+    return document(write_tree(tmp_path_factory.mktemp("lb3") / "acme", training={},
+                               inference={"pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": [0.25, 0.26, 0.24]},
+                                          "jax": {"offline": JAX_OFFLINE, "singlestream": [0.40, 0.41, 0.39]},
+                                          "tensorflow": {"offline": TENSORFLOW_OFFLINE}}))
+
+
+def test_inference_marks_against_the_best_framework_per_scenario(three):
+    offline = {r["framework"]: r["scenarios"]["offline"]["vs_best"] for r in three["inference"]}
+    assert offline["jax"] == {"best": True}
+    tf, pt = offline["tensorflow"], offline["pytorch"]
+    assert (tf["framework"], tf["id"], tf["within_noise"]) == ("jax", row(three, "jax", "inference")["id"], True)
+    # Welch: jax sd 100, tensorflow sd 225.46 (n 3 each); t = -33.83 / sqrt(100^2 / 3 + 225.46^2 / 3) = -0.2376
+    assert tf["p_value"] == pytest.approx(0.8287398, rel=1e-6)
+    assert (pt["framework"], pt["within_noise"]) == ("jax", False)
+    # t = 1500.5 / sqrt(2 x 100^2 / 3) = 18.377, df 4
+    assert pt["p_value"] == pytest.approx(5.158222e-05, rel=1e-6)
+    # For a latency the lowest mean is the best: pytorch's 0.25 ms against jax's 0.40 ms.
+    single = {r["framework"]: r["scenarios"]["singlestream"]["vs_best"] for r in three["inference"]
+              if "singlestream" in r["scenarios"]}
+    assert single["pytorch"] == {"best": True} and single["jax"]["within_noise"] is False
+
+
+def test_inference_marks_are_shown_in_every_format(three, doc):
+    text = render(three, "md")
+    assert "Offline vs best on system (Welch)" in text
+    assert "≈ jax, within noise (p=0.829)" in text and "slower than jax (p<0.001)" in text
+    html = render(three, "html")
+    assert html.count('<td class="noise">') == 1      # tensorflow's Offline mark, within noise of jax
+    lines = {line["framework"]: line for line in csv.DictReader(io.StringIO(render(three, "csv")))}
+    assert lines["tensorflow"]["offline_samples_per_s_within_noise_of_best"] == "true"
+    assert lines["pytorch"]["offline_samples_per_s_within_noise_of_best"] == "false"
+    assert lines["jax"]["offline_samples_per_s_vs_best_framework"] == ""
+    # A scenario only one framework ran has no peer: no mark column at all.
+    assert "SingleStream vs best" not in render(doc, "md")
 
 
 # -- excluded trees --------------------------------------------------------------------------------
@@ -332,8 +403,12 @@ def test_csv_holds_every_row_unrounded(doc):
         row(doc, "pytorch")["time_to_target_s"]["ci95_low"]
     assert pt["within_noise_of_fastest"] == "" and lines[1]["within_noise_of_fastest"] == "true"
     pt_inference = next(line for line in lines if line["id"] == row(doc, "pytorch", "inference")["id"])
-    assert pt_inference["offline_samples_per_s"] == "5000.0"
-    assert pt_inference["singlestream_p90_latency_ms"] == "0.25"
+    assert pt_inference["offline_samples_per_s_mean"] == "5000.0"
+    assert pt_inference["offline_samples_per_s_runs"] == "5000.0 5100.0 4900.0"
+    assert pt_inference["offline_samples_per_s_repeats"] == "3"
+    assert float(pt_inference["offline_samples_per_s_ci95_low"]) == \
+        row(doc, "pytorch", "inference")["scenarios"]["offline"]["ci95_low"]
+    assert float(pt_inference["singlestream_p90_latency_ms_mean"]) == pytest.approx(0.25)
 
 
 def test_hostile_names_are_escaped_in_every_format(tmp_path):

@@ -63,7 +63,8 @@ def page(tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("page")
     doc = document(write_tree(root / "acme"),
                    write_tree(root / "globex", org="globex", name='Globex <img src=x onerror="alert(1)">',
-                              training={"jax": JAX_S}, inference={"jax": {"offline": 7000.0, "server": 900.0}}))
+                              training={"jax": JAX_S},
+                              inference={"jax": {"offline": [7000.0, 7100.0, 6900.0], "server": [900.0, 910.0, 890.0]}}))
     path = root / "leaderboard.html"
     path.write_text(render(doc, "html"), encoding="utf-8")
     return path, doc

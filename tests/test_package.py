@@ -124,3 +124,48 @@ def test_no_runs_and_duplicate_runs_are_clear_errors(runs, tmp_path):
     twice = next(runs_dir.glob("*-performance"))
     shutil.copytree(twice, runs_dir / "again")
     assert_user_error(_package(runs_dir, system, tmp_path / "sub"), "a submission holds one")
+
+
+# --- performance repeats -------------------------------------------------------------------------
+
+def _performance_run(runs_dir: Path) -> Path:
+    return next(runs_dir.glob("*-performance"))
+
+
+def test_each_repeat_gets_only_loadgens_summary_and_detail(runs, tmp_path):
+    runs_dir, system = runs
+    for repeat in _performance_run(runs_dir).glob("run_*"):   # what LoadGen also leaves in a repeat's folder
+        (repeat / "mlperf_log_accuracy.json").write_text("")
+        (repeat / "mlperf_log_trace.json").write_text("")
+    assert _package(runs_dir, system, tmp_path / "sub").returncode == 0
+    built = {p.relative_to(tmp_path / "sub").as_posix() for p in files(tmp_path / "sub")}
+    assert built == {p.relative_to(EXAMPLE).as_posix() for p in files(EXAMPLE)}
+    assert {p.rsplit("/", 1)[-1] for p in built if "/run_" in p} == {"mlperf_log_summary.txt", "mlperf_log_detail.txt"}
+
+
+def test_an_old_layout_performance_folder_is_refused(runs, tmp_path):
+    runs_dir, system = runs
+    folder = _performance_run(runs_dir)
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt"):   # one LoadGen run, flat, as before repeats
+        shutil.move(folder / "run_1" / name, folder / name)
+    for repeat in folder.glob("run_*"):
+        shutil.rmtree(repeat)
+    assert_user_error(_package(runs_dir, system, tmp_path / "sub"),
+                      f"{folder}: a performance run folder without run_<i>/ folders")
+    assert not (tmp_path / "sub").exists()
+
+
+def test_a_gap_in_the_repeats_is_refused(runs, tmp_path):
+    runs_dir, system = runs
+    folder = _performance_run(runs_dir)
+    shutil.rmtree(folder / "run_2")
+    assert_user_error(_package(runs_dir, system, tmp_path / "sub"),
+                      f"{folder}: the numbering of its repeats has gaps: found run_1, run_3", "missing run_2")
+    assert not (tmp_path / "sub").exists()
+
+
+def test_a_repeat_without_its_detail_log_is_refused(runs, tmp_path):
+    runs_dir, system = runs
+    detail = _performance_run(runs_dir) / "run_3" / "mlperf_log_detail.txt"
+    detail.unlink()
+    assert_user_error(_package(runs_dir, system, tmp_path / "sub"), f"{detail}: missing")

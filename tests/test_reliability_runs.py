@@ -79,10 +79,10 @@ def test_sigkill_mid_loadgen_leaves_no_result_json_even_over_an_earlier_run(tmp_
     (SingleStream with LONG_RUN_CONF runs for minutes; an Offline run would end before the kill.)"""
     runs, _ = _runs_from_example(tmp_path / "earlier")
     out = tmp_path / "run"
-    shutil.copytree(next(runs.glob("jax-offline-performance")), out)   # a completed run's files
+    shutil.copytree(next(runs.glob("jax-offline-performance")), out)   # a completed run's files and repeats
     conf = tmp_path / "user.yaml"
     conf.write_text(LONG_RUN_CONF)
-    detail = out / "mlperf_log_detail.txt"
+    detail = out / "run_1" / "mlperf_log_detail.txt"    # the first repeat's log
     detail.unlink()
     proc = subprocess.Popen([sys.executable, "-m", "levelfield", "infer", "--task", "ctr-dlrm", "--framework", "jax",
                              "--scenario", "singlestream", "--mode", "performance", "--profile", "smoke", "--user-conf",

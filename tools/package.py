@@ -7,7 +7,10 @@
 Run folders are found below each --runs DIR: a folder holding result_<i>.txt
 is a training result (task and framework read from its logs), a folder
 holding result.json an inference run (task, framework, scenario, mode from
-it). Files are copied into the layout of `checker/layout.py`, never edited;
+it). A performance run folder holds its repeats in run_1/ .. run_N/, each
+with LoadGen's summary and detail logs; a folder without them (written
+before `levelfield infer` ran repeats) or with a gap in their numbering is
+refused. Files are copied into the layout of `checker/layout.py`, never edited;
 the tree is built in a temporary folder beside --out, its MANIFEST written
 last, and renamed into place, so an interrupted package leaves no partial
 tree and two concurrent packages to one --out cannot interleave.
@@ -126,6 +129,31 @@ def _inference_run(path: Path) -> InferenceRunDir:
                            data.get("environment"), data.get("rules_version"))
 
 
+def _run_file(run: InferenceRunDir, source: Path) -> Path:
+    if not source.is_file() or source.is_symlink():
+        raise UserError(f"{source}: missing (expected the files `levelfield infer --mode {run.mode}` writes)")
+    return source
+
+
+def repeat_indices(folder: Path) -> list[int]:
+    """1..N: the repeats of a performance run folder (its run_<i>/ folders); UserError without any, or
+    with a gap in their numbering (a deleted repeat may be the slow one)."""
+    indices = sorted(i for p in folder.iterdir()
+                     if (i := L.repeat_index(p.name)) is not None and p.is_dir() and not p.is_symlink())
+    if not indices:
+        raise UserError(f"{folder}: a performance run folder without run_<i>/ folders (expected run_1/ .. run_N/, "
+                        f"one per repeat, each with {' and '.join(L.LOADGEN_FILES)}); it was written before "
+                        f"`levelfield infer` ran repeats",
+                        hint="re-run it with `levelfield infer --mode performance`")
+    gaps = sorted(set(range(1, indices[-1] + 1)) - set(indices))
+    if gaps:
+        raise UserError(f"{folder}: the numbering of its repeats has gaps: found "
+                        f"{', '.join(L.repeat_folder(i) for i in indices)}, expected run_1 .. run_{indices[-1]} "
+                        f"(missing {', '.join(L.repeat_folder(i) for i in gaps)})",
+                        hint="package the folder as `levelfield infer` wrote it, or re-run it")
+    return indices
+
+
 def _load_system(path: Path, org: str, division: str) -> tuple[str, dict]:
     from levelfield.rules.validation import load_document
     from levelfield.tools.sysinfo import description_problems, placeholder_paths
@@ -183,10 +211,13 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
         environments[(run.task, run.framework)].append(run.environment)
         folder = f"{L.result_dir(base, system_id, run.task, run.framework)}/{run.scenario}/{run.mode}"
         for name in L.MODE_FILES[run.mode]:
-            source = run.source / (L.ACCURACY_LOG if name == L.ACCURACY_LOG_STORED else name)
-            if not source.is_file() or source.is_symlink():
-                raise UserError(f"{source}: missing (expected the files `levelfield infer --mode {run.mode}` writes)")
+            source = _run_file(run, run.source / (L.ACCURACY_LOG if name == L.ACCURACY_LOG_STORED else name))
             files[f"{folder}/{name}"] = Compressed(source) if name == L.ACCURACY_LOG_STORED else source
+        if run.mode == L.PERFORMANCE:
+            for index in repeat_indices(run.source):
+                for name in L.LOADGEN_FILES:   # LoadGen's empty accuracy log and trace stay behind
+                    source = _run_file(run, run.source / L.repeat_folder(index) / name)
+                    files[f"{folder}/{L.repeat_folder(index)}/{name}"] = source
     for (task, framework), envs in sorted(environments.items()):
         env = envs[0]  # the checker compares every run's environment with this capture (REP001)
         files[f"{L.result_dir(base, system_id, task, framework)}/{L.ENVIRONMENT}"] = json.dumps(env, indent=2) + "\n"

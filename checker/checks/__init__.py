@@ -8,13 +8,15 @@
 | TRN | training.py | MLLOG training logs against the rules |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
-| INF | inference.py | LoadGen performance runs |
+| INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, settings, version |
+| INF | repeats.py | a performance result as a whole: result.json against its repeats, the repeat count |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
 """
 
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
     inference,
+    repeats,
     reproducibility,
     rules_version,
     structure,

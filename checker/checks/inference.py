@@ -1,7 +1,11 @@
-"""Inference checks: LoadGen performance runs against LoadGen's verdict and the rules' constraints.
+"""Inference checks: every LoadGen run against LoadGen's verdict and the rules' constraints.
 
-Everything is read from mlperf_log_detail.txt (LoadGen's own structured log);
-result.json is the runner's summary of it and is checked against it, never trusted.
+A performance result is N timed LoadGen runs, one per run_<i>/ folder; an
+accuracy run is one, its logs flat in its folder (`InferenceRun.loadgen_runs()`
+gives either as a list). Every check here reads each of those runs'
+mlperf_log_detail.txt (LoadGen's own structured log) and points its findings
+at that file. result.json is the runner's summary of them and is checked
+against them, never trusted (repeats.py: INF006, and INF008 the repeat count).
 """
 
 from __future__ import annotations
@@ -9,48 +13,45 @@ from __future__ import annotations
 import math
 
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.metrics import (
-    NS_PER_MS,
-    achieved_duration_ms,
-    percentile_latency_ns,
-    scenario_metric,
-)
+from levelfield.checker.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
 from levelfield.reference.harness.loadgen_config import MODE_NAMES, SCENARIO_NAMES
 
-# Relative tolerance between result.json's metric and the detail log's: result.json stores the same
-# double LoadGen logged, divided by 1e6 for milliseconds.
-METRIC_RTOL = 1e-9
 
-
-def _runs(sub, mode: str | None = None):
+def _logs(sub, mode: str | None = None):
+    """(run, LoadGen run, its detail log's values) of every LoadGen run with a detail log: each
+    performance repeat (run_<i>/) and each accuracy run."""
     for run in sub.inferences:
-        if run.detail is not None and (mode is None or run.mode == mode):
-            yield run, run.detail.values()
+        if mode is None or run.mode == mode:
+            for loadgen in run.loadgen_runs():
+                if loadgen.detail is not None:
+                    yield run, loadgen, loadgen.detail.values()
 
 
-def _line(run, key):
-    line = run.detail.last(key)
+def _line(loadgen, key):
+    line = loadgen.detail.last(key)
     return None if line is None else line.lineno
 
 
 @check("INF001", "loadgen-invalid", area="inference")
 def loadgen_invalid(sub, ctx):
     """What: LoadGen's own verdict for a performance run (result_validity in mlperf_log_detail.txt) is
-    not VALID; LoadGen's reasons are quoted.
+    not VALID; LoadGen's reasons are quoted. Every repeat (run_<i>/) is judged on its own: one INVALID
+    repeat makes the result invalid.
     Why: an INVALID run missed LoadGen's minimum duration or query count, its latency bound or early
     stopping; its number is not a result. (MLCommons' checker lost this check in a refactor.)
     Bad: "result_validity": "INVALID" with "early stopping not met".
-    Fix: follow LoadGen's reason: lower server target_qps, or run longer; never edit the log.
+    Fix: follow LoadGen's reason: lower Server's target_qps (in --user-conf; otherwise the runner
+    sizes it from a measurement), or run longer; never edit the log.
     """
-    for run, values in _runs(sub, "performance"):
+    for run, loadgen, values in _logs(sub, "performance"):
         validity = values.get("result_validity")
         if validity != "VALID":
             reasons = [key for key in ("result_min_duration_met", "result_min_queries_met",
                                        "result_perf_constraints_met", "early_stopping_met")
                        if values.get(key) is False]
             said = str(values.get("result_invalid_reason") or "").strip()
-            yield Finding.at(run.detail.path, "LoadGen judged the run not VALID" + (f": {said}" if said else ""),
-                             line=_line(run, "result_validity"), found=validity, expected="VALID",
+            yield Finding.at(loadgen.detail.path, "LoadGen judged the run not VALID" + (f": {said}" if said else ""),
+                             line=_line(loadgen, "result_validity"), found=validity, expected="VALID",
                              hint="failed: " + (", ".join(reasons) or "no result_validity line"))
 
 
@@ -62,14 +63,14 @@ def loadgen_error(sub, ctx):
     Bad: {"key": "error_runtime", "value": "Multiple responses for sample", "metadata": {"is_error": true}}.
     Fix: fix the SUT so every sample is answered exactly once, then re-run.
     """
-    for run, values in _runs(sub):
-        for line in run.detail.lines:
-            if line.metadata.get("is_error") is True:
-                yield Finding.at(run.detail.path, f"LoadGen error {line.key}: {str(line.value)[:200]}",
-                                 line=line.lineno, hint="fix the SUT and re-run")
+    for run, loadgen, values in _logs(sub):
+        flagged = [line for line in loadgen.detail.lines if line.metadata.get("is_error") is True]
+        for line in flagged:
+            yield Finding.at(loadgen.detail.path, f"LoadGen error {line.key}: {str(line.value)[:200]}",
+                             line=line.lineno, hint="fix the SUT and re-run")
         errors = values.get("num_errors")
-        if isinstance(errors, int) and errors > 0 and not any(l.metadata.get("is_error") is True for l in run.detail.lines):
-            yield Finding.at(run.detail.path, "LoadGen counted errors", line=_line(run, "num_errors"),
+        if isinstance(errors, int) and errors > 0 and not flagged:
+            yield Finding.at(loadgen.detail.path, "LoadGen counted errors", line=_line(loadgen, "num_errors"),
                              found=errors, expected=0)
 
 
@@ -82,34 +83,37 @@ def constraint_not_met(sub, ctx):
     """What: a performance run did not meet the rules' constraints as achieved, not as configured: the
     measured duration (LoadGen's power_begin to power_end) or query count is under the submission
     profile's minimum, or the latency at the rules' percentile exceeds the rules' bound (Server).
+    Every repeat (run_<i>/) must meet them.
     Why: MLCommons' checker reads the configured duration; a run cut short still shows the configured
     one. levelfield measures what happened.
-    Bad: min_duration_ms 60000 configured, 12 s achieved because max_duration_ms cut the run.
-    Fix: run with the rules' settings and no smaller maximum; lower server target_qps to meet the bound.
+    Bad: min_duration_ms 60000 configured, 12 s achieved because a max_duration_ms in --user-conf cut the run.
+    Fix: run with the rules' settings and no smaller maximum; to meet Server's bound, lower its
+    target_qps in --user-conf (without one the runner sizes it from a measurement).
     """
-    for run, values in _runs(sub, "performance"):
+    for run, loadgen, values in _logs(sub, "performance"):
         task = ctx.task(run.task)
         rules = task.loadgen_settings(ctx.profile, run.scenario)
         duration_ms = achieved_duration_ms(values)
         if duration_ms is None:
-            yield Finding.at(run.detail.path, "no power_begin/power_end to measure the duration",
+            yield Finding.at(loadgen.detail.path, "no power_begin/power_end to measure the duration",
                              expected="LoadGen 6.0.17's detail log")
         elif duration_ms < rules["min_duration_ms"]:
-            yield Finding.at(run.detail.path, "run shorter than the rules' minimum duration",
-                             line=_line(run, "power_end"), found=f"{duration_ms:.0f} ms",
+            yield Finding.at(loadgen.detail.path, "run shorter than the rules' minimum duration",
+                             line=_line(loadgen, "power_end"), found=f"{duration_ms:.0f} ms",
                              expected=f">= {rules['min_duration_ms']} ms",
                              hint=_OFFLINE_TOO_SHORT if run.scenario == "offline" else None)
         queries = values.get("result_query_count")
         if not isinstance(queries, int) or queries < rules["min_query_count"]:
-            yield Finding.at(run.detail.path, "fewer queries than the rules' minimum",
-                             line=_line(run, "result_query_count"), found=queries,
+            yield Finding.at(loadgen.detail.path, "fewer queries than the rules' minimum",
+                             line=_line(loadgen, "result_query_count"), found=queries,
                              expected=f">= {rules['min_query_count']}")
         if run.scenario == "server":
             latency_ns = percentile_latency_ns(values, rules["latency_percentile"])
             bound_ns = rules["latency_bound_ms"] * NS_PER_MS
             if not isinstance(latency_ns, (int, float)) or latency_ns > bound_ns:
-                yield Finding.at(run.detail.path, f"p{rules['latency_percentile'] * 100:g} latency over the "
-                                                  f"rules' bound", found=latency_ns, expected=f"<= {bound_ns:.0f} ns")
+                yield Finding.at(loadgen.detail.path, f"p{rules['latency_percentile'] * 100:g} latency over the "
+                                                      f"rules' bound", found=latency_ns,
+                                 expected=f"<= {bound_ns:.0f} ns")
 
 
 def settings_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[tuple[str, object, object]]:
@@ -159,12 +163,13 @@ def settings_not_submission(sub, ctx):
     Fix: run `levelfield infer` with the submission profile; change only tuning knobs (target_qps,
     expected_qps, batch sizes) in --user-conf.
     """
-    for run, values in _runs(sub):
+    for run, loadgen, values in _logs(sub):
         task = ctx.task(run.task)
         rules = {**task.loadgen_settings(ctx.profile, run.scenario),
                  "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples)}
         for key, found, expected in settings_differences(values, rules, ctx.suite, run.scenario, run.mode):
-            yield Finding.at(run.detail.path, f"{key} breaks the rules' {ctx.profile} profile", line=_line(run, key),
+            yield Finding.at(loadgen.detail.path, f"{key} breaks the rules' {ctx.profile} profile",
+                             line=_line(loadgen, key),
                              found=found, expected=expected)
 
 
@@ -177,46 +182,12 @@ def loadgen_version_not_pinned(sub, ctx):
     Fix: pip install mlcommons-loadgen==<the pinned version> and re-run.
     """
     pinned = str(ctx.suite.tools["loadgen"]["version"])
-    for run, values in _runs(sub):
+    for run, loadgen, values in _logs(sub):
         version = values.get("loadgen_version")
         if not isinstance(version, str) or not version.startswith(pinned + " "):
-            yield Finding.at(run.detail.path, "LoadGen version is not the pinned one",
-                             line=_line(run, "loadgen_version"), found=version, expected=f"{pinned} @ <commit>",
+            yield Finding.at(loadgen.detail.path, "LoadGen version is not the pinned one",
+                             line=_line(loadgen, "loadgen_version"), found=version, expected=f"{pinned} @ <commit>",
                              hint=f"pip install mlcommons-loadgen=={pinned}")
-
-
-@check("INF006", "result-json-mismatch", area="inference")
-def result_json_mismatch(sub, ctx):
-    """What: result.json disagrees with its folder (task, framework, scenario, mode) or with LoadGen's
-    detail log (metric value, validity); or it records an aborted run.
-    Why: tables are built from the detail log through the checker; a result.json that says otherwise
-    was edited or belongs to another run.
-    Bad: result.json "samples_per_s": 9000 next to a detail log with result_samples_per_second 4500.
-    Fix: never edit result.json; package the run folder as `levelfield infer` wrote it.
-    """
-    for run, values in _runs(sub):
-        data = run.result.data if run.result is not None else None
-        if not isinstance(data, dict):
-            continue  # STR001 / STR003
-        for key, want in (("task", run.task), ("framework", run.framework), ("scenario", run.scenario),
-                          ("mode", run.mode)):
-            if data.get(key) != want:
-                yield Finding.at(run.result.path, f"{key} differs from the folder", found=data.get(key), expected=want)
-        if data.get("status") != "completed":
-            yield Finding.at(run.result.path, "the run did not complete", found=data.get("status"),
-                             expected="completed")
-        if run.mode != "performance":
-            continue
-        rules = ctx.task(run.task).loadgen_settings(ctx.profile, run.scenario)
-        name, value = scenario_metric(values, run.scenario, rules.get("latency_percentile"))
-        reported = data.get(name)
-        if value is None or not isinstance(reported, (int, float)) or isinstance(reported, bool) \
-                or not math.isclose(reported, value, rel_tol=METRIC_RTOL):
-            yield Finding.at(run.result.path, f"{name} differs from mlperf_log_detail.txt", found=reported,
-                             expected=value)
-        if data.get("valid") != (values.get("result_validity") == "VALID"):
-            yield Finding.at(run.result.path, "valid differs from LoadGen's result_validity", found=data.get("valid"),
-                             expected=values.get("result_validity") == "VALID")
 
 
 def summary_validity(summary: str) -> str | None:
@@ -232,15 +203,16 @@ def summary_validity(summary: str) -> str | None:
 def summary_mismatch(sub, ctx):
     """What: the verdict in mlperf_log_summary.txt ("Result is : VALID") differs from result_validity in
     mlperf_log_detail.txt, or the summary has no verdict.
+    Each repeat's summary is compared with the detail log in its own run_<i>/ folder.
     Why: people read the summary, the checker reads the detail log; both come from one LoadGen run, so
     a disagreement means one of them was edited.
     Bad: a summary edited to say "Result is : VALID" next to a detail log saying INVALID.
     Fix: package LoadGen's files exactly as it wrote them.
     """
-    for run, values in _runs(sub, "performance"):
-        if run.summary is None:
+    for run, loadgen, values in _logs(sub, "performance"):
+        if loadgen.summary is None:
             continue  # STR001 / STR003
-        said = summary_validity(run.summary)
+        said = summary_validity(loadgen.summary)
         if said != values.get("result_validity"):
-            yield Finding.at(run.folder + "/mlperf_log_summary.txt", "verdict differs from mlperf_log_detail.txt",
+            yield Finding.at(loadgen.summary_path, "verdict differs from mlperf_log_detail.txt",
                              found=said, expected=values.get("result_validity"))

@@ -21,9 +21,10 @@ def internal_error(sub, ctx):
 @check("STR001", "missing-file", area="structure")
 def missing_file(sub, ctx):
     """What: a file or folder the layout requires is absent (MANIFEST, code/levelfield.json, a system
-    description, environment.json, a required file of a performance or accuracy run, or one of the two modes).
+    description, environment.json, a required file of a performance or accuracy run, a LoadGen log of a
+    performance repeat's run_<i>/, or one of the two modes). How many repeats there must be is INF008's.
     Why: every result must be verifiable from the files next to it; a missing log is an unverifiable claim.
-    Bad: server/performance/ without mlperf_log_detail.txt.
+    Bad: server/performance/run_2/ without mlperf_log_detail.txt.
     Fix: re-run `levelfield package` from complete run folders; never delete files from a packaged tree.
     """
     for path, what in sub.missing:

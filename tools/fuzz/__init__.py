@@ -9,10 +9,11 @@ submissions/example: truncated, empty, non-UTF-8 and over-long files and
 lines, invalid JSON in MLLOG lines, wrong types, huge numbers, NaN and Inf,
 duplicated keys, nesting bombs, gzip bombs, missing and extra files, odd
 names, renamed folders, symlinks inside and outside the tree, FIFOs,
-sockets, files over the size limit, folders too deep, too many files, and
-unsafe MANIFEST paths. The checker must answer each with coded findings and
-a failing verdict: never an exception, an internal error, a hang, a clean
-verdict for a damaged tree, or the text of a secret file outside the tree.
+sockets, files over the size limit, folders too deep, too many files, a
+performance repeat (run_<i>/) removed or added, and unsafe MANIFEST paths.
+The checker must answer each with coded findings and a failing verdict:
+never an exception, an internal error, a hang, a clean verdict for a
+damaged tree, or the text of a secret file outside the tree.
 docs/reliability.md holds the figures of the latest run.
 
 | module | role |

@@ -9,7 +9,8 @@ Content classes (mutate.py) damage a file's bytes; `hostile-field` (sweep.py)
 puts a hostile value into one field of one file. Tree classes damage the
 tree itself: missing and extra files, odd names, renamed folders, links to
 files and folders inside and outside the tree, FIFOs, sockets, a file over
-the size limit, folders nested too deep, too many files. A damaged tree is a
+the size limit, folders nested too deep, too many files, and a performance
+result with a repeat (run_<i>/) removed or one added. A damaged tree is a
 defect, so the verdict must be a failure, unless the class is a value-level
 edit whose MANIFEST was resealed around it: a wrong type in a field no rule
 constrains can be a harmless edit, and then only a crash is wrong.
@@ -34,6 +35,8 @@ TREE_CLASSES = {
     "symlink-loop": frozenset({"STR004"}), "fifo": frozenset({"STR004"}), "socket": frozenset({"STR004"}),
     "oversize-file": frozenset({"STR005"}), "too-deep": frozenset({"STR004"}),
     "too-many-files": frozenset({"STR005"}), "empty-folder": None,   # None: harmless, only crashes count
+    # A performance result's repeats: one run_<i>/ folder deleted, or a copy of the last one added.
+    "missing-repeat": frozenset({"INF008"}), "extra-repeat": frozenset({"INF008"}),
 }
 CONTENT_CLASSES = sorted({cls for kind in M.APPLIES.values() for cls in kind})
 # A hostile value in one field of one file (sweep.py); `--sweep` runs every field with every value.
@@ -47,7 +50,7 @@ PRELUDE_ONLY = {"too-many-files"}
 CLI_FIRST = {"extra-file", "symlink-outside", "symlink-relative-outside", "symlink-folder-outside", "fifo", "socket",
              "manifest-dotdot", "manifest-absolute", "manifest-control-char", "renamed-folder"}
 ODD_NAMES = ("notes.txt", ".hidden", "résumé.json", "a\nb.txt", "x" * 255, "\udcff\udcfe.txt", "result_7.txt",
-             "mlperf_log_trace.json", " ", "-rf", "MANIFEST")
+             "mlperf_log_trace.json", " ", "-rf", "MANIFEST", "run_1", "mlperf_log_detail.txt")
 
 
 @dataclass
@@ -141,12 +144,29 @@ def _tree_case(rng: random.Random, ws: Workspace, cls: str, index: int) -> Case:
     elif cls == "too-many-files":
         case.target = f"{rng.choice(folders)}/many"
         case.edits = [ManyFiles(case.target, MAX_FILES + 1)]
-    elif cls == "empty-folder":
-        case.target = f"{rng.choice(folders)}/{rng.choice(('empty', 'Offline', 'extra'))}"
+    elif cls == "empty-folder":   # an empty run_<i>/ holds no repeat: only the files of one count
+        case.target = f"{rng.choice(folders)}/{rng.choice(('empty', 'Offline', 'extra', 'run_4'))}"
         case.edits = [Mkdir(case.target)]
+    elif cls in ("missing-repeat", "extra-repeat"):
+        case.target, case.edits = _repeat_edit(rng, ws, cls)
     # Resealing writes a new MANIFEST, which would repair a damaged MANIFEST; 50,001 files take long to hash.
     case.resealed = case.target != L.MANIFEST and cls != "too-many-files" and rng.random() < 0.5
     return case
+
+
+def _repeat_edit(rng: random.Random, ws: Workspace, cls: str) -> tuple[str, list]:
+    """(target, edits): remove one repeat folder of a performance result, or add a copy of its last one."""
+    repeats = sorted(d for d in ws.base_dirs if L.repeat_index(d.rsplit("/", 1)[-1]) is not None)
+    if cls == "missing-repeat":
+        target = rng.choice(repeats)
+        return target, [Remove(target)]
+    performance = rng.choice(sorted({d.rsplit("/", 1)[0] for d in repeats}))
+    last = max((d for d in repeats if d.rsplit("/", 1)[0] == performance),
+               key=lambda d: L.repeat_index(d.rsplit("/", 1)[-1]))
+    target = f"{performance}/{L.repeat_folder(L.repeat_index(last.rsplit('/', 1)[-1]) + 1)}"
+    copies = [Write(target + f[len(last):], data) for f, data in sorted(ws.base_files.items())
+              if f.startswith(last + "/")]
+    return target, copies
 
 
 def _relative(source: str, target: str) -> str:

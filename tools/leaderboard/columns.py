@@ -8,6 +8,8 @@
 One list of columns serves Markdown and HTML, so both show the same cells.
 Optional columns (energy, device memory, cost) appear only when some row of
 the table has a value: a CPU-only table is not padded with empty columns.
+An inference scenario shows `mean [CI low-high]` of its repeats and, beside
+it, its Welch mark against the best framework on the system.
 CSV and JSON carry every field, unrounded (render_csv.py, document.py).
 """
 
@@ -48,6 +50,7 @@ class Column:
     text: Callable[[dict], str]
     optional: bool = False            # shown only when some row has a value
     numeric: bool = False             # right-aligned
+    noise: Callable[[dict], bool] | None = None   # a Welch mark: True where the row is within noise (HTML)
 
 
 def _accelerators(row: dict) -> str:
@@ -67,18 +70,26 @@ def _ci(row: dict) -> str:
     return DASH if t["ci95_low"] is None else f"[{number(t['ci95_low'])}, {number(t['ci95_high'])}]"
 
 
-def vs_fastest(row: dict) -> str:
-    """The Welch mark: fastest, within noise of the fastest (≈), or slower beyond noise."""
-    mark = row.get("vs_fastest")
+def welch_mark(mark: dict | None, top_key: str, top_word: str) -> str:
+    """A Welch mark: the top row (`top_word`), within noise of it (≈), or slower beyond noise."""
     if mark is None:
         return DASH
-    if mark["fastest"]:
-        return "fastest"
+    if mark[top_key]:
+        return top_word
     if mark["within_noise"] is None:
         return f"untestable vs {mark['framework']}"
     if mark["within_noise"]:
         return f"≈ {mark['framework']}, within noise ({p_value(mark['p_value'])})"
     return f"slower than {mark['framework']} ({p_value(mark['p_value'])})"
+
+
+def vs_fastest(row: dict) -> str:
+    """The training mark: fastest, within noise of the fastest (≈), or slower beyond noise."""
+    return welch_mark(row.get("vs_fastest"), "fastest", "fastest")
+
+
+def _within_noise(mark: dict | None) -> bool:
+    return bool(mark and mark.get("within_noise"))
 
 
 def _get(*keys: str) -> Callable[[dict], object]:
@@ -111,7 +122,8 @@ TRAINING_COLUMNS = SYSTEM_COLUMNS + [
            numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
-    Column("vs-fastest", "vs fastest on system (Welch)", vs_fastest),
+    Column("vs-fastest", "vs fastest on system (Welch)", vs_fastest,
+           noise=lambda r: _within_noise(r.get("vs_fastest"))),
     Column("first-step", "time to first step s", _num("time_to_first_step_s"), numeric=True),
     Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
     Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"),
@@ -132,6 +144,32 @@ def metric_unit(metric: str | None) -> str:
 
 def scenario_header(scenario: str, metric: str | None) -> str:
     return f"{SCENARIO_NAMES.get(scenario, scenario)} {metric_unit(metric)}".strip()
+
+
+def mean_ci(entry: dict | None) -> str:
+    """`mean [low-high]` of a scenario's repeats (the mean alone when there is no CI, e.g. one repeat)."""
+    if entry is None or entry["mean"] is None:
+        return DASH
+    if entry["ci95_low"] is None:
+        return number(entry["mean"])
+    return f"{number(entry['mean'])} [{number(entry['ci95_low'])}-{number(entry['ci95_high'])}]"
+
+
+def scenario_columns(scenario: str, metric: str | None) -> list[Column]:
+    """A scenario's two inference columns: its metric (mean and 95% CI of the repeats) and its Welch mark."""
+    name = SCENARIO_NAMES.get(scenario, scenario)
+
+    def entry(row: dict) -> dict | None:
+        return row["scenarios"].get(scenario)
+
+    def mark(row: dict) -> dict | None:
+        return (entry(row) or {}).get("vs_best")
+
+    return [Column(f"scenario-{scenario}", f"{scenario_header(scenario, metric)} mean [95% CI]",
+                   lambda r: mean_ci(entry(r)), numeric=True),
+            Column(f"vs-best-{scenario}", f"{name} vs best on system (Welch)",
+                   lambda r: welch_mark(mark(r), "best", "best"), optional=True,
+                   noise=lambda r: _within_noise(mark(r)))]
 
 
 @dataclass
@@ -168,12 +206,11 @@ class Table:
     def inference_columns(self) -> list[Column]:
         columns = list(SYSTEM_COLUMNS)
         for scenario, metric in self.scenarios():
-            columns.append(Column(f"scenario-{scenario}", scenario_header(scenario, metric),
-                                  _num("scenarios", scenario, "value"), numeric=True))
+            columns += scenario_columns(scenario, metric)
         metric = next((r["accuracy_metric"] for r in self.inference if r["accuracy_metric"]), None)
         columns.append(Column("accuracy", f"accuracy ({metric})" if metric else "accuracy",
                               _num("accuracy", digits=4), numeric=True))
-        return columns
+        return _present(columns, self.inference)
 
 
 def _present(columns: list[Column], rows: list[dict]) -> list[Column]:

@@ -1,4 +1,4 @@
-"""The leaderboard document: every row, its statistics and the Welch comparisons, as one JSON-ready dict.
+"""The leaderboard document: every row, its statistics and the Welch tests, as one JSON-ready dict.
 
     from levelfield.tools.leaderboard.collect import collect
     from levelfield.tools.leaderboard.document import build_document
@@ -95,6 +95,42 @@ def mark_vs_fastest(training: list[dict], tests: list[dict]) -> None:
                              "p_value": test["p_value"], "within_noise": test["within_noise"]}
 
 
+def _best_first(members: list[tuple[dict, dict]]) -> list[tuple[dict, dict]]:
+    """(row, scenario entry) pairs, the best mean first: the highest samples/s or the lowest latency."""
+    def key(member):
+        row, entry = member
+        return (-entry["mean"] if entry["better"] == "higher" else entry["mean"], row["framework"])
+    return sorted(members, key=key)
+
+
+def mark_vs_best(inference: list[dict], alpha: float = ALPHA) -> None:
+    """Set each inference scenario entry's `vs_best`: Welch's test of its repeats against those of the
+    best framework (by mean) on the same system, task and scenario.
+
+    None for an entry without peers or without values; {"best": true} for the best; otherwise the
+    test, whose `within_noise` says whether the gap lies inside the repeats' run-to-run noise.
+    """
+    groups: dict[tuple, list[tuple[dict, dict]]] = {}
+    for row in inference:
+        for scenario, entry in row["scenarios"].items():
+            entry["vs_best"] = None
+            if entry["mean"] is not None:
+                groups.setdefault((*(row[k] for k in SAME_SYSTEM), scenario), []).append((row, entry))
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        (best_row, best), *others = _best_first(members)
+        best["vs_best"] = {"best": True}
+        for row, entry in others:
+            test = welch_test(_values(entry), _values(best), alpha)
+            entry["vs_best"] = {"best": False, "framework": best_row["framework"], "id": best_row["id"],
+                                "p_value": test["p_value"], "within_noise": test["within_noise"]}
+
+
+def _values(entry: dict) -> list[float]:
+    return [v for v in entry["run_values"] if v is not None]
+
+
 def _refuse_duplicates(rows: list[dict]) -> None:
     seen: dict[str, dict] = {}
     for row in rows:
@@ -117,6 +153,7 @@ def build_document(collected, alpha: float = ALPHA) -> dict:
     inference.sort(key=_inference_order)
     tests = comparisons(training, alpha)
     mark_vs_fastest(training, tests)
+    mark_vs_best(inference, alpha)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": f"levelfield {__version__}",
@@ -125,7 +162,11 @@ def build_document(collected, alpha: float = ALPHA) -> dict:
             "time_to_target": "olympic mean: the fastest and slowest olympic_drop runs dropped, a failed run "
                               "counting as the slowest (MLPerf); mean, stdev and CI over the successful runs",
             "confidence": CONFIDENCE,
-            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system and task",
+            "inference": "mean over the performance repeats (run_<i>/) of each scenario, the metric read from "
+                         "each repeat's LoadGen detail log; stdev and CI over the repeats",
+            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system and task; "
+                    "for inference on the repeats' values against the best framework's (highest samples/s, "
+                    "lowest latency), same system, task and scenario",
             "alpha": alpha,
         },
         "submissions": [

@@ -5,6 +5,9 @@
 
 One file so a spreadsheet gets everything: the `table` column says what a
 line is (`training`, `inference`, `excluded`); fields a kind lacks are empty.
+An inference scenario gets a group of columns named `<scenario>_<metric>_...`:
+the mean, stdev, 95% CI and count of its repeats, each repeat's value
+(space-separated, run_1 first) and its Welch mark against the best framework.
 Every line names the rules profile its runs were judged against, so a demo
 line pasted elsewhere still says it is not a result.
 Numbers keep full precision (Python's shortest round-trip repr). A text cell
@@ -43,6 +46,18 @@ TRAINING = {
     "energy_per_run_j": ("energy_per_run_j",),
     "cost_per_run_usd": ("cost_per_run_usd",),
 }
+# Per scenario: column suffix -> the scenario entry's key (a tuple: a key inside vs_best).
+SCENARIO = {
+    "mean": ("mean",),
+    "stdev": ("stdev",),
+    "ci95_low": ("ci95_low",),
+    "ci95_high": ("ci95_high",),
+    "repeats": ("n",),
+    "runs": ("run_values",),
+    "vs_best_framework": ("vs_best", "framework"),
+    "vs_best_p_value": ("vs_best", "p_value"),
+    "within_noise_of_best": ("vs_best", "within_noise"),
+}
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -53,6 +68,8 @@ def cell(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, list):   # a scenario's repeats: numbers, space-separated
+        return " ".join(cell(v) or "null" for v in value)
     text = str(value)
     return "'" + text if text.startswith(FORMULA_START) else text
 
@@ -63,17 +80,18 @@ def _get(row: dict, keys: tuple):
     return row
 
 
-def scenario_fields(doc: dict) -> list[tuple[str, str, str]]:
-    """(column, scenario, metric) for every scenario metric in the document, in the rules' scenario order."""
+def scenario_fields(doc: dict) -> list[tuple[str, str, str, tuple]]:
+    """(column, scenario, metric, keys in its entry) for every scenario metric in the document, in the
+    rules' scenario order, each with the columns of SCENARIO."""
     found = {(s, e["metric"]) for row in doc["inference"] for s, e in row["scenarios"].items() if e["metric"]}
     order = list(SCENARIO_NAMES)
     ranked = sorted(found, key=lambda sm: (order.index(sm[0]) if sm[0] in order else len(order), sm))
-    return [(f"{s}_{m}", s, m) for s, m in ranked]
+    return [(f"{s}_{m}_{suffix}", s, m, keys) for s, m in ranked for suffix, keys in SCENARIO.items()]
 
 
 def render_csv(doc: dict) -> str:
     scenarios = scenario_fields(doc)
-    header = ["table", "profile", *IDENTITY, *TRAINING, *(name for name, _, _ in scenarios),
+    header = ["table", "profile", *IDENTITY, *TRAINING, *(name for name, _, _, _ in scenarios),
               "accuracy_metric", "accuracy", "source", "finding_codes"]
     lines = []
     for row in doc["training"]:
@@ -83,9 +101,9 @@ def render_csv(doc: dict) -> str:
     for row in doc["inference"]:
         line = {"table": "inference", **{k: row.get(k) for k in IDENTITY},
                 "accuracy_metric": row["accuracy_metric"], "accuracy": row["accuracy"], "source": row["source"]}
-        for name, scenario, metric in scenarios:
+        for name, scenario, metric, keys in scenarios:
             entry = row["scenarios"].get(scenario)
-            line[name] = entry["value"] if entry and entry["metric"] == metric else None
+            line[name] = _get(entry, keys) if entry and entry["metric"] == metric else None
         lines.append(line)
     for tree in doc["excluded"]:
         lines.append({"table": "excluded", "rules_version": tree["rules_version"], "source": tree["path"],

@@ -5,11 +5,14 @@
 
 Every number comes from the files the checker just verified, read through the
 checker's own records and helpers (`run_status`, `epochs_to_target`,
-`scenario_metric`), so the leaderboard and `levelfield check` cannot disagree
+`repeat_metrics`), so the leaderboard and `levelfield check` cannot disagree
 on what a log says. Time to train per run = run_stop time_ms - run_start
 time_ms (MLPerf's definition; initialisation and compilation are not timed);
 a run whose run_stop status is not `success` has no time and counts as the
-slowest in the olympic score, as in MLPerf. Units are in the key names.
+slowest in the olympic score, as in MLPerf. An inference scenario's number is
+the mean of its performance repeats (one value per run_<i>/ detail log), with
+their stdev and 95% CI; result.json's own mean is never read. Units are in
+the key names.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import math
 import re
 
 from levelfield.checker.checks.training import epochs_to_target, run_status
-from levelfield.checker.metrics import scenario_metric
+from levelfield.checker.metrics import repeat_metrics
 
-from levelfield.stats import confidence_interval, mean, olympic_score, stdev
+from levelfield.stats import confidence_interval, mean, olympic_score, spread, stdev
 
 MS_PER_S = 1000.0
 S_PER_HOUR = 3600.0
@@ -167,13 +170,22 @@ def training_rows(tree) -> list[dict]:
     return [training_row(tree, training) for training in tree.submission.trainings]
 
 
+def better(metric: str | None) -> str | None:
+    """Which way a scenario metric improves: latencies `lower`, throughputs (samples_per_s) `higher`."""
+    if metric is None:
+        return None
+    return "lower" if metric.endswith("_latency_ms") else "higher"
+
+
 def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) -> dict:
     rules = tree.task(task_id).loadgen_settings(tree.profile, scenario)
-    name, value = (None, None) if performance is None or performance.detail is None else \
-        scenario_metric(performance.detail.values(), scenario, rules.get("latency_percentile"))
+    name, values = (None, []) if performance is None else \
+        repeat_metrics(performance.repeats, scenario, rules.get("latency_percentile"))
+    values = [_number(v) for v in values]
+    stats = spread([v for v in values if v is not None])
     scored = accuracy.accuracy.data if accuracy is not None and accuracy.accuracy is not None else None
     scored = scored if isinstance(scored, dict) else {}
-    return {"metric": name, "value": _number(value),
+    return {"metric": name, "better": better(name), "run_values": values, **stats,
             "accuracy_metric": _text(scored.get("metric")), "accuracy": _number(scored.get("value")),
             "accuracy_threshold": _number(scored.get("threshold"))}
 
