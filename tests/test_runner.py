@@ -323,3 +323,19 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
                            out=tmp_path / scenario, profile="smoke", null_cost=CostModel(), progress=False), impl=impl)
         assert len(impl.threads["load"]) == 1 and impl.threads["predict"] == impl.threads["load"], scenario
         assert threading.get_ident() not in impl.threads["load"]  # and not the main thread, which takes signals
+
+
+def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_path):
+    """A query fixed by min_sample_count (4,096 samples in 1 ms here) must not size the untimed probe:
+    at 1 ms per sample that would be a 4 s probe instead of half a second."""
+    from levelfield.reference.harness.session import OFFLINE_PROBE_S
+    from levelfield.reference.null_model import CostModel
+
+    conf = tmp_path / "user.yaml"
+    conf.write_text("version: 1\noffline: {min_duration_ms: 1, min_sample_count: 4096, batch_size: 32}\n")
+    result = infer(InferOptions(task_id=TASK, framework="none", scenario="offline", mode="performance",
+                                out=tmp_path / "run", profile="smoke", user_conf=conf, repeats=1,
+                                null_cost=CostModel(per_sample_us=1000), progress=False))
+    probe = result["sizing"]["loadgen_probe"]
+    assert probe["samples"] <= 2 * OFFLINE_PROBE_S / 0.001  # ~500 samples at 1,000/s, not 4,096
+    assert result["valid"], result["invalid_reasons"]

@@ -112,7 +112,7 @@ class Session:
         record = sizing.size_settings(self.eff, costs)
         self.warm_up()
         if self.eff["mode"] == "performance":
-            record["loadgen_probe"] = self.loadgen_probe()
+            record["loadgen_probe"] = self.loadgen_probe(costs)
         warmup_s = time.perf_counter() - started
         self.write_settings(record)
         self.state.phase = "loadgen"
@@ -144,7 +144,7 @@ class Session:
                 return runs, resizes
 
     # -- checking the sizes with LoadGen ------------------------------------------------------
-    def loadgen_probe(self) -> dict | None:
+    def loadgen_probe(self, costs: list) -> dict | None:
         """Offline: samples/s of a ~0.5 s query; Server: a target whose latency keeps a margin; else None.
 
         The probes run LoadGen itself, untimed for the result, into a temporary folder.
@@ -152,14 +152,18 @@ class Session:
         scenario, user = self.eff["scenario"], set(self.eff["user_overrides"])
         with tempfile.TemporaryDirectory(prefix="levelfield-probe-") as tmp:
             if scenario == "offline" and "expected_qps" not in user:
-                return self._probe_offline(Path(tmp))
+                return self._probe_offline(Path(tmp), costs)
             if scenario == "server" and "target_qps" not in user:
                 return self._probe_server(Path(tmp))
         return None
 
-    def _probe_offline(self, folder: Path) -> dict:
+    def _probe_offline(self, folder: Path, costs: list) -> dict:
         eff = self.eff
-        samples = max(int(eff["batch_size"]), round(float(eff["expected_qps"]) * OFFLINE_PROBE_S))
+        # The query lasts about OFFLINE_PROBE_S at the chunk's measured rate (not at expected_qps, which
+        # min_sample_count may have raised far above what the system does: 16,384 samples in 1 ms).
+        chunk = next((c for c in costs if c.size == int(eff["batch_size"])), None)
+        rate = chunk.samples_per_s if chunk is not None else float(eff["expected_qps"])
+        samples = max(int(eff["batch_size"]), round(rate * OFFLINE_PROBE_S))
         # min_duration 1 ms, and the expected QPS that makes LoadGen's query exactly `samples` long.
         probe = {**eff, "min_duration_ms": 1, "min_sample_count": samples, "max_duration_ms": 0}
         probe["expected_qps"] = sizing.offline_min_qps(probe)
