@@ -77,7 +77,7 @@ class Config:
     offline_samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from offline_samples
 
 
-FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=3000, server_steps=8, repeats=2,
+FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=10_000, server_steps=10, repeats=2,
               offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
 QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=2, repeats=1)
 
@@ -239,11 +239,18 @@ def server(bench: Bench, offline_samples_per_s: float) -> dict:
     rules = bench.task.loadgen_settings("submission", "server")
     peak = document["peak"]
     qps = peak["target_qps"] if peak else None
+    # What a batch of the peak's mean size costs alone (the sizing probe's table, nearest size at or
+    # above): against the batches' time under LoadGen's load, it shows what serving itself costs.
+    alone = json.loads((options.out / "steps" / "step_1" / "settings.json").read_text())["sizing"]["batch_costs"]
+    mean_size = peak["batches"]["mean_size"] if peak else None
+    nearest = next((c for c in alone if mean_size is not None and c["size"] >= mean_size), None)
     return {"max_qps": qps, "latency_bound_ms": rules["latency_bound_ms"],
             "latency_percentile": rules["latency_percentile"], "run_ms": bench.config.server_run_ms,
             "max_batch_size": peak["max_batch_size"] if peak else None,
-            "steps": [{"target_qps": step["target_qps"], "met": step["valid"], "samples_per_s": step["samples_per_s"]}
-                      for step in document["steps"]],
+            "peak_batches": peak["batches"] if peak else None,
+            "batch_alone": nearest,
+            "steps": [{"target_qps": step["target_qps"], "met": step["valid"], "samples_per_s": step["samples_per_s"],
+                       "batches": step["batches"]} for step in document["steps"]],
             "ratio_to_offline": (qps / offline_samples_per_s) if qps else None}
 
 
@@ -282,9 +289,12 @@ def format_server(framework: str, r: dict) -> str:
     if r["max_qps"] is None:
         tried = ", ".join(f"{step['target_qps']:.0f}" for step in r["steps"])
         return f"{framework:10s} Server        no target QPS tried ({tried}) met the {r['latency_bound_ms']:g} ms bound"
-    return (f"{framework:10s} Server        max QPS meeting p{round(100 * r['latency_percentile'])} <= "
+    batches, alone = r["peak_batches"], r["batch_alone"]
+    cost = (f"; batches of {batches['mean_size']:.0f} took {batches['mean_ms']:.1f} ms under load"
+            + (f", a batch of {alone['size']} {alone['median_ms']:.1f} ms alone" if alone else "")) if batches else ""
+    return (f"{framework:10s} Server        max QPS VALID with p{round(100 * r['latency_percentile'])} <= "
             f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
-            f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput)")
+            f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput){cost}")
 
 
 def rows(result: dict) -> list[dict]:

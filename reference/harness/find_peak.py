@@ -80,7 +80,7 @@ def find_peak(options, impl=None, *, precision: float = PRECISION, max_steps: in
     document = {"task": options.task_id, "framework": options.framework, "profile": options.profile,
                 "precision": precision, "steps": steps,
                 "peak": None if low is None else {k: low[k] for k in ("step", "target_qps", "max_batch_size",
-                                                                      "samples_per_s", "repeats")}}
+                                                                      "samples_per_s", "repeats", "batches")}}
     atomic_write_text(out / REPORT_FILE, json.dumps(document, indent=2) + "\n", overwrite=True)
     if low is None:
         raise UserError(f"{out / REPORT_FILE}: no target was VALID in every run (the lowest tried: "
@@ -118,7 +118,9 @@ class _Search:
                        impl=self.impl)
         record = {"step": index, "target_qps": target if target is not None else _logged_target(result),
                   "max_batch_size": result["server_batches"]["max_batch_size"], "valid": result["valid"],
-                  "samples_per_s": result["samples_per_s"], "repeats": repeats, "reasons": result["invalid_reasons"]}
+                  "samples_per_s": result["samples_per_s"], "repeats": repeats,
+                  "batches": {k: result["server_batches"][k] for k in ("mean_size", "mean_ms", "p90_ms")},
+                  "reasons": result["invalid_reasons"]}
         self.steps.append(record)
         runs = f", {repeats} runs" if repeats > 1 else ""
         self.report(f"  step {index}: target {record['target_qps']:.4g} qps{runs} -> "

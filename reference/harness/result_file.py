@@ -14,6 +14,9 @@ fingerprints.
 
 from __future__ import annotations
 
+import math
+import statistics
+
 from levelfield.reference.harness.inference_result import performance_fields, run_entry
 
 
@@ -53,9 +56,17 @@ def build_result(options, suite, task, eff: dict, impl, weights_label: str, outc
     if "null_cost" in eff:  # framework none
         result["null_cost"] = eff["null_cost"]
     if options.scenario == "server":
-        sizes = [size for run in runs for size in run.batch_sizes]
-        result["server_batches"] = {"count": len(sizes), "mean_size": (sum(sizes) / len(sizes)) if sizes else None,
-                                    "max_size": max(sizes, default=None),
-                                    "max_batch_size": eff["max_batch_size"],
-                                    "batch_timeout_us": eff["batch_timeout_us"]}
+        result["server_batches"] = server_batches(runs, eff)
     return result
+
+
+def server_batches(runs, eff: dict) -> dict:
+    """Server's batches over every run: how many, their sizes, and what one took under LoadGen's load
+    (to compare with sizing's batch costs, measured alone: the difference is what serving costs)."""
+    sizes = [size for run in runs for size in run.batch_sizes]
+    times_ms = sorted(ms for run in runs for ms in run.batch_ms)
+    return {"count": len(sizes), "mean_size": statistics.fmean(sizes) if sizes else None,
+            "max_size": max(sizes, default=None),
+            "mean_ms": statistics.fmean(times_ms) if times_ms else None,
+            "p90_ms": times_ms[max(0, math.ceil(0.9 * len(times_ms)) - 1)] if times_ms else None,
+            "max_batch_size": eff["max_batch_size"], "batch_timeout_us": eff["batch_timeout_us"]}

@@ -57,6 +57,7 @@ class LoadGenOutcome:
     run_s: float
     predict_calls: int
     batch_sizes: list[int]           # Server's batches, in order
+    batch_ms: list[float]            # ... and what each took (predict + response rows)
     fast: bool
 
 
@@ -235,7 +236,8 @@ class Session:
             raise SutFailed(system_under_test.error)
         records, errors = read_detail(folder / "mlperf_log_detail.txt")
         return LoadGenOutcome(folder, records, errors, run_s, system_under_test.predict_calls,
-                              list(getattr(system_under_test, "batch_sizes", [])), system_under_test.fast)
+                              list(getattr(system_under_test, "batch_sizes", [])),
+                              list(getattr(system_under_test, "batch_ms", [])), system_under_test.fast)
 
     @staticmethod
     def _serve_while_loadgen_runs(lg, handle_sut, handle_qsl, settings, log_settings, system_under_test,

@@ -220,6 +220,7 @@ class ServerSUT(DirectSUT):
         self.max_batch_size = max_batch_size
         self.batch_timeout_s = batch_timeout_us / 1e6
         self.batch_sizes: list[int] = []
+        self.batch_ms: list[float] = []   # each batch's predict + response, to compare with the sized cost
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
 
     def _answer(self, ids: list[int], indices: np.ndarray) -> None:
@@ -256,7 +257,9 @@ class ServerSUT(DirectSUT):
                 if self.abandoned:
                     continue  # drain the queue without predicting until close() stops the loop
                 indices = np.fromiter((index for _, index in batch), dtype=np.int64, count=len(batch))
+                started = time.perf_counter()
                 self._predict_and_respond([sample_id for sample_id, _ in batch], indices)
+                self.batch_ms.append((time.perf_counter() - started) * 1000)
                 self.batch_sizes.append(len(batch))
         except BaseException as e:  # noqa: BLE001 - the runner's main thread reports it
             self.fail(e)
