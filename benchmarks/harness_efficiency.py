@@ -51,6 +51,7 @@ TITLE = ("harness efficiency: the LoadGen runner against a raw predict loop over
          "(ratio 1.0 = the harness costs nothing)")
 DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax")  # none: the harness alone (a zero-cost predict)
 SUT_KINDS = ("fast", "plain")
+MAX_LIMIT_CALLS = 500  # of each timed batch loop in server_limits (the harness's floor takes microseconds per call)
 SERVER_MIN_QUERIES = 662  # enough for LoadGen's early stopping at the 99th percentile (as MLPerf's MultiStream)
 
 
@@ -74,12 +75,13 @@ class Config:
     server_run_ms: int            # LoadGen min duration of each Server search run
     server_steps: int             # at most this many Server search runs (find_peak's MAX_STEPS)
     repeats: int                  # best-of repeats of each raw measurement and Offline run
+    limits_s: float               # length of each timed batch loop of server_limits
     offline_samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from offline_samples
 
 
 FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=10_000, server_steps=10, repeats=2,
-              offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
-QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=2, repeats=1)
+              limits_s=2.0, offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
+QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=2, repeats=1, limits_s=0.1)
 
 
 def in_thread(function, *args):
@@ -149,6 +151,37 @@ class Bench:
                 self._answer(indices[start:start + batch_size])
             best_s = min(best_s, time.perf_counter() - started)
         return samples / best_s
+
+    def batch_ms(self, size: int, calls: int, arrivals_per_s: float = 0.0) -> float:
+        """Median wall time of `calls` batches of `size` rows; with `arrivals_per_s` > 0, while another
+        thread wakes at Poisson times of that rate and takes the GIL briefly, as LoadGen's issue thread
+        does for every Server query (the interference a busy issue thread alone causes)."""
+        indices = self.rng.integers(0, self.n, size=size)
+        self._answer(indices)  # warm this shape
+        stop, issued = threading.Event(), []
+        waker = None
+        if arrivals_per_s > 0:
+            gaps_s = np.random.default_rng(1).exponential(1.0 / arrivals_per_s, size=1 << 20)
+
+            def wake():
+                for gap_s in gaps_s:
+                    if stop.wait(gap_s):
+                        return
+                    issued.append(gap_s)  # a Python-level callback's worth of GIL work
+
+            waker = threading.Thread(target=wake, name="levelfield-bench-arrivals")
+            waker.start()
+        try:
+            times_ms = []
+            for _ in range(calls):
+                started = time.perf_counter()
+                self._answer(indices)
+                times_ms.append((time.perf_counter() - started) * 1000)
+        finally:
+            stop.set()
+            if waker is not None:
+                waker.join()
+        return float(np.median(times_ms))
 
     def raw_single_latencies_ns(self) -> np.ndarray:
         for i in range(20):
@@ -239,19 +272,37 @@ def server(bench: Bench, offline_samples_per_s: float) -> dict:
     rules = bench.task.loadgen_settings("submission", "server")
     peak = document["peak"]
     qps = peak["target_qps"] if peak else None
-    # What a batch of the peak's mean size costs alone (the sizing probe's table, nearest size at or
-    # above): against the batches' time under LoadGen's load, it shows what serving itself costs.
-    alone = json.loads((options.out / "steps" / "step_1" / "settings.json").read_text())["sizing"]["batch_costs"]
-    mean_size = peak["batches"]["mean_size"] if peak else None
-    nearest = next((c for c in alone if mean_size is not None and c["size"] >= mean_size), None)
     return {"max_qps": qps, "latency_bound_ms": rules["latency_bound_ms"],
             "latency_percentile": rules["latency_percentile"], "run_ms": bench.config.server_run_ms,
             "max_batch_size": peak["max_batch_size"] if peak else None,
             "peak_batches": peak["batches"] if peak else None,
-            "batch_alone": nearest,
+            "limits": server_limits(bench, qps, peak["batches"], offline_samples_per_s) if peak else None,
             "steps": [{"target_qps": step["target_qps"], "met": step["valid"], "samples_per_s": step["samples_per_s"],
                        "batches": step["batches"]} for step in document["steps"]],
             "ratio_to_offline": (qps / offline_samples_per_s) if qps else None}
+
+
+def server_limits(bench: Bench, qps: float, batches: dict, offline_samples_per_s: float) -> dict:
+    """Where Server's throughput goes, as factors whose product is exactly Server QPS / Offline samples/s:
+
+    - batch_size: the rate of the peak's mean batch size timed alone, against Offline's (the latency
+      bound caps Server's batches; Offline takes the chunk the runner sized for throughput);
+    - load: that batch alone against the same batches timed during the Server run (the SUT's threads,
+      LoadGen's issue thread, responses);
+    - busy: the share of the run the compute thread spent in batches (1.0: never idle).
+
+    `arrivals_ms` isolates one part of `load`: the same batch while a thread only wakes at the peak's
+    Poisson rate and takes the GIL, as LoadGen's issue thread does."""
+    size = max(1, round(batches["mean_size"]))
+    calls = min(MAX_LIMIT_CALLS, max(5, int(bench.config.limits_s * 1000 / max(batches["mean_ms"], 1e-3))))
+    alone_ms = in_thread(bench.batch_ms, size, calls)
+    arrivals_ms = in_thread(bench.batch_ms, size, calls, qps)
+    under_load_ms = batches["mean_ms"]
+    factors = {"batch_size": (batches["mean_size"] / alone_ms * 1000) / offline_samples_per_s,
+               "load": alone_ms / under_load_ms,
+               "busy": qps * under_load_ms / 1000 / batches["mean_size"]}
+    return {"size": size, "calls": calls, "alone_ms": alone_ms, "arrivals_ms": arrivals_ms,
+            "under_load_ms": under_load_ms, "factors": factors}
 
 
 def run(options, config: Config) -> dict:
@@ -289,9 +340,13 @@ def format_server(framework: str, r: dict) -> str:
     if r["max_qps"] is None:
         tried = ", ".join(f"{step['target_qps']:.0f}" for step in r["steps"])
         return f"{framework:10s} Server        no target QPS tried ({tried}) met the {r['latency_bound_ms']:g} ms bound"
-    batches, alone = r["peak_batches"], r["batch_alone"]
-    cost = (f"; batches of {batches['mean_size']:.0f} took {batches['mean_ms']:.1f} ms under load"
-            + (f", a batch of {alone['size']} {alone['median_ms']:.1f} ms alone" if alone else "")) if batches else ""
+    limits = r["limits"]
+    cost = ""
+    if limits:
+        f = limits["factors"]
+        cost = (f"; batches of {limits['size']} took {limits['under_load_ms']:.1f} ms under load, "
+                f"{limits['alone_ms']:.1f} ms alone, {limits['arrivals_ms']:.1f} ms beside Poisson wake-ups "
+                f"= batch size x{f['batch_size']:.2f} * load x{f['load']:.2f} * busy x{f['busy']:.2f}")
     return (f"{framework:10s} Server        max QPS VALID with p{round(100 * r['latency_percentile'])} <= "
             f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
             f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput){cost}")
@@ -314,6 +369,9 @@ def rows(result: dict) -> list[dict]:
         qps = server_result["max_qps"]
         figures = (f"{qps:,.0f} vs {o['runner_samples_per_s']['fast']:,.0f} samples/s" if qps
                    else "no target QPS met the latency bound")
+        if server_result["limits"]:
+            f = server_result["limits"]["factors"]
+            figures += f" = batch size x{f['batch_size']:.2f} * load x{f['load']:.2f} * busy x{f['busy']:.2f}"
         out.append({"compared": f"{who}: Server max valid target QPS vs Offline throughput", "figures": figures,
                     "ratio": server_result["ratio_to_offline"], "goal": "harness_server_to_offline_ratio",
                     "value": server_result["ratio_to_offline"]})

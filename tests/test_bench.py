@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
 
 
@@ -52,6 +54,10 @@ def test_quick_harness_benchmark_writes_json(tmp_path):
         assert offline["raw_samples_per_s"] > 0 and single["raw_p90_us"] > 0
         assert server["steps"] and {"target_qps", "met", "samples_per_s"} <= set(server["steps"][0])
         assert "max_qps" in server and "ratio_to_offline" in server
+        if server["limits"]:  # the factors account for the whole ratio
+            f = server["limits"]["factors"]
+            assert f["batch_size"] * f["load"] * f["busy"] == pytest.approx(server["ratio_to_offline"], rel=1e-9)
+            assert server["limits"]["alone_ms"] > 0 and server["limits"]["arrivals_ms"] > 0
     assert "Offline" in proc.stdout and "SingleStream" in proc.stdout and "Server" in proc.stdout
     assert_table(markdown, "harness", rows=7)   # Offline, SingleStream, Server per framework; none's Server floor
 

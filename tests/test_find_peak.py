@@ -14,7 +14,8 @@ import json
 import pytest
 import yaml
 from conftest import assert_user_error, run_cli
-from levelfield.reference.harness.find_peak import REPORT_FILE, TARGET_FILE, find_peak
+from levelfield.reference.harness.find_peak import (FALLBACK_TRIES, REPORT_FILE, TARGET_FILE, VERIFY_TRIES,
+                                                    _Search, find_peak)
 from levelfield.reference.harness.runner import InferOptions, infer
 from levelfield.reference.null_model import CostModel
 
@@ -95,3 +96,41 @@ def test_cost_flags_belong_to_framework_none(tmp_path):
     proc = run_cli("infer", "--task", TASK, "--framework", "none", "--cost-per-sample-us", "-1", "--scenario",
                    "offline", "--mode", "performance", "--profile", "smoke", "--out", str(tmp_path))
     assert_user_error(proc, "per_sample_us", "-1")
+
+
+class _ScriptedSearch(_Search):
+    """_Search whose runs are VALID below `edge_qps` only: the verdicts of a system whose batches grow into
+    a slower regime near the peak, so every target a few percent under it fails too."""
+
+    def __init__(self, edge_qps: float, steps: list[dict]):
+        self.edge_qps, self.steps = edge_qps, steps
+
+    def step(self, target, repeats=1):
+        record = {"step": len(self.steps) + 1, "target_qps": target, "valid": target < self.edge_qps,
+                  "repeats": repeats}
+        self.steps.append(record)
+        return record
+
+
+def test_verification_falls_back_to_the_search_s_lower_valid_targets():
+    search_steps = [{"step": 1, "target_qps": 1690.0, "valid": True, "repeats": 1},
+                    {"step": 2, "target_qps": 3381.0, "valid": False, "repeats": 1},
+                    {"step": 3, "target_qps": 2390.0, "valid": True, "repeats": 1}]
+    search = _ScriptedSearch(edge_qps=1700.0, steps=search_steps)
+    search.options = InferOptions(task_id=TASK, framework="none", scenario="server", mode="performance",
+                                  out=None, profile="smoke", repeats=3)
+    checked = search.verify(search_steps[2], 0.05)
+    tried = [s["target_qps"] for s in search.steps[3:]]
+    assert tried[:VERIFY_TRIES] == pytest.approx([2390.0 * 0.95 ** k for k in range(VERIFY_TRIES)])
+    # 2390 * 0.95**3 = 2049 failed; the only lower VALID search target is 1690, and it holds.
+    assert tried[VERIFY_TRIES:] == [1690.0] and len(tried) <= VERIFY_TRIES + FALLBACK_TRIES
+    assert checked["target_qps"] == 1690.0 and checked["valid"] and checked["repeats"] == 3
+
+
+def test_verification_gives_up_when_nothing_holds():
+    search_steps = [{"step": 1, "target_qps": 1690.0, "valid": True, "repeats": 1}]
+    search = _ScriptedSearch(edge_qps=0.0, steps=search_steps)
+    search.options = InferOptions(task_id=TASK, framework="none", scenario="server", mode="performance",
+                                  out=None, profile="smoke", repeats=3)
+    assert search.verify(search_steps[0], 0.05) is None
+    assert len(search.steps) == 1 + VERIFY_TRIES   # nothing VALID lies below the tries

@@ -14,7 +14,7 @@ are VALID, halves it while they are not, then bisects (geometrically) until the
 VALID and INVALID targets are within `precision` of each other. A target at the
 edge passes one run in two, so the peak is then run again with the profile's
 repeats, as the real run will be, and lowered by `precision` until every repeat
-is VALID; the file written for the real run offers that peak less `precision`
+is VALID (after VERIFY_TRIES, the search's lower VALID targets are tried); the file written for the real run offers that peak less `precision`
 (the peak is known to within it only). Each step's folder stays under steps/ as
 evidence; find_peak.json lists them with the peak.
 
@@ -42,6 +42,7 @@ from levelfield.fsutil import atomic_write_text
 PRECISION = 0.05           # stop when the INVALID target is within 5% above the VALID one
 MAX_STEPS = 12             # a bound on the search however noisy the system: ~12 runs of the profile
 VERIFY_TRIES = 4           # the found peak, then up to 3 targets `precision` lower, with the profile's repeats
+FALLBACK_TRIES = 2         # then the search's VALID targets below those, highest first
 TARGET_FILE = "server-target.yaml"
 REPORT_FILE = "find_peak.json"
 STEPS = "steps"
@@ -139,7 +140,15 @@ class _Search:
             checked = self.step(target, repeats)
             if checked["valid"]:
                 return checked
-            target *= 1 - precision
+            last_tried, target = target, target * (1 - precision)
+        # A system whose batches grow into a slower regime near the edge can fail every target a few
+        # percent under the peak; the search's lower VALID targets are then the candidates, highest first.
+        lower = sorted({s["target_qps"] for s in self.steps if s["valid"] and s["repeats"] == 1
+                        and s["target_qps"] < last_tried}, reverse=True)
+        for target in lower[:FALLBACK_TRIES]:
+            checked = self.step(target, repeats)
+            if checked["valid"]:
+                return checked
         return None
 
     def bracket(self, max_steps: int) -> tuple[dict | None, dict | None]:
