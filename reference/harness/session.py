@@ -84,6 +84,7 @@ class Session:
         self.options, self.eff, self.impl, self.weights = options, eff, impl, weights
         self.qsl, self.respond_rows, self.state = qsl, respond_rows, state
         self.max_predict_batch = max_predict_batch
+        self.costs_ms: dict[int, float] = {}   # batch size -> median ms from the sizing probe
         self.label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
 
     # -- the model, outside LoadGen ---------------------------------------------------------
@@ -110,6 +111,7 @@ class Session:
         self.impl.load(self.weights)
         sizes, stop_after_ms = sizing.probe_plan(self.eff, self.max_predict_batch)
         costs = sizing.measure_batch_costs(self.answer, sizes, self.qsl.total_count, stop_after_ms=stop_after_ms)
+        self.costs_ms = {cost.size: cost.median_ms for cost in costs}   # seeds Server's BatchPlanner (sut.py)
         record = sizing.size_settings(self.eff, costs)
         self.warm_up()
         if self.eff["mode"] == "performance":
@@ -206,7 +208,7 @@ class Session:
         system_under_test = sut_module.make_sut(
             eff["scenario"], self.respond_rows, self.qsl, batch_size=int(eff.get("batch_size", 1)),
             max_batch_size=int(eff.get("max_batch_size", 1)), batch_timeout_us=int(eff.get("batch_timeout_us", 0)),
-            fast=fast)
+            fast=fast, costs_ms=self.costs_ms)
         log_settings = lg.LogSettings()
         log_settings.log_output.outdir = str(folder)
         log_settings.log_output.copy_summary_to_stdout = False

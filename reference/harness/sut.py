@@ -40,6 +40,7 @@ thread notices the error, records the run as failed and ends the process.
 
 from __future__ import annotations
 
+import collections
 import math
 import queue
 import time
@@ -203,52 +204,103 @@ class OfflineSUT(DirectSUT):
             self._predict_and_respond(ids[start:stop], indices[start:stop])
 
 
+def padded_size(n: int) -> int:
+    """The batch a compiled predict runs for n rows: the next power of two (reference/batching.py)."""
+    return 1 << (n - 1).bit_length()
+
+
+class BatchPlanner:
+    """How many of the waiting samples the next Server batch takes, from what each padded size costs.
+
+    Compiled predicts pad a batch to the next power of two, so 70 rows cost what 128 do: when 70
+    samples wait, a batch of 64 (a full bucket) answers more samples per second than one of 70, and
+    the other 6 go first in the next batch. The planner takes min(waiting, cap) rows, or the power of
+    two below that when the measured costs say it answers more rows per millisecond. Costs start from
+    the sizing probe's medians (none when the user pinned every sized setting) and follow the batches
+    as served, under LoadGen's load (an exponentially weighted mean per padded size); a size with no
+    cost yet is taken whole, as a greedy batcher would.
+    """
+
+    EWMA_WEIGHT = 0.1   # each served batch moves its padded size's cost a tenth of the way
+
+    def __init__(self, max_batch_size: int, costs_ms: dict[int, float] | None = None):
+        self.max_batch_size = max_batch_size
+        self.costs_ms = {padded_size(size): ms for size, ms in (costs_ms or {}).items()}
+
+    def size(self, waiting: int) -> int:
+        """Rows for the next batch when `waiting` >= 1 samples wait."""
+        n = min(waiting, self.max_batch_size)
+        down = 1 << (n.bit_length() - 1)
+        if down == n:
+            return n
+        full_ms, down_ms = self.costs_ms.get(padded_size(n)), self.costs_ms.get(down)
+        if full_ms is None or down_ms is None:
+            return n
+        return down if down / down_ms > n / full_ms else n
+
+    def served(self, rows: int, ms: float) -> None:
+        """A batch of `rows` took `ms` (predict and responses)."""
+        key = padded_size(rows)
+        known = self.costs_ms.get(key)
+        self.costs_ms[key] = ms if known is None else known + self.EWMA_WEIGHT * (ms - known)
+
+
 class ServerSUT(DirectSUT):
     """Server: LoadGen's issue thread queues samples; `serve()`, on the runner's compute thread, answers batches.
 
-    A batch holds what has arrived by the time the previous one is answered, up to `max_batch_size`
-    (sizing.py: the largest batch whose measured cost fits half the latency bound), so a light load
-    is answered one sample at a time and a heavy one in large batches, without waiting. With
-    `batch_timeout_us` > 0 the worker also waits up to that long for a batch to fill.
+    A batch is taken from what has arrived by the time the previous one is answered, oldest first, up
+    to `max_batch_size` (sizing.py: the largest batch whose measured cost fits half the latency bound)
+    and cut to a full padded size where that answers more samples per second (`BatchPlanner`), so a
+    light load is answered one sample at a time and a heavy one in large batches, without waiting.
+    With `batch_timeout_us` > 0 the worker also waits up to that long for a batch to fill.
     """
 
     _STOP = None
 
     def __init__(self, predict, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int, *,
-                 fast: bool = False):
+                 fast: bool = False, costs_ms: dict[int, float] | None = None):
         super().__init__(predict, qsl, fast=fast)
         self.max_batch_size = max_batch_size
         self.batch_timeout_s = batch_timeout_us / 1e6
+        self.planner = BatchPlanner(max_batch_size, costs_ms)
         self.batch_sizes: list[int] = []
         self.batch_ms: list[float] = []   # each batch's predict + response, to compare with the sized cost
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.waiting: collections.deque = collections.deque()   # taken off the queue, not answered yet
+        self.stopping = False
 
     def _answer(self, ids: list[int], indices: np.ndarray) -> None:
         for item in zip(ids, indices.tolist()):  # LoadGen issues one sample per query in Server
             self.queue.put(item)
 
+    def _take(self, item) -> None:
+        if item is self._STOP:
+            self.stopping = True
+        else:
+            self.waiting.append(item)
+
     def _next_batch(self) -> list | None:
-        first = self.queue.get()
-        if first is self._STOP:
-            return None
-        batch = [first]
+        if not self.waiting:
+            if self.stopping:
+                return None
+            self._take(self.queue.get())
+            if not self.waiting:
+                return None
         deadline = time.perf_counter() + self.batch_timeout_s
-        while len(batch) < self.max_batch_size:
+        while not self.stopping and len(self.waiting) < self.max_batch_size:
             try:
-                item = self.queue.get_nowait()   # what has arrived already
+                self._take(self.queue.get_nowait())   # what has arrived already
+                continue
             except queue.Empty:
-                remaining_s = deadline - time.perf_counter()
-                if remaining_s <= 0:
-                    break
-                try:
-                    item = self.queue.get(timeout=remaining_s)
-                except queue.Empty:
-                    break
-            if item is self._STOP:
-                self.queue.put(self._STOP)  # answer this batch, then stop
+                pass
+            remaining_s = deadline - time.perf_counter()
+            if remaining_s <= 0:
                 break
-            batch.append(item)
-        return batch
+            try:
+                self._take(self.queue.get(timeout=remaining_s))
+            except queue.Empty:
+                break
+        return [self.waiting.popleft() for _ in range(self.planner.size(len(self.waiting)))]
 
     def serve(self) -> None:
         """Answer batches until close(); run by the thread that warmed up the model (runner.py)."""
@@ -259,7 +311,9 @@ class ServerSUT(DirectSUT):
                 indices = np.fromiter((index for _, index in batch), dtype=np.int64, count=len(batch))
                 started = time.perf_counter()
                 self._predict_and_respond([sample_id for sample_id, _ in batch], indices)
-                self.batch_ms.append((time.perf_counter() - started) * 1000)
+                elapsed_ms = (time.perf_counter() - started) * 1000
+                self.planner.served(len(batch), elapsed_ms)
+                self.batch_ms.append(elapsed_ms)
                 self.batch_sizes.append(len(batch))
         except BaseException as e:  # noqa: BLE001 - the runner's main thread reports it
             self.fail(e)
@@ -270,15 +324,17 @@ class ServerSUT(DirectSUT):
 
 
 def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
-             max_batch_size: int = 1, batch_timeout_us: int = 0, fast: bool | None = None):
-    """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]."""
+             max_batch_size: int = 1, batch_timeout_us: int = 0, fast: bool | None = None,
+             costs_ms: dict[int, float] | None = None):
+    """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]; `costs_ms` (batch size -> median
+    ms, the sizing probe's) seeds Server's BatchPlanner."""
     fast = FAST_SUT_DEFAULT[scenario] if fast is None else fast
     if scenario in ("singlestream", "multistream"):
         return DirectSUT(predict, qsl, fast=fast)
     if scenario == "offline":
         return OfflineSUT(predict, qsl, batch_size, fast=fast)
     if scenario == "server":
-        return ServerSUT(predict, qsl, max_batch_size, batch_timeout_us, fast=fast)
+        return ServerSUT(predict, qsl, max_batch_size, batch_timeout_us, fast=fast, costs_ms=costs_ms)
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
