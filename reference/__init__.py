@@ -9,7 +9,10 @@
     keras_backend.py Keras imported on its TensorFlow backend
     jax_steps.py     the JAX implementations' train_steps loop
     tf_steps.py      the TensorFlow implementations' train_steps loop
-    harness/         the trainer (and later the LoadGen runner); no framework imports
+    torch_parallel.py  the PyTorch implementations' devices and DDP wrapping
+    synthetic.py     bit-identical random primitives for the generated datasets
+    null_model.py    framework `none`: the Implementation interface at a chosen cost, no framework
+    harness/         the trainer and the LoadGen runner; no framework imports
     <task>/common/   framework-neutral task code: dataset, inputs, metric, model spec
     <task>/<framework>/  model.py, weights.py, implementation.py
 
