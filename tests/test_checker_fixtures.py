@@ -394,9 +394,9 @@ PLANTS = {name[len("plant_"):].upper(): fn for name, fn in globals().items() if 
 SETTINGS_CODES = sorted(code for code, c in REGISTRY.items() if c.func.__module__.endswith(".settings"))
 
 
-def _refiled(scenario: str, planted: dict):
+def _refiled(scenario: str, plant=lambda rules: {}):
     """(submission, context) holding only the example's first performance run, refiled as `scenario`,
-    its detail logs asking for that scenario's rules with `planted` requested_* values over them."""
+    its detail logs asking for that scenario's rules with plant(rules)'s requested_* values over them."""
     import dataclasses
 
     from levelfield.checker.checks.settings import PERCENTILE_KEYS, profile_rules
@@ -418,7 +418,7 @@ def _refiled(scenario: str, planted: dict):
         asked["requested_multi_stream_samples_per_query"] = rules["samples_per_query"]
     if scenario == "server":
         asked["requested_server_target_latency_ns"] = int(rules["latency_bound_ms"] * NS_PER_MS)
-    asked.update(planted)
+    asked.update(plant(rules))
     repeats = []
     for repeat in run.repeats:
         lines = [line for line in (EXAMPLE / repeat.detail_path).read_text().splitlines()
@@ -436,29 +436,40 @@ def _settings_codes(sub, ctx) -> set[str]:
     return {code for code in SETTINGS_CODES if list(REGISTRY[code].func(sub, ctx))}
 
 
-# code -> (scenario, requested_* values that break its rule)
+def _half_the_samples_per_query(rules):
+    return {"requested_multi_stream_samples_per_query": rules["samples_per_query"] // 2}
+
+
+def _twenty_times_the_latency_bound(rules):
+    from levelfield.checker.metrics import NS_PER_MS
+
+    return {"requested_server_target_latency_ns": int(rules["latency_bound_ms"] * 20 * NS_PER_MS)}
+
+
+# code -> (scenario, the requested_* values that break its rule, derived from the rules' own)
 SCENARIO_PLANTS = {
-    "INF013": ("multistream", {"requested_multi_stream_samples_per_query": 4}),
-    "INF014": ("server", {"requested_server_target_latency_ns": 200_000_000}),
+    "INF013": ("multistream", _half_the_samples_per_query),
+    "INF014": ("server", _twenty_times_the_latency_bound),
 }
 
 
 @pytest.mark.parametrize("scenario", ["multistream", "server"])
 def test_a_refiled_run_asking_for_the_rules_settings_passes_every_settings_check(scenario):
-    assert _settings_codes(*_refiled(scenario, {})) == set()
+    assert _settings_codes(*_refiled(scenario)) == set()
 
 
 @pytest.mark.parametrize("code", sorted(SCENARIO_PLANTS))
 def test_a_refiled_run_breaking_one_setting_gives_exactly_its_code(code):
-    scenario, planted = SCENARIO_PLANTS[code]
-    assert _settings_codes(*_refiled(scenario, planted)) == {code}
+    scenario, plant = SCENARIO_PLANTS[code]
+    assert _settings_codes(*_refiled(scenario, plant)) == {code}
 
 
 def test_a_lower_latency_percentile_is_the_latency_constraint_too():
     from levelfield.checker.checks.settings import PERCENTILE_KEYS
 
-    planted = {f"requested_{PERCENTILE_KEYS['multistream']}": 0.5}
-    assert _settings_codes(*_refiled("multistream", planted)) == {"INF014"}
+    key = f"requested_{PERCENTILE_KEYS['multistream']}"
+    lower = _refiled("multistream", lambda rules: {key: rules["latency_percentile"] - 0.09})
+    assert _settings_codes(*lower) == {"INF014"}
 
 
 def test_every_check_has_a_failing_fixture():
