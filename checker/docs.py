@@ -1,4 +1,5 @@
-"""Generate docs/checks.md from the registered checks (their codes, names, severities and docstrings).
+"""Generate docs/checks.md from the registered checks (their codes, names, severities and docstrings)
+and the retired codes (findings.RETIRED).
 
     python -m levelfield.checker.docs > docs/checks.md
 
@@ -8,7 +9,7 @@ drift from the code.
 
 from __future__ import annotations
 
-from levelfield.checker.findings import REGISTRY
+from levelfield.checker.findings import REGISTRY, RETIRED
 
 AREAS = {"CHK": "the checker itself", "STR": "structure and integrity", "SYS": "system description",
          "TRN": "training logs", "REP": "reproducibility", "RUL": "rules version", "INF": "inference (LoadGen)",
@@ -45,7 +46,20 @@ def render() -> str:
         lines += ["", f"### {code}", "", f"`{check.name}` ({check.severity})", ""]
         for label in ("What:", "Why:", "Bad:", "Fix:"):
             lines.append(f"- **{label[:-1]}** {check.doc_section(label)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + retired_table()) + "\n"
+
+
+def retired_table() -> list[str]:
+    """The "Retired codes" section: codes no check carries any more; none is ever given out again."""
+    lines = ["", "## Retired codes", "",
+             "These codes are never reused. `--select`, `--ignore` and waivers naming one are refused with",
+             "the codes that replaced it.", "",
+             "| code | name | retired | replaced by | why |", "| --- | --- | --- | --- | --- |"]
+    for code in sorted(RETIRED):
+        retired = RETIRED[code]
+        replaced = ", ".join(f"[{c}](#{c.lower()})" for c in retired.replaced_by) or "nothing"
+        lines.append(f"| {code} | `{retired.name}` | {retired.retired} | {replaced} | {retired.why} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from levelfield.checker.findings import ERROR, REGISTRY, Finding
+from levelfield.checker.findings import ERROR, REGISTRY, RETIRED, Finding
 from levelfield.errors import UserError
 
 INTERNAL_ERROR = "CHK001"
@@ -98,7 +98,18 @@ def load_waivers(path: Path) -> list[Waiver]:
 
     data = load_document(path)
     validate(data, "waivers", path)
+    for w in data["waivers"]:
+        refuse_retired(w["code"], f"{path}: waiver")
     return [Waiver(w["code"], w["reason"], w.get("path")) for w in data["waivers"]]
+
+
+def refuse_retired(code: str, where: str) -> None:
+    """UserError naming the replacements when `code` is retired: it would silently match nothing."""
+    retired = RETIRED.get(code)
+    if retired is not None:
+        replaced = ", ".join(retired.replaced_by) or "no check"
+        raise UserError(f"{where} {code}: code retired ({retired.name}, {retired.retired}); "
+                        f"it is checked now by {replaced} (docs/checks.md, Retired codes)")
 
 
 def selected_codes(select: list[str], ignore: list[str]) -> list[str]:
@@ -106,6 +117,7 @@ def selected_codes(select: list[str], ignore: list[str]) -> list[str]:
     _import_checks()
     for option, prefixes in (("--select", select), ("--ignore", ignore)):
         for prefix in prefixes:
+            refuse_retired(prefix, option)
             if not any(code.startswith(prefix) for code in REGISTRY):
                 raise UserError(f"{option} {prefix}: matches no check code (codes look like TRN006; "
                                 f"areas: {', '.join(sorted({c[:3] for c in REGISTRY}))})")

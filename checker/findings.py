@@ -12,7 +12,9 @@ A check is a generator over the loaded submission (`records.Submission`) and a
 `Context` (rules, labels). It never opens files, never logs and never returns a
 bare bool: everything it has to say is a Finding with the value found, the value
 expected and a hint. The registry is a module-level dict filled at import of
-`levelfield.checker.checks`; codes are stable across releases.
+`levelfield.checker.checks`; codes are stable across releases. A code that is
+split or dropped moves to RETIRED and is never registered again, so a waiver,
+an --ignore or a script naming it cannot silently come to mean another rule.
 """
 
 from __future__ import annotations
@@ -103,6 +105,26 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
+@dataclass(frozen=True)
+class Retired:
+    """A code no check carries any more: what it was called, when it went and what checks it now."""
+    name: str
+    retired: str                   # the release it was last in, and the date it went
+    replaced_by: tuple[str, ...]   # the codes that check what it checked; empty when nothing does
+    why: str
+
+
+# The one list of retired codes: docs/checks.md's "Retired codes" table is generated from it, the
+# registry refuses these codes and names, and --select / --ignore say what replaced them.
+RETIRED: dict[str, Retired] = {
+    "INF004": Retired("settings-not-submission", "after 0.1.0, 2026-11-24",
+                      ("INF009", "INF010", "INF011", "INF012", "INF013", "INF014"),
+                      "bundled nine conditions on the requested LoadGen settings; split one rule per code"),
+    "TRN002": Retired("log-out-of-order", "after 0.1.0, 2026-11-24", ("TRN012", "TRN013", "TRN014", "TRN015"),
+                      "bundled four ordering rules of the MLLOG log; split one rule per code"),
+}
+
+
 def check(code: str, name: str, *, area: str, severity: str = ERROR):
     """Register a check under a stable code; the docstring must carry What/Why/Bad/Fix."""
     def register(func):
@@ -118,6 +140,8 @@ def check(code: str, name: str, *, area: str, severity: str = ERROR):
             problems.append(f"docstring lacks {', '.join(missing)}")
         if code in REGISTRY or any(c.name == name for c in REGISTRY.values()):
             problems.append("code or name registered twice")
+        if code in RETIRED or any(r.name == name for r in RETIRED.values()):
+            problems.append("code or name is retired (findings.RETIRED); take the next free code")
         if problems:  # a programming error in levelfield, caught by the test suite at import
             raise ValueError(f"check {code} {name}: " + "; ".join(problems))
         REGISTRY[code] = Check(code, name, area, severity, func)

@@ -14,7 +14,7 @@ import pytest
 import levelfield.checker.checks  # noqa: F401 - registers every check
 from levelfield.checker import docs
 from levelfield.checker.engine import check_tree
-from levelfield.checker.findings import REGISTRY, check
+from levelfield.checker.findings import REGISTRY, RETIRED, check
 from levelfield.checker.parse import MAX_JSON_DEPTH, gunzip, parse_json, parse_mllog
 from tests.conftest import REPO, assert_user_error, run_cli
 from tests.submission_edit import copy_tree, edit_mllog, first, reseal
@@ -75,6 +75,38 @@ def test_a_check_without_the_docstring_sections_is_refused_at_registration():
     with pytest.raises(ValueError, match="docstring lacks"):
         check("ZZZ999", "undocumented", area="test")(lambda sub, ctx: iter(()))
     assert "ZZZ999" not in REGISTRY
+
+
+@pytest.mark.parametrize("code", sorted(RETIRED))
+def test_a_retired_code_or_name_is_refused_at_registration(code):
+    documented = "What: x. Why: x. Bad: x. Fix: x."
+
+    def body(sub, ctx):
+        return iter(())
+    body.__doc__ = documented
+    with pytest.raises(ValueError, match="retired"):
+        check(code, "a-new-rule", area="test")(body)
+    with pytest.raises(ValueError, match="retired"):
+        check("ZZZ998", RETIRED[code].name, area="test")(body)
+    assert code not in REGISTRY and "ZZZ998" not in REGISTRY
+
+
+def test_every_retired_code_names_registered_replacements_and_is_in_the_retired_table():
+    table = docs.render().split("## Retired codes", 1)[1]
+    for code, retired in RETIRED.items():
+        assert code not in REGISTRY
+        assert retired.replaced_by and set(retired.replaced_by) <= set(REGISTRY), code
+        assert f"| {code} | `{retired.name}` | {retired.retired} |" in table
+    before = docs.render().split("## Retired codes", 1)[0]
+    assert not any(code in before for code in RETIRED)   # a retired code is nowhere but its table
+
+
+def test_selecting_ignoring_or_waiving_a_retired_code_says_what_replaced_it(tmp_path):
+    for option in ("--select", "--ignore"):
+        assert_user_error(run_cli("check", "--list", option, "INF004"), "retired", "INF009", "INF014")
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text("version: 1\nwaivers:\n  - code: TRN002\n    reason: merged logs, agreed\n")
+    assert_user_error(run_cli("check", str(EXAMPLE), "--waivers", str(waivers)), "retired", "TRN012", "TRN015")
 
 
 def test_docs_checks_md_is_generated_from_the_checks():

@@ -145,11 +145,6 @@ def plant_trn001(tree, tmp):
     edit_mllog(_training_log(tree), "cache_clear", lambda e: None)
 
 
-def plant_trn002(tree, tmp):
-    log = _training_log(tree)
-    edit_mllog(log, "epoch_stop", lambda e: {**e, "time_ms": e["time_ms"] - 3_600_000})
-
-
 def plant_trn003(tree, tmp):
     log = _training_log(tree)
     other = "pytorch" if "/jax/" not in log.as_posix() else "tensorflow"
@@ -185,6 +180,39 @@ def plant_trn007(tree, tmp):
 
 def plant_trn008(tree, tmp):
     edit_mllog(_training_log(tree), "opt_base_learning_rate", set_value(5.0))
+
+
+def plant_trn012(tree, tmp):
+    # run_start logged before init_stop: the two lines trade places, each keeping its slot's time_ms
+    # so the timestamps still never go back (that is TRN015's).
+    log = _training_log(tree)
+    lines = log.read_text().splitlines(keepends=True)
+    i = next(n for n, line in enumerate(lines) if '"key": "init_stop"' in line)
+    j = next(n for n, line in enumerate(lines) if '"key": "run_start"' in line)
+    a, b = (json.loads(lines[n][len(":::MLLOG "):]) for n in (i, j))
+    a["time_ms"], b["time_ms"] = b["time_ms"], a["time_ms"]
+    lines[i], lines[j] = (":::MLLOG " + json.dumps(entry) + "\n" for entry in (b, a))
+    log.write_text("".join(lines))
+
+
+def plant_trn013(tree, tmp):
+    # An eval after run_stop, a millisecond after the last line: order of time kept, order of events not.
+    log = _training_log(tree)
+    lines = log.read_text().splitlines(keepends=True)
+    last = json.loads(lines[-1][len(":::MLLOG "):])
+    last_eval = next(line for line in reversed(lines) if '"key": "eval_accuracy"' in line)
+    evaluation = json.loads(last_eval[len(":::MLLOG "):])
+    lines.append(":::MLLOG " + json.dumps({**evaluation, "time_ms": last["time_ms"] + 1}) + "\n")
+    log.write_text("".join(lines))
+
+
+def plant_trn014(tree, tmp):
+    edit_mllog(_training_log(tree), "epoch_start", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": 7}})
+
+
+def plant_trn015(tree, tmp):
+    log = _training_log(tree)
+    edit_mllog(log, "epoch_stop", lambda e: {**e, "time_ms": e["time_ms"] - 3_600_000})
 
 
 def _rules_with(tmp, edit) -> Path:
@@ -272,10 +300,6 @@ def plant_inf003(tree, tmp):
     edit_mllog(_detail(tree), "power_end", short)
 
 
-def plant_inf004(tree, tmp):
-    edit_mllog(_detail(tree), "requested_schedule_rng_seed", set_value(1))
-
-
 def plant_inf005(tree, tmp):
     for mode in ("performance", "accuracy"):
         edit_mllog(_detail(tree, mode), "loadgen_version", set_value("5.1.0 @ 0123456789"))
@@ -288,6 +312,23 @@ def plant_inf006(tree, tmp):
 def plant_inf007(tree, tmp):
     summary = first(tree, "offline/performance/run_1/mlperf_log_summary.txt")
     summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
+
+
+def plant_inf009(tree, tmp):
+    edit_mllog(_detail(tree), "requested_test_mode", set_value("AccuracyOnly"))
+
+
+def plant_inf010(tree, tmp):
+    edit_mllog(_detail(tree), "requested_schedule_rng_seed", set_value(1))
+
+
+def plant_inf011(tree, tmp):
+    # Asked for the smoke profile's 500 ms; the run itself still lasted its 60 s (INF003 stays quiet).
+    edit_mllog(_detail(tree), "requested_min_duration_ms", set_value(500))
+
+
+def plant_inf012(tree, tmp):
+    edit_mllog(_detail(tree), "requested_performance_sample_count_override", lambda e: {**e, "value": e["value"] // 8})
 
 
 def _drop_repeats(tree, keep: list[int]) -> Path:
@@ -346,8 +387,95 @@ def plant_acc003(tree, tmp):
 PLANTS = {name[len("plant_"):].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
 
 
+# --- settings only other scenarios have: the example's runs are all Offline --------------------------
+# The example's first performance run refiled, at the record level, as MultiStream or Server with the
+# requested_* lines LoadGen writes for that scenario holding the rules' values; then one value changed.
+
+SETTINGS_CODES = sorted(code for code, c in REGISTRY.items() if c.func.__module__.endswith(".settings"))
+
+
+def _refiled(scenario: str, plant=lambda rules: {}):
+    """(submission, context) holding only the example's first performance run, refiled as `scenario`,
+    its detail logs asking for that scenario's rules with plant(rules)'s requested_* values over them."""
+    import dataclasses
+
+    from levelfield.checker.checks.settings import PERCENTILE_KEYS, profile_rules
+    from levelfield.checker.engine import Context
+    from levelfield.checker.metrics import NS_PER_MS
+    from levelfield.checker.parse import parse_mllog
+    from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+
+    report = check_tree(EXAMPLE, select=["INF001"])
+    ctx = Context(report.suite)
+    run = next(r for r in report.submission.inferences if r.mode == "performance")
+    run = dataclasses.replace(run, scenario=scenario)
+    rules = profile_rules(ctx, run)
+    asked = {"requested_scenario": SCENARIO_NAMES[scenario],
+             "requested_min_duration_ms": rules["min_duration_ms"],
+             "requested_min_query_count": rules["min_query_count"],
+             f"requested_{PERCENTILE_KEYS[scenario]}": rules["latency_percentile"]}
+    if scenario == "multistream":
+        asked["requested_multi_stream_samples_per_query"] = rules["samples_per_query"]
+    if scenario == "server":
+        asked["requested_server_target_latency_ns"] = int(rules["latency_bound_ms"] * NS_PER_MS)
+    asked.update(plant(rules))
+    repeats = []
+    for repeat in run.repeats:
+        lines = [line for line in (EXAMPLE / repeat.detail_path).read_text().splitlines()
+                 if not any(f'"key": "{key}"' in line for key in asked)]
+        lines += [":::MLLOG " + json.dumps({"key": key, "value": value, "time_ms": 0.0,
+                                            "namespace": "mlperf::logging", "event_type": "POINT_IN_TIME",
+                                            "metadata": {}}) for key, value in asked.items()]
+        detail = parse_mllog(("\n".join(lines) + "\n").encode(), repeat.detail_path)
+        repeats.append(dataclasses.replace(repeat, detail=detail))
+    sub = dataclasses.replace(report.submission, inferences=[dataclasses.replace(run, repeats=repeats)])
+    return sub, ctx
+
+
+def _settings_codes(sub, ctx) -> set[str]:
+    return {code for code in SETTINGS_CODES if list(REGISTRY[code].func(sub, ctx))}
+
+
+def _half_the_samples_per_query(rules):
+    return {"requested_multi_stream_samples_per_query": rules["samples_per_query"] // 2}
+
+
+def _twenty_times_the_latency_bound(rules):
+    from levelfield.checker.metrics import NS_PER_MS
+
+    return {"requested_server_target_latency_ns": int(rules["latency_bound_ms"] * 20 * NS_PER_MS)}
+
+
+# code -> (scenario, the requested_* values that break its rule, derived from the rules' own)
+SCENARIO_PLANTS = {
+    "INF013": ("multistream", _half_the_samples_per_query),
+    "INF014": ("server", _twenty_times_the_latency_bound),
+}
+
+
+@pytest.mark.parametrize("scenario", ["multistream", "server"])
+def test_a_refiled_run_asking_for_the_rules_settings_passes_every_settings_check(scenario):
+    assert _settings_codes(*_refiled(scenario)) == set()
+
+
+@pytest.mark.parametrize("code", sorted(SCENARIO_PLANTS))
+def test_a_refiled_run_breaking_one_setting_gives_exactly_its_code(code):
+    scenario, plant = SCENARIO_PLANTS[code]
+    assert _settings_codes(*_refiled(scenario, plant)) == {code}
+
+
+def test_a_lower_latency_percentile_is_the_latency_constraint_too():
+    from levelfield.checker.checks.settings import PERCENTILE_KEYS
+
+    key = f"requested_{PERCENTILE_KEYS['multistream']}"
+    lower = _refiled("multistream", lambda rules: {key: rules["latency_percentile"] - 0.09})
+    assert _settings_codes(*lower) == {"INF014"}
+
+
 def test_every_check_has_a_failing_fixture():
-    assert sorted(set(REGISTRY) - {"CHK001"}) == sorted(PLANTS)  # CHK001: tests/test_checker_core.py
+    # CHK001: tests/test_checker_core.py
+    assert sorted(set(REGISTRY) - {"CHK001"}) == sorted({*PLANTS, *SCENARIO_PLANTS})
+    assert not set(PLANTS) & set(SCENARIO_PLANTS)
 
 
 @pytest.mark.parametrize("code", sorted(PLANTS))

@@ -70,15 +70,16 @@ def test_demo_leaderboard_says_demo_in_every_format(demo_run):
 
 
 def test_demo_tree_is_not_a_submission(demo_run):
-    """Judged as a submission (the default), the demo's tree fails: wrong profile, short LoadGen runs."""
+    """Judged as a submission (the default), the demo's tree fails: wrong profile (TRN010), LoadGen runs
+    asked for the demo's run lengths (INF011) and Server's demo bound of 200 ms (INF014)."""
     out, rules, _ = demo_run
     result = run_cli("check", str(out / "submission"), "--rules-dir", str(rules), "--format", "json")
     assert result.returncode == 1, result.stderr
     codes = {f["code"] for f in json.loads(result.stdout)["findings"]}
-    assert {"TRN010", "INF004"} <= codes
+    assert {"TRN010", "INF011", "INF014"} <= codes
     board = run_cli("leaderboard", str(out / "submission"), "--rules-dir", str(rules), "--format", "json")
     assert board.returncode == 0, board.stderr
-    assert json.loads(board.stdout)["excluded"][0]["codes"].keys() >= {"TRN010", "INF004"}
+    assert json.loads(board.stdout)["excluded"][0]["codes"].keys() >= {"TRN010", "INF011", "INF014"}
 
 
 def test_demo_refuses_a_folder_it_did_not_make(tmp_path):

@@ -362,13 +362,13 @@ def test_inference_marks_are_shown_in_every_format(three, doc):
 def test_tree_with_findings_is_listed_in_every_format_never_dropped(tree, tmp_path):
     bad = write_tree(tmp_path / "bad", org="globex")
     collected = collect([tree, bad], check=lambda p, **o: clean_check(p) if p == tree else
-                        checker_saying(finding("TRN010"), finding("INF004"), finding("INF004"))(p))
+                        checker_saying(finding("TRN010"), finding("INF011"), finding("INF011"))(p))
     doc = build_document(collected)
-    assert doc["excluded"] == [{"path": str(bad), "rules_version": "1.0", "codes": {"INF004": 2, "TRN010": 1}}]
+    assert doc["excluded"] == [{"path": str(bad), "rules_version": "1.0", "codes": {"INF011": 2, "TRN010": 1}}]
     assert all(r["org"] == "acme" for r in doc["training"] + doc["inference"])
-    assert "INF004 x2, TRN010" in render(doc, "md")
-    assert "INF004 x2, TRN010" in render(doc, "html")
-    assert "INF004:2 TRN010:1" in render(doc, "csv")
+    assert "INF011 x2, TRN010" in render(doc, "md")
+    assert "INF011 x2, TRN010" in render(doc, "html")
+    assert "INF011:2 TRN010:1" in render(doc, "csv")
 
 
 def test_warnings_do_not_exclude_and_are_shown(tree):

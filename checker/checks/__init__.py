@@ -6,9 +6,11 @@
 | STR | structure.py | layout, MANIFEST integrity, path and size safety |
 | SYS | system.py | system descriptions and declared versus observed hardware |
 | TRN | training.py | MLLOG training logs against the rules |
+| TRN | log_order.py | the order of each MLLOG log's events and timestamps, one rule per code |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
-| INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, settings, version |
+| INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, version |
+| INF | settings.py | every LoadGen run's requested settings against the profile, one rule per code |
 | INF | repeats.py | a performance result as a whole: result.json against its repeats, the repeat count |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
 """
@@ -16,9 +18,11 @@
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
     inference,
+    log_order,
     repeats,
     reproducibility,
     rules_version,
+    settings,
     structure,
     system,
     training,

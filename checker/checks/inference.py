@@ -6,15 +6,13 @@ gives either as a list). Every check here reads each of those runs'
 mlperf_log_detail.txt (LoadGen's own structured log) and points its findings
 at that file. result.json is the runner's summary of them and is checked
 against them, never trusted (repeats.py: INF006, and INF008 the repeat count).
+The settings LoadGen was asked for are checked in settings.py (INF009-INF014).
 """
 
 from __future__ import annotations
 
-import math
-
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
-from levelfield.reference.harness.loadgen_config import MODE_NAMES, SCENARIO_NAMES
 
 
 def _logs(sub, mode: str | None = None):
@@ -114,63 +112,6 @@ def constraint_not_met(sub, ctx):
                 yield Finding.at(loadgen.detail.path, f"p{rules['latency_percentile'] * 100:g} latency over the "
                                                       f"rules' bound", found=latency_ns,
                                  expected=f"<= {bound_ns:.0f} ns")
-
-
-def settings_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[tuple[str, object, object]]:
-    """(key, found, expected) for every requested LoadGen setting that breaks the rules' submission profile."""
-    out = []
-
-    def need(key, ok, expected):
-        found = values.get(f"requested_{key}")
-        if not ok(found):
-            out.append((f"requested_{key}", found, expected))
-
-    need("scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario])
-    need("test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode])
-    for seed, want in suite.loadgen_seeds.items():
-        need(seed, lambda v, w=want: v == w, want)
-    if mode == "performance":
-        for key in ("min_duration_ms", "min_query_count"):
-            need(key, lambda v, k=key: isinstance(v, int) and v >= rules[k], f">= {rules[key]}")
-    need("performance_sample_count_override", lambda v: v == rules["performance_sample_count"],
-         rules["performance_sample_count"])
-    if scenario == "multistream":
-        need("multi_stream_samples_per_query", lambda v: v == rules["samples_per_query"], rules["samples_per_query"])
-    percentile_key = {"singlestream": "single_stream_target_latency_percentile",
-                      "multistream": "multi_stream_target_latency_percentile",
-                      "server": "server_target_latency_percentile"}.get(scenario)
-    if percentile_key:
-        need(percentile_key, lambda v: _close(v, rules["latency_percentile"]), rules["latency_percentile"])
-    if scenario == "server":
-        bound_ns = rules["latency_bound_ms"] * NS_PER_MS
-        need("server_target_latency_ns", lambda v: _close(v, bound_ns), int(bound_ns))
-    return out
-
-
-def _close(found, want) -> bool:
-    return isinstance(found, (int, float)) and not isinstance(found, bool) and math.isclose(found, want, rel_tol=1e-9)
-
-
-@check("INF004", "settings-not-submission", area="inference")
-def settings_not_submission(sub, ctx):
-    """What: the settings LoadGen was asked for (requested_* in mlperf_log_detail.txt) break the rules'
-    submission profile (or the profile named by `levelfield check --profile`): another scenario or mode
-    than the folder says, other RNG seeds, a shorter minimum duration or query count, another sample
-    count, samples per query, latency percentile or latency bound. Smoke-profile runs fail here.
-    Why: results are comparable only under the same test; seeds are fixed so nobody picks a lucky
-    sample order.
-    Bad: requested_min_duration_ms 500 (the smoke profile) where the rules ask 60000.
-    Fix: run `levelfield infer` with the submission profile; change only tuning knobs (target_qps,
-    expected_qps, batch sizes) in --user-conf.
-    """
-    for run, loadgen, values in _logs(sub):
-        task = ctx.task(run.task)
-        rules = {**task.loadgen_settings(ctx.profile, run.scenario),
-                 "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples)}
-        for key, found, expected in settings_differences(values, rules, ctx.suite, run.scenario, run.mode):
-            yield Finding.at(loadgen.detail.path, f"{key} breaks the rules' {ctx.profile} profile",
-                             line=_line(loadgen, key),
-                             found=found, expected=expected)
 
 
 @check("INF005", "loadgen-version-not-pinned", area="inference")

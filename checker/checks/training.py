@@ -1,4 +1,7 @@
-"""Training checks: every MLLOG result file against the rules (keys, order, target, runs, recipe, convergence)."""
+"""Training checks: every MLLOG result file against the rules (keys, target, runs, recipe, convergence).
+
+The order of a log's events is checked in log_order.py (TRN012-TRN015).
+"""
 
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ def epochs_to_target(log) -> int | None:
     """The epoch of the eval that ended a successful run (what reference convergence points count)."""
     line = last_eval_before_stop(log)
     epoch = None if line is None else line.metadata.get("epoch_num")
-    # An absurd epoch (10**29) is TRN002's to report; here it would overflow the t-test's arithmetic.
+    # An absurd epoch (10**29) is TRN014's to report; here it would overflow the t-test's arithmetic.
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
 
 
@@ -78,42 +81,6 @@ def missing_log_key(sub, ctx):
             elif requirement == "EXACTLY_ONE" and n > 1:
                 yield Finding.at(log.path, f"key {key!r} logged {n} times", line=log.all(key)[1].lineno,
                                  expected="exactly one")
-
-
-@check("TRN002", "log-out-of-order", area="training")
-def log_out_of_order(sub, ctx):
-    """What: the log's events are not in MLPerf's order: init_start, init_stop, run_start, epochs numbered
-    1, 2, 3 ... with evals inside the run, run_stop last of them; timestamps never go backwards.
-    Why: time to train is run_stop minus run_start; out-of-order events make that number meaningless
-    (work done before run_start is not timed).
-    Bad: an eval_accuracy line after run_stop, or epoch_start epoch_num 3 following epoch 1.
-    Fix: produce logs with `levelfield train`; never merge or edit logs.
-    """
-    order = ("init_start", "init_stop", "run_start", "run_stop")
-    for _, log in _logs(sub):
-        firsts = [(key, log.first(key)) for key in order]
-        present = [(key, line) for key, line in firsts if line is not None]
-        for (key_a, a), (key_b, b) in zip(present, present[1:]):
-            if a.lineno > b.lineno:
-                yield Finding.at(log.path, f"{key_b} comes before {key_a}", line=b.lineno,
-                                 expected=" < ".join(order))
-        start, stop = log.first("run_start"), log.first("run_stop")
-        for key in ("epoch_start", "eval_accuracy"):
-            for line in log.all(key):
-                if (start and line.lineno < start.lineno) or (stop and line.lineno > stop.lineno):
-                    yield Finding.at(log.path, f"{key} outside run_start..run_stop", line=line.lineno)
-        epochs = [line for line in log.all("epoch_start")]
-        for i, line in enumerate(epochs, start=1):
-            if line.metadata.get("epoch_num") != i:
-                yield Finding.at(log.path, "epoch numbers not consecutive from 1", line=line.lineno,
-                                 found=line.metadata.get("epoch_num"), expected=i)
-                break
-        times = [(line.lineno, line.time_ms) for line in log.lines if line.time_ms is not None]
-        for (_, t0), (lineno, t1) in zip(times, times[1:]):
-            if t1 < t0:
-                yield Finding.at(log.path, "timestamp earlier than the line before", line=lineno,
-                                 found=t1, expected=f">= {t0}")
-                break
 
 
 @check("TRN003", "log-header-mismatch", area="training")

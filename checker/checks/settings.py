@@ -1,0 +1,196 @@
+"""Inference settings checks: the settings LoadGen was asked for against the checked profile, one rule per code.
+
+Every LoadGen run logs the settings it was given as requested_* keys in
+mlperf_log_detail.txt. Each check below compares one rule's keys with the
+rules' values for the checked profile (the submission profile unless
+`levelfield check --profile` names another) and points at the key's line.
+They were one code, INF004, until it was split so that a finding names the
+rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
+
+Each `*_differences` function has the same signature and returns
+(key, found, expected) for every requested setting that breaks its rule, so a
+check is one line and tests can call a rule without a submission tree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterator
+
+from levelfield.checker.findings import Finding, check
+from levelfield.checker.metrics import NS_PER_MS
+from levelfield.reference.harness.loadgen_config import MODE_NAMES, SCENARIO_NAMES
+
+Difference = tuple[str, object, object]   # (requested_* key, value found, value expected)
+
+
+def _requested(values: dict, key: str, ok: Callable[[object], bool], expected: object) -> list[Difference]:
+    found = values.get(f"requested_{key}")
+    return [] if ok(found) else [(f"requested_{key}", found, expected)]
+
+
+def _close(found, want) -> bool:
+    return isinstance(found, (int, float)) and not isinstance(found, bool) and math.isclose(found, want, rel_tol=1e-9)
+
+
+def scenario_mode_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """The scenario and test mode LoadGen ran against the folder the run is filed under."""
+    return (_requested(values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario])
+            + _requested(values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode]))
+
+
+def seed_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """LoadGen's RNG seeds against the suite's fixed ones."""
+    out = []
+    for seed, want in suite.loadgen_seeds.items():
+        out += _requested(values, seed, lambda v, w=want: v == w, want)
+    return out
+
+
+def run_length_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """A performance run's minimum duration and query count against the profile's (never below)."""
+    if mode != "performance":
+        return []  # an accuracy run answers every sample once, however long that takes
+    out = []
+    for key in ("min_duration_ms", "min_query_count"):
+        out += _requested(values, key, lambda v, k=key: isinstance(v, int) and not isinstance(v, bool)
+                          and v >= rules[k], f">= {rules[key]}")
+    return out
+
+
+def sample_count_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
+    return _requested(values, "performance_sample_count_override",
+                      lambda v: v == rules["performance_sample_count"], rules["performance_sample_count"])
+
+
+def samples_per_query_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """MultiStream's samples per query against the scenario's."""
+    if scenario != "multistream":
+        return []
+    return _requested(values, "multi_stream_samples_per_query", lambda v: v == rules["samples_per_query"],
+                      rules["samples_per_query"])
+
+
+# The requested_* key holding each scenario's latency percentile; Offline has no latency constraint.
+PERCENTILE_KEYS = {"singlestream": "single_stream_target_latency_percentile",
+                   "multistream": "multi_stream_target_latency_percentile",
+                   "server": "server_target_latency_percentile"}
+
+
+def latency_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+    """The latency percentile and (Server) latency bound against the scenario's."""
+    out = []
+    if scenario in PERCENTILE_KEYS:
+        out += _requested(values, PERCENTILE_KEYS[scenario], lambda v: _close(v, rules["latency_percentile"]),
+                          rules["latency_percentile"])
+    if scenario == "server":
+        bound_ns = rules["latency_bound_ms"] * NS_PER_MS
+        out += _requested(values, "server_target_latency_ns", lambda v: _close(v, bound_ns), int(bound_ns))
+    return out
+
+
+def profile_rules(ctx, run) -> dict:
+    """The rules a run's requested settings are held to: the scenario's constraints, the checked
+    profile's run lengths, and the task's sample count (capped by its eval set)."""
+    task = ctx.task(run.task)
+    return {**task.loadgen_settings(ctx.profile, run.scenario),
+            "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples)}
+
+
+def _findings(sub, ctx, differences, hint: str) -> Iterator[Finding]:
+    for run in sub.inferences:
+        for loadgen in run.loadgen_runs():
+            if loadgen.detail is None:
+                continue  # STR001
+            values = loadgen.detail.values()
+            for key, found, expected in differences(values, profile_rules(ctx, run), ctx.suite, run.scenario,
+                                                    run.mode):
+                line = loadgen.detail.last(key)
+                yield Finding.at(loadgen.detail.path, f"{key} breaks the rules' {ctx.profile} profile",
+                                 line=None if line is None else line.lineno, found=found, expected=expected,
+                                 hint=hint)
+
+
+_RERUN = "run `levelfield infer` with the profile checked; "
+
+
+@check("INF009", "scenario-or-mode-mismatch", area="inference")
+def scenario_or_mode_mismatch(sub, ctx):
+    """What: the scenario or test mode LoadGen was asked for (requested_scenario, requested_test_mode)
+    is not the one of the folder the run is filed under (<scenario>/<mode>/).
+    Why: the folder decides which rules a run is judged by; an Offline run filed as Server, or an
+    accuracy run filed as performance, would be scored against the wrong constraints.
+    Bad: requested_scenario "Offline" under server/performance/.
+    Fix: package the runs again with `levelfield package`; never move run folders by hand.
+    """
+    yield from _findings(sub, ctx, scenario_mode_differences,
+                         "file each run under the scenario and mode it ran (levelfield package does)")
+
+
+@check("INF010", "rng-seeds-changed", area="inference")
+def rng_seeds_changed(sub, ctx):
+    """What: a LoadGen RNG seed (requested_qsl_rng_seed, requested_sample_index_rng_seed,
+    requested_schedule_rng_seed) is not the suite's fixed value (rules/<version>/suite.yaml, loadgen_seeds).
+    Why: the seeds decide which samples are loaded and in which order queries arrive; fixed seeds
+    mean nobody can pick a lucky sample order or arrival schedule.
+    Bad: requested_schedule_rng_seed 1 where the rules fix 1732050807568877293.
+    Fix: remove any seed from --user-conf; the runner sets the rules' seeds.
+    """
+    yield from _findings(sub, ctx, seed_differences, _RERUN + "never set LoadGen's seeds in --user-conf")
+
+
+@check("INF011", "run-length-below-profile", area="inference")
+def run_length_below_profile(sub, ctx):
+    """What: a performance run asked LoadGen for a shorter minimum duration or fewer minimum queries
+    (requested_min_duration_ms, requested_min_query_count) than the profile's run length. Both are one
+    rule: LoadGen runs until both minima are met, so together they are how long a run is.
+    Smoke- and demo-profile runs fail here. (INF003 measures what the run achieved.)
+    Why: a short run hides warm-up, thermal and garbage-collection effects and gives LoadGen's early
+    stopping too few queries; results are comparable only at the same length.
+    Bad: requested_min_duration_ms 500 (the smoke profile) where the rules ask 60000.
+    Fix: run `levelfield infer` with the submission profile; never lower the minima in --user-conf.
+    """
+    yield from _findings(sub, ctx, run_length_differences, _RERUN + "never lower the minima in --user-conf")
+
+
+@check("INF012", "sample-count-changed", area="inference")
+def sample_count_changed(sub, ctx):
+    """What: the number of samples LoadGen loaded and cycled through (requested_performance_sample_count_override)
+    is not the task's performance_sample_count (capped by the profile's eval set).
+    A rule of its own, not a run length: it sets the working set, not how long the run is.
+    Why: a smaller working set fits a faster cache and repeats the same samples, so throughput rises
+    without the system being any faster.
+    Bad: requested_performance_sample_count_override 1024 where the rules ask 32768.
+    Fix: remove performance_sample_count_override from --user-conf; the runner sets the rules' count.
+    """
+    yield from _findings(sub, ctx, sample_count_differences,
+                         _RERUN + "never set performance_sample_count_override in --user-conf")
+
+
+@check("INF013", "samples-per-query-changed", area="inference")
+def samples_per_query_changed(sub, ctx):
+    """What: a MultiStream run asked for another number of samples per query
+    (requested_multi_stream_samples_per_query) than the scenario's samples_per_query.
+    Why: MultiStream's latency is that of a whole query; fewer samples per query make each one cheaper,
+    so the latency is not comparable.
+    Bad: requested_multi_stream_samples_per_query 4 where the rules ask 8.
+    Fix: remove samples_per_query from --user-conf; the runner sets the rules' value.
+    """
+    yield from _findings(sub, ctx, samples_per_query_differences,
+                         _RERUN + "never set samples_per_query in --user-conf")
+
+
+@check("INF014", "latency-constraint-changed", area="inference")
+def latency_constraint_changed(sub, ctx):
+    """What: the latency constraint LoadGen was asked to judge is not the scenario's: another latency
+    percentile (SingleStream, MultiStream, Server: requested_*_target_latency_percentile) or another
+    latency bound (Server: requested_server_target_latency_ns). Percentile and bound are one rule,
+    "p-th percentile latency at most the bound", as the rules state it.
+    Why: LoadGen's VALID verdict and the reported latency are judged at these values; a looser bound
+    or a lower percentile makes an overloaded system look VALID.
+    Bad: requested_server_target_latency_ns 200000000 (the demo's 200 ms) where the rules ask 10 ms.
+    Fix: run `levelfield infer` with the submission profile; never set the latency targets in --user-conf.
+    """
+    yield from _findings(sub, ctx, latency_differences,
+                         _RERUN + "never set latency percentiles or bounds in --user-conf")
