@@ -43,6 +43,18 @@ def test_a_failed_run_gives_one_olympic_mean_in_summary_checker_and_leaderboard(
     assert summary == checker == leaderboard
 
 
+def test_train_prints_the_olympic_mean_with_the_failed_run(tmp_path, capsys):
+    from levelfield.commands.train import print_summary
+
+    outcomes = [outcome(i, s) for i, s in enumerate(TIMES_S)]
+    runs = [{**vars(o), "peer_compliance": True} for o in outcomes]
+    print_summary({"runs": runs, "quality_metric": "roc_auc", "interrupted_by": None,
+                   "time_to_train_s": time_to_train_figures(outcomes, DROP)}, tmp_path)
+    out = capsys.readouterr().out
+    assert "olympic mean time to target: 22.0 s over 5 runs (drop 1 from each end, 1 failed counted as the " \
+           "slowest); successful runs' mean 21.5 s, 95% CI [19.4, 23.6]" in out
+
+
 def test_a_single_run_is_labelled_a_single_run_everywhere(tmp_path, capsys):
     from levelfield.commands.train import print_summary
 
