@@ -2,7 +2,7 @@
 
     olympic_mean([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)   # mean without the best and the worst
     olympic_score([30.1, None, 31.0, 30.4, 45.0], drop=1)  # MLPerf's score: a failed run (None) is the slowest
-    summarize([30.1, 29.5, 31.0, 30.4, 45.0], drop=1)      # the dict every summary shows
+    time_to_train([30.1, 29.5, None, 30.4, 45.0], drop=1)  # a result's time-to-train figures (summary, leaderboard)
     spread([4120.0, 4310.5, 3987.2])                         # n, mean, stdev, 95% CI (inference repeats)
     welch_test([30.1, 29.5, 31.0], [33.0, 32.1, 34.2])     # {"t", "df", "p_value", "within_noise"}
 
@@ -11,6 +11,24 @@ slowest run(s), average the rest. levelfield adds the spread (sample standard
 deviation), a 95% confidence interval of the mean (Student's t) and Welch's
 unequal-variance t-test between two sets of runs, so a difference inside the
 noise is visible as such.
+
+`time_to_train` is the one definition of a training result's figures; the
+trainer's summary.json, the checker (`training_score`) and the leaderboard
+all take it from here. Its figures, and why they differ:
+
+- `olympic_mean`: MLPerf's score over every run. A failed run (one that did
+  not reach the target, given as None) counts as the slowest, then the
+  `olympic_drop` fastest and slowest runs are dropped. None with 2 x drop
+  runs or fewer, or when a failed run would survive the drop.
+- `single_run_s`: a result of exactly one run (the demo and smoke profiles)
+  has no olympic mean; its one time is shown as what it is, a single run,
+  never under the olympic mean's name. None when there are more runs or the
+  one run failed.
+- `mean`, `stdev`, `ci95_low`, `ci95_high`, `n`: over the successful runs
+  only (`n` of them). A failed run has no duration to average or to spread,
+  so these cannot include it; the olympic mean already ranks it last. The CI
+  is therefore the interval of the successful runs' mean, not of the
+  olympic mean, and is named after `mean`.
 """
 
 from __future__ import annotations
@@ -70,12 +88,6 @@ def spread(values: Sequence[float]) -> dict:
     }
 
 
-def summarize(values: Sequence[float], drop: int) -> dict:
-    """Olympic mean (when enough values), mean, standard deviation and 95% CI of the mean."""
-    return {"n": len(values), "olympic_mean": olympic_mean(values, drop) if len(values) > 2 * drop else None,
-            **spread(values)}
-
-
 def olympic_score(times: Sequence[float | None], drop: int) -> float | None:
     """MLPerf's time-to-train score: the olympic mean with every failed run (None) counted as the slowest.
 
@@ -87,6 +99,34 @@ def olympic_score(times: Sequence[float | None], drop: int) -> float | None:
         return None
     score = olympic_mean([math.inf if t is None else t for t in times], drop)
     return None if math.isinf(score) else score
+
+
+def time_to_train(times_s: Sequence[float | None], drop: int) -> dict:
+    """A training result's figures from every run's time to target in s (None = the run failed).
+
+    {"olympic_mean", "single_run_s", "mean", "stdev", "ci95_low", "ci95_high", "n", "olympic_drop"};
+    the module docstring says what each figure covers and why they differ.
+    """
+    ok = [t for t in times_s if t is not None]
+    return {
+        "olympic_mean": olympic_score(times_s, drop),
+        "single_run_s": ok[0] if len(times_s) == 1 and ok else None,
+        **{key: value for key, value in spread(ok).items() if key != "n"},
+        "n": len(ok),
+        "olympic_drop": drop,
+    }
+
+
+def shown_time_to_train(figures: dict) -> tuple[float | None, str | None]:
+    """The one time a table shows for a result and what it is: ("olympic mean" | "single run" | None).
+
+    The olympic mean where it exists, else a lone run's own time; (None, None) when neither exists.
+    """
+    if figures["olympic_mean"] is not None:
+        return figures["olympic_mean"], "olympic mean"
+    if figures["single_run_s"] is not None:
+        return figures["single_run_s"], "single run"
+    return None, None
 
 
 def welch_test(a: Sequence[float], b: Sequence[float], alpha: float = ALPHA, alternative: str = "two-sided") -> dict:

@@ -6,8 +6,9 @@ from levelfield.stats import (
     confidence_interval,
     olympic_mean,
     olympic_score,
+    shown_time_to_train,
     stdev,
-    summarize,
+    time_to_train,
     welch_test,
 )
 
@@ -28,9 +29,24 @@ def test_stdev_and_ci():
     assert confidence_interval([3.0]) is None
 
 
-def test_summarize_with_one_value_has_no_olympic_mean():
-    s = summarize([12.5], drop=1)
-    assert s == {"n": 1, "olympic_mean": None, "mean": 12.5, "stdev": 0.0, "ci95_low": None, "ci95_high": None}
+def test_time_to_train_counts_a_failed_run_as_the_slowest_and_spreads_the_successful_ones():
+    t = time_to_train([20.0, 21.0, 22.0, 23.0, None], drop=1)
+    # MLPerf: drop 20 and the failed run -> mean(21, 22, 23) = 22; among successes only it would be 21.5.
+    assert t["olympic_mean"] == pytest.approx(22.0)
+    assert (t["n"], t["mean"], t["single_run_s"], t["olympic_drop"]) == (4, pytest.approx(21.5), None, 1)
+    assert (t["ci95_low"], t["ci95_high"]) == confidence_interval([20.0, 21.0, 22.0, 23.0])
+    assert shown_time_to_train(t) == (pytest.approx(22.0), "olympic mean")
+
+
+def test_a_single_run_is_shown_as_a_single_run_not_an_olympic_mean():
+    t = time_to_train([12.5], drop=1)
+    assert t == {"olympic_mean": None, "single_run_s": 12.5, "mean": 12.5, "stdev": 0.0, "ci95_low": None,
+                 "ci95_high": None, "n": 1, "olympic_drop": 1}
+    assert shown_time_to_train(t) == (12.5, "single run")
+    failed = time_to_train([None], drop=1)
+    assert (failed["single_run_s"], failed["mean"], failed["n"]) == (None, None, 0)
+    assert shown_time_to_train(failed) == (None, None)
+    assert shown_time_to_train(time_to_train([10.0, 11.0], drop=1)) == (None, None)   # two runs: neither
 
 
 def test_olympic_score_counts_a_failed_run_as_the_slowest():

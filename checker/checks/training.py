@@ -13,6 +13,7 @@ from levelfield.checker.findings import Finding, check
 # Relative tolerance for logged hyperparameters: implementations log what their optimizer holds,
 # and float32 storage turns 0.9 into 0.8999999761581421.
 HYPERPARAMETER_RTOL = 1e-6
+MS_PER_S = 1000.0
 
 
 @functools.cache
@@ -52,6 +53,24 @@ def epochs_to_target(log) -> int | None:
     epoch = None if line is None else line.metadata.get("epoch_num")
     # An absurd epoch (10**29) is TRN014's to report; here it would overflow the t-test's arithmetic.
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
+
+
+def time_to_target_s(log) -> float | None:
+    """run_stop time_ms - run_start time_ms in s (MLPerf's timed span); None unless the run succeeded."""
+    start, stop = log.first("run_start"), log.first("run_stop")
+    if run_status(log) != "success" or start is None or stop is None:
+        return None
+    if not (_number(start.time_ms) and _number(stop.time_ms)):
+        return None
+    return (stop.time_ms - start.time_ms) / MS_PER_S
+
+
+def training_score(logs, drop: int) -> dict:
+    """The scored result of one training result's logs (in run order): levelfield.stats.time_to_train,
+    a run that did not succeed counting as the slowest. The leaderboard shows exactly this."""
+    from levelfield.stats import time_to_train
+
+    return time_to_train([time_to_target_s(log) for log in logs], drop)
 
 
 def _logs(sub):
@@ -248,6 +267,7 @@ def implausibly_fast_convergence(sub, ctx):
     Fix: use the reference recipe and submit consecutive runs; if the speed-up is genuine, submit it
     to the open division with an explanation.
     """
+    from levelfield.stats import mean as stats_mean
     from levelfield.stats import welch_test
 
     alpha = float(ctx.suite.checks["convergence_alpha"])
@@ -260,7 +280,7 @@ def implausibly_fast_convergence(sub, ctx):
         if len(epochs) < 2 or any(b != rcp["global_batch_size"] for b in batches):
             continue  # reference points exist for one batch size only
         reference = [e for values in rcp["epochs_to_target"].values() for e in values]
-        mean, ref_mean = sum(epochs) / len(epochs), sum(reference) / len(reference)
+        mean, ref_mean = stats_mean(epochs), stats_mean(reference)
         test = welch_test(epochs, reference, alpha, alternative="less")
         if test["p_value"] is None:   # no spread on either side: the t-test is undefined
             p, faster = (0.0, True) if mean < ref_mean else (1.0, False)

@@ -19,7 +19,8 @@ def register(subparsers) -> None:
         subparsers, "leaderboard", help="tables with statistics from clean submission trees (md, csv, json, html)",
         description="Check every submission tree as `levelfield check` does; build tables per task from the trees "
                     "that check clean (no error finding) and list every other tree with its finding codes. "
-                    "Training: olympic-mean time to target with its 95% CI and a Welch test against the fastest "
+                    "Training: olympic-mean time to target (a single run's time where there is one run) with "
+                    "its 95% CI and a Welch test against the fastest "
                     "framework on the same system; inference: each LoadGen scenario's metric and the accuracy. "
                     "JSON is the canonical form (schema: rules/schemas/leaderboard.schema.json); the HTML page "
                     "is self-contained (inline SVG charts, nothing fetched). See docs/leaderboard.md.",

@@ -41,6 +41,7 @@ from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
+from levelfield.stats import spread, time_to_train
 
 SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
 # Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
@@ -297,8 +298,6 @@ class Trainer:
             raise RunInterrupted(signal.Signals(signum).name)
 
     def run(self) -> dict:
-        from levelfield.stats import summarize
-
         outcomes = []
         self.interrupted_by = None
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -310,16 +309,21 @@ class Trainer:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
-        times = [o.time_to_train_s for o in outcomes if o.status == "success"]
         return {
             "task": self.task.id, "framework": self.o.framework, "mode": self.o.mode,
             "profile": self.o.profile, "rules_version": self.suite.version, "world_size": self.world.size,
             "quality_metric": self.task.quality["metric"], "quality_target": self.task.quality["target"],
             "runs_requested": self.runs, "interrupted_by": self.interrupted_by,
             "runs": [asdict(o) for o in outcomes],
-            "time_to_train_s": summarize(times, self.settings["olympic_drop"]) if times else None,
-            "time_to_first_step_s": summarize([o.time_to_first_step_s for o in outcomes], 0) if outcomes else None,
+            "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"]) if outcomes else None,
+            "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,
         }
+
+
+def time_to_train_figures(outcomes: list[RunOutcome], drop: int) -> dict:
+    """summary.json's time_to_train_s: levelfield.stats.time_to_train over every run, a run that did not
+    succeed as None (the slowest), exactly as the checker and the leaderboard score the logs."""
+    return time_to_train([o.time_to_train_s if o.status == "success" else None for o in outcomes], drop)
 
 
 def train(options: TrainOptions) -> dict:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
 from levelfield.tools.leaderboard.document import TABLE_KEY
 
+from levelfield.stats import shown_time_to_train
+
 DASH = "–"   # an empty cell: the value does not exist (not zero)
 
 
@@ -63,6 +65,12 @@ def _framework(row: dict) -> str:
 
 def _runs(row: dict) -> str:
     return f"{row['runs']} ({row['failed_runs']} failed)" if row["failed_runs"] else str(row["runs"])
+
+
+def _time_to_target(row: dict) -> str:
+    """The olympic mean, or a lone run's time labelled as such (levelfield.stats.shown_time_to_train)."""
+    value, kind = shown_time_to_train(row["time_to_target_s"])
+    return number(value) if kind != "single run" else f"{number(value)} (single run)"
 
 
 def _ci(row: dict) -> str:
@@ -118,8 +126,7 @@ SYSTEM_COLUMNS = [
 TRAINING_COLUMNS = SYSTEM_COLUMNS + [
     Column("batch", "batch", lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
            numeric=True),
-    Column("time-to-target", "time to target s (olympic mean)", _num("time_to_target_s", "olympic_mean"),
-           numeric=True),
+    Column("time-to-target", "time to target s (olympic mean)", _time_to_target, numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
     Column("vs-fastest", "vs fastest on system (Welch)", vs_fastest,

@@ -32,6 +32,7 @@ TRAINING = {
     "runs": ("runs",),
     "failed_runs": ("failed_runs",),
     "time_to_target_olympic_mean_s": ("time_to_target_s", "olympic_mean"),
+    "time_to_target_single_run_s": ("time_to_target_s", "single_run_s"),
     "time_to_target_mean_s": ("time_to_target_s", "mean"),
     "time_to_target_stdev_s": ("time_to_target_s", "stdev"),
     "time_to_target_ci95_low_s": ("time_to_target_s", "ci95_low"),

@@ -6,13 +6,15 @@
 Every number comes from the files the checker just verified, read through the
 checker's own records and helpers (`run_status`, `epochs_to_target`,
 `repeat_metrics`), so the leaderboard and `levelfield check` cannot disagree
-on what a log says. Time to train per run = run_stop time_ms - run_start
-time_ms (MLPerf's definition; initialisation and compilation are not timed);
-a run whose run_stop status is not `success` has no time and counts as the
-slowest in the olympic score, as in MLPerf. An inference scenario's number is
-the mean of its performance repeats (one value per run_<i>/ detail log), with
-their stdev and 95% CI; result.json's own mean is never read. Units are in
-the key names.
+on what a log says. A row's time statistics are the checker's
+`training_score` (levelfield.stats.time_to_train): time to train per run =
+run_stop time_ms - run_start time_ms (MLPerf's definition; initialisation and
+compilation are not timed); a run whose run_stop status is not `success` has
+no time and counts as the slowest in the olympic score, as in MLPerf; a
+result of one run shows that run's time as `single_run_s`. An inference
+scenario's number is the mean of its performance repeats (one value per
+run_<i>/ detail log), with their stdev and 95% CI; result.json's own mean is
+never read. Units are in the key names.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ import hashlib
 import math
 import re
 
-from levelfield.checker.checks.training import epochs_to_target, run_status
+from levelfield.checker.checks.training import epochs_to_target, run_status, time_to_target_s, training_score
 from levelfield.checker.metrics import repeat_metrics
 
-from levelfield.stats import confidence_interval, mean, olympic_score, spread, stdev
+from levelfield.stats import mean, spread
 
-MS_PER_S = 1000.0
 S_PER_HOUR = 3600.0
 _RUN_INDEX = re.compile(r"result_(\d+)\.txt$")
 
@@ -86,12 +87,7 @@ def _run_index(log) -> int:
 def run_record(log) -> dict:
     """One training run: status, time to target in s (None when the run failed), and its measurements."""
     status = run_status(log)
-    start, stop = log.first("run_start"), log.first("run_stop")
-    time_s = None
-    if status == "success" and start is not None and stop is not None:
-        start_ms, stop_ms = _number(start.time_ms), _number(stop.time_ms)
-        if start_ms is not None and stop_ms is not None:
-            time_s = (stop_ms - start_ms) / MS_PER_S
+    time_s = time_to_target_s(log)
     return {
         "file": log.path.rsplit("/", 1)[-1],
         "seed": _int(log.value("seed")),
@@ -102,25 +98,6 @@ def run_record(log) -> dict:
         "peak_host_memory_mib": _number(log.value("levelfield_peak_rss_mib")),
         "peak_device_memory_mib": _number(log.value("levelfield_peak_device_memory_mib")),
         "energy_j": _number(log.value("levelfield_energy_j")),
-    }
-
-
-def time_statistics(times_s: list[float | None], drop: int) -> dict:
-    """The olympic score over every run (failed = slowest); mean, spread and 95% CI over the successful runs.
-
-    The spread statistics use only runs that have a time: a failed run has no duration to average, and
-    the olympic score already ranks it last.
-    """
-    ok = [t for t in times_s if t is not None]
-    ci = confidence_interval(ok)
-    return {
-        "olympic_mean": olympic_score(times_s, drop),
-        "mean": mean(ok) if ok else None,
-        "stdev": stdev(ok) if ok else None,
-        "ci95_low": ci[0] if ci else None,
-        "ci95_high": ci[1] if ci else None,
-        "n": len(ok),
-        "olympic_drop": drop,
     }
 
 
@@ -138,8 +115,7 @@ def training_row(tree, training) -> dict:
     logs = sorted(training.logs, key=_run_index)
     runs = [run_record(log) for log in logs]
     identity = _identity(tree, training.system, training.task, training.framework)
-    drop = tree.task(training.task).training["olympic_drop"]
-    times = time_statistics([r["time_to_target_s"] for r in runs], drop)
+    times = training_score(logs, tree.task(training.task).training["olympic_drop"])
     system = system_fields(tree.submission, training.system)
     first = logs[0] if logs else None
     price = system["node_hourly_price_usd"]
