@@ -7,6 +7,7 @@ the rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 
 from __future__ import annotations
 
+from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import Finding, check
 
 # The interval events every log opens and closes, in the order MLPerf's logging rules require.
@@ -14,12 +15,6 @@ EVENT_ORDER = ("init_start", "init_stop", "run_start", "run_stop")
 # The events of timed work: they must fall between run_start and run_stop.
 TIMED_EVENTS = ("epoch_start", "eval_accuracy")
 _PRODUCE = "produce logs with `levelfield train`; never merge or edit logs"
-
-
-def _logs(sub):
-    for training in sub.trainings:
-        for log in training.logs:
-            yield training, log
 
 
 @check("TRN012", "events-out-of-order", area="training")
@@ -30,7 +25,7 @@ def events_out_of_order(sub, ctx):
     Bad: run_start logged before init_stop.
     Fix: produce logs with `levelfield train`; never merge or edit logs.
     """
-    for _, log in _logs(sub):
+    for _, log in training_logs(sub):
         present = [(key, line) for key in EVENT_ORDER if (line := log.first(key)) is not None]  # absent: TRN001
         for (key_a, a), (key_b, b) in zip(present, present[1:]):
             if a.lineno > b.lineno:
@@ -47,7 +42,7 @@ def event_outside_run(sub, ctx):
     Bad: an eval_accuracy line after run_stop.
     Fix: produce logs with `levelfield train`; never merge or edit logs.
     """
-    for _, log in _logs(sub):
+    for _, log in training_logs(sub):
         start, stop = log.first("run_start"), log.first("run_stop")
         for key in TIMED_EVENTS:
             for line in log.all(key):
@@ -66,7 +61,7 @@ def epochs_not_consecutive(sub, ctx):
     Bad: epoch_start epoch_num 3 following epoch 1.
     Fix: produce logs with `levelfield train`; never merge or edit logs.
     """
-    for _, log in _logs(sub):
+    for _, log in training_logs(sub):
         for i, line in enumerate(log.all("epoch_start"), start=1):
             if line.metadata.get("epoch_num") != i:
                 yield Finding.at(log.path, "epoch numbers not consecutive from 1", line=line.lineno,
@@ -82,7 +77,7 @@ def timestamp_backwards(sub, ctx):
     Bad: an epoch_stop time_ms an hour before its epoch_start.
     Fix: produce logs with `levelfield train`; never merge or edit logs.
     """
-    for _, log in _logs(sub):
+    for _, log in training_logs(sub):
         times = [(line.lineno, line.time_ms) for line in log.lines if line.time_ms is not None]
         for (_, t0), (lineno, t1) in zip(times, times[1:]):
             if t1 < t0:

@@ -73,7 +73,8 @@ def training_score(logs, drop: int) -> dict:
     return time_to_train([time_to_target_s(log) for log in logs], drop)
 
 
-def _logs(sub):
+def training_logs(sub):
+    """(training result, log) for every log of every training result; the TRN checks' walk."""
     for training in sub.trainings:
         for log in training.logs:
             yield training, log
@@ -89,7 +90,7 @@ def missing_log_key(sub, ctx):
     Fix: produce logs with `levelfield train`, which writes every required key.
     """
     keys = required_keys(str(ctx.suite.path / "mllog" / "training.yaml"))
-    for _, log in _logs(sub):
+    for _, log in training_logs(sub):
         counts = {}
         for line in log.lines:
             counts[line.key] = counts.get(line.key, 0) + 1
@@ -112,7 +113,7 @@ def log_header_mismatch(sub, ctx):
     Bad: results/box/ctr-dlrm/jax/training/result_0.txt logging levelfield_framework "pytorch".
     Fix: package the runs again; pass --org, --division and --system to `levelfield train`.
     """
-    for training, log in _logs(sub):
+    for training, log in training_logs(sub):
         expected = {"submission_benchmark": training.task, "levelfield_framework": training.framework,
                     "submission_org": sub.org, "submission_division": sub.division}
         for key, want in expected.items():
@@ -157,7 +158,7 @@ def target_not_reached(sub, ctx):
     Bad: run_stop status "success" after eval_accuracy 0.81 with a 0.82 target.
     Fix: train until the target is reached (`levelfield train` stops only there).
     """
-    for training, log in _logs(sub):
+    for training, log in training_logs(sub):
         target = ctx.task(training.task).quality["target"]
         stated = log.first("levelfield_quality_target")
         if stated is not None and stated.value != target:
@@ -222,7 +223,7 @@ def hyperparameter_not_allowed(sub, ctx):
     if sub.division != "closed":
         return
     keys = ctx.suite.hyperparameter_log_keys
-    for training, log in _logs(sub):
+    for training, log in training_logs(sub):
         hp = ctx.task(training.task).hyperparameters
         for name, want in hp["fixed"].items():
             line = log.first(keys[name])
@@ -302,7 +303,7 @@ def not_submission_profile(sub, ctx):
     Bad: levelfield_profile "smoke", train_samples 1024.
     Fix: run `levelfield train` with the default submission profile.
     """
-    for training, log in _logs(sub):
+    for training, log in training_logs(sub):
         task = ctx.task(training.task)
         line = log.first("levelfield_profile")
         if line is not None and line.value != ctx.profile:
@@ -324,7 +325,7 @@ def init_too_long(sub, ctx):
     Bad: 45 minutes between init_start and init_stop where the limit is 30.
     Fix: move work out of initialisation, or shorten compilation.
     """
-    for training, log in _logs(sub):
+    for training, log in training_logs(sub):
         limit_s = ctx.task(training.task).training["init_limit_s"]
         start, stop = log.first("init_start"), log.first("init_stop")
         if start and stop and start.time_ms is not None and stop.time_ms is not None:
