@@ -33,6 +33,7 @@ from levelfield.reference.torch_parallel import (
     default_device,
     peak_device_memory_mib,
 )
+from levelfield.reference.torch_steps import run_steps
 
 # Rules name of the loss, from the criterion actually configured.
 _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
@@ -53,12 +54,12 @@ class Implementation(BaseImplementation):
         self._new_optimizer()
         if mode == COMPILED:
             # Training: fixed batch shape, so static shapes (a new batch size compiles once more).
-            self._loss = torch.compile(self._loss_eager, dynamic=False)
+            self._batch_loss = torch.compile(self._batch_loss_eager, dynamic=False)
             # Predict: padded power-of-two buckets (common/inputs.py); dynamo's automatic
             # dynamic shapes then covers all buckets after the first recompile.
             self._forward = torch.compile(self.model)
         else:
-            self._loss, self._forward = self._loss_eager, self.model
+            self._batch_loss, self._forward = self._batch_loss_eager, self.model
         self._train = None  # (dense, sparse, labels) tensors on self.device
 
     def version(self) -> str:
@@ -106,29 +107,19 @@ class Implementation(BaseImplementation):
                        torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
                        torch.from_numpy(np.asarray(labels, np.float32)).to(self.device))
 
-    def _loss_eager(self, dense, sparse, labels):
+    def _batch_loss_eager(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
         return self.criterion(self.train_model(dense, sparse), labels)
 
-    def train_steps(self, batch_indices, learning_rates):
+    def _loss(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean loss of the training rows `rows` (int64 [B], on the device); gathered eagerly, then the compiled loss."""
+        dense, sparse, labels = self._train
+        return self._batch_loss(dense[rows], sparse[rows], labels[rows])
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        dense, sparse, labels = self._train
-        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
-        self.model.train()
-        losses = []
-        for step, lr in enumerate(np.asarray(learning_rates, np.float64)):
-            rows = indices[step]
-            for group in self.optimizer.param_groups:
-                group["lr"] = float(lr)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss = self._loss(dense[rows], sparse[rows], labels[rows])
-            loss.backward()
-            self.optimizer.step()
-            losses.append(loss.detach())
-        if not losses:
-            return np.zeros(0, np.float32)
-        return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync
+        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)

@@ -36,6 +36,7 @@ from levelfield.reference.torch_parallel import (
     default_device,
     peak_device_memory_mib,
 )
+from levelfield.reference.torch_steps import run_steps
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -64,9 +65,9 @@ class Implementation(interface.Implementation):
         else:
             self.forward, self.train_forward = self.model, self.train_model
         self.train_tokens = self.train_labels = None
-        self._reset_optimizer()
+        self._new_optimizer()
 
-    def _reset_optimizer(self) -> None:
+    def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.recipe.learning_rate,
                                            betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
@@ -77,7 +78,7 @@ class Implementation(interface.Implementation):
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
@@ -105,25 +106,16 @@ class Implementation(interface.Implementation):
         self.train_tokens = self._tokens(inputs["tokens"])                                 # int64 [N, 12]
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # int64 [N, 12]
 
+    def _loss(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
+        logits = self.train_forward(self.train_tokens[rows])                                    # [B, 12, 10]
+        return self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
+
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
-        self.model.train()
-        losses = []
-        for step in range(indices.shape[0]):
-            for group in self.optimizer.param_groups:
-                group["lr"] = float(learning_rates[step])
-            rows = indices[step]
-            logits = self.train_forward(self.train_tokens[rows])                                # [B, 12, 10]
-            loss = self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimizer.step()
-            losses.append(loss.detach())
-        # The only host sync of the call: all losses at once.
-        return torch.stack(losses).cpu().numpy().astype(np.float32)
+        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
