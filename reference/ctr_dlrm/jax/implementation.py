@@ -30,7 +30,7 @@ from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.interface import Implementation as BaseImplementation
 
 
-def train_step(state: train_state.TrainState, data, rows, lr):
+def _train_step(state: train_state.TrainState, data, rows, lr):
     """One Adam step on the batch `rows` (int32 [B]) of `data` (dense, sparse, labels); returns (state, loss)."""
     dense, sparse, labels = (array[rows] for array in data)
 
@@ -44,7 +44,7 @@ def train_step(state: train_state.TrainState, data, rows, lr):
     return state.replace(opt_state=opt_state).apply_gradients(grads=grads), loss
 
 
-def forward(apply_fn, params, dense, sparse):
+def _predict_batch(apply_fn, params, dense, sparse):
     return apply_fn({"params": params}, dense, sparse)
 
 
@@ -67,10 +67,10 @@ class Implementation(BaseImplementation):
             learning_rate=recipe.learning_rate, b1=fixed["beta1"], b2=fixed["beta2"], eps=fixed["epsilon"])
         if mode == COMPILED:
             # The state is donated: its buffers are reused for the updated state.
-            self._step = jax.jit(train_step, donate_argnums=0)
-            self._forward = jax.jit(forward, static_argnums=0)
+            self._step = jax.jit(_train_step, donate_argnums=0)
+            self._forward = jax.jit(_predict_batch, static_argnums=0)
         else:
-            self._step, self._forward = train_step, forward
+            self._step, self._forward = _train_step, _predict_batch
         self.state = None
         self._train = None  # (dense, sparse, labels) on the device
 

@@ -74,25 +74,29 @@ class Implementation(BaseImplementation):
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
         if mode == COMPILED:
             self._step = tf.function(self._train_step, jit_compile=True)
-            self._forward = tf.function(self._forward_eager, jit_compile=True)
+            self._forward = tf.function(self._predict_batch, jit_compile=True)
         else:
-            self._step, self._forward = self._train_step, self._forward_eager
+            self._step, self._forward = self._train_step, self._predict_batch
         self._train = None  # (dense, sparse, labels) tensors on self.device
 
     def version(self) -> str:
         return tf.__version__
 
     # -- weights ------------------------------------------------------------------
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state: step count, moments and LR zeroed (the same variables: no retrace of the step)."""
+        for variable in self.optimizer.variables:
+            variable.assign(tf.zeros_like(variable))
+
     def load(self, weights):
         load_neutral(self.model, weights)
-        for variable in self.optimizer.variables:  # step count, moments, LR: fresh optimizer state
-            variable.assign(tf.zeros_like(variable))
+        self._new_optimizer()
 
     def export(self):
         return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
-    def _forward_eager(self, dense, sparse):
+    def _predict_batch(self, dense, sparse):
         return self.model({"dense": dense, "sparse": sparse}, training=False)
 
     def predict(self, inputs):

@@ -68,11 +68,11 @@ class Implementation(interface.Implementation):
         # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
-            self.forward = torch.compile(self.model, dynamic=False)
-            self.train_forward = (self.forward if self.train_model is self.model
+            self._forward = torch.compile(self.model, dynamic=False)
+            self._train_forward = (self._forward if self.train_model is self.model
                                   else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward, self.train_forward = self.model, self.train_model
+            self._forward, self._train_forward = self.model, self.train_model
         self.train_images = self.train_labels = None
         self._new_optimizer()
 
@@ -112,7 +112,7 @@ class Implementation(interface.Implementation):
         with torch.inference_mode():
             for start, stop, size in predict_chunks(len(images)):
                 x = self._nchw(pad_rows(images[start:stop], size)).to(self.device)
-                outputs.append(self.forward(x)[: stop - start])
+                outputs.append(self._forward(x)[: stop - start])
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
@@ -121,7 +121,7 @@ class Implementation(interface.Implementation):
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
-        return self.criterion(self.train_forward(self.train_images[rows]), self.train_labels[rows])
+        return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
 
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:

@@ -59,11 +59,11 @@ class Implementation(interface.Implementation):
         # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
-            self.forward = torch.compile(self.model, dynamic=False)
-            self.train_forward = (self.forward if self.train_model is self.model
+            self._forward = torch.compile(self.model, dynamic=False)
+            self._train_forward = (self._forward if self.train_model is self.model
                                   else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward, self.train_forward = self.model, self.train_model
+            self._forward, self._train_forward = self.model, self.train_model
         self.train_tokens = self.train_labels = None
         self._new_optimizer()
 
@@ -99,7 +99,7 @@ class Implementation(interface.Implementation):
         outputs = []
         with torch.inference_mode():
             for start, stop, size in predict_chunks(len(tokens)):
-                outputs.append(self.forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
+                outputs.append(self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
@@ -108,7 +108,7 @@ class Implementation(interface.Implementation):
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
-        logits = self.train_forward(self.train_tokens[rows])                                    # [B, 12, 10]
+        logits = self._train_forward(self.train_tokens[rows])                                    # [B, 12, 10]
         return self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
 
     @_ENOUGH_GRAPHS

@@ -77,11 +77,11 @@ class Implementation(interface.Implementation):
         self.train_tokens = self.train_labels = None
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
-        self._predict = (tf.function(self._predict_fn, jit_compile=True, input_signature=[_TOKENS])
-                         if mode == interface.COMPILED else self._predict_fn)
-        self._reset_optimizer()
+        self._forward = (tf.function(self._predict_batch, jit_compile=True, input_signature=[_TOKENS])
+                         if mode == interface.COMPILED else self._predict_batch)
+        self._new_optimizer()
 
-    def _reset_optimizer(self) -> None:
+    def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         with tf.device(self.device):
             self.optimizer = TorchAdamW(learning_rate=self.recipe.learning_rate, beta_1=fixed["beta1"],
@@ -89,20 +89,20 @@ class Implementation(interface.Implementation):
                                         weight_decay=fixed["weight_decay"], amsgrad=False)
             self.optimizer.build(self.model.trainable_variables)   # slots exist before any trace
         # A new optimizer means new variables, so a new traced step (one trace for any data size).
-        self._step = (tf.function(self._step_fn, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
-                      if self.mode == interface.COMPILED else self._step_fn)
+        self._step = (tf.function(self._train_step, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
+                      if self.mode == interface.COMPILED else self._train_step)
 
     def version(self) -> str:
         return tf.__version__
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
-    def _predict_fn(self, tokens):
+    def _predict_batch(self, tokens):
         return self.model(tokens, training=False)
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -116,7 +116,7 @@ class Implementation(interface.Implementation):
         outputs = []
         with tf.device(self.device):
             for start, stop, size in predict_chunks(len(tokens)):
-                outputs.append(self._predict(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
+                outputs.append(self._forward(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
             return tf.concat(outputs, axis=0).numpy().astype(np.float32)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
@@ -124,7 +124,7 @@ class Implementation(interface.Implementation):
             self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))   # int32 [N, 12]
             self.train_labels = tf.constant(np.asarray(labels, np.int32))             # int32 [N, 12]
 
-    def _step_fn(self, tokens, labels, rows, lr):
+    def _train_step(self, tokens, labels, rows, lr):
         """One AdamW step on rows [B] of tokens / labels [N, 12]; returns the loss before the update."""
         self.optimizer.learning_rate.assign(lr)     # read by the decay and by update_step
         x, y = tf.gather(tokens, rows), tf.gather(labels, rows)                 # [B, 12]
