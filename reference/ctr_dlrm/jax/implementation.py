@@ -26,6 +26,7 @@ from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, 
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED
+from levelfield.reference.jax_optimizers import adam
 from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.interface import Implementation as BaseImplementation
 
@@ -62,9 +63,7 @@ class Implementation(BaseImplementation):
         fixed = recipe.fixed
         if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; optax.adamw's is not
             raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
-        # Optax's adam: eps added to sqrt of the bias-corrected second moment, as torch.optim.Adam.
-        self.tx = optax.inject_hyperparams(optax.adam)(
-            learning_rate=recipe.learning_rate, b1=fixed["beta1"], b2=fixed["beta2"], eps=fixed["epsilon"])
+        self.tx = adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
         if mode == COMPILED:
             # The state is donated: its buffers are reused for the updated state.
             self._step = jax.jit(_train_step, donate_argnums=0)

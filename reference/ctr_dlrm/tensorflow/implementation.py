@@ -25,31 +25,8 @@ from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.interface import COMPILED
 from levelfield.reference.interface import Implementation as BaseImplementation
+from levelfield.reference.tf_optimizers import TorchAdam
 from levelfield.reference.tf_steps import run_steps
-
-
-class TorchAdam(keras.optimizers.Adam):
-    """Adam with torch.optim.Adam's / Optax's epsilon placement.
-
-    Keras' Adam divides by sqrt(v) + eps with v not bias-corrected, which is
-    sqrt(v_hat) + eps / sqrt(1 - beta2^t) in torch's terms: a different
-    update early in training. Here, as torch and Optax:
-        m <- m + (1 - beta1) (g - m);  v <- v + (1 - beta2) (g^2 - v)
-        w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
-    """
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = tf.cast(learning_rate, variable.dtype)
-        gradient = tf.convert_to_tensor(gradient)  # embedding grads arrive as IndexedSlices: use them dense
-        step = tf.cast(self.iterations + 1, variable.dtype)
-        bias_correction1 = 1 - tf.pow(tf.cast(self.beta_1, variable.dtype), step)
-        bias_correction2 = 1 - tf.pow(tf.cast(self.beta_2, variable.dtype), step)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, (gradient - m) * (1 - self.beta_1))
-        self.assign_add(v, (tf.square(gradient) - v) * (1 - self.beta_2))
-        denominator = tf.sqrt(v) / tf.sqrt(bias_correction2) + self.epsilon
-        self.assign_sub(variable, (lr / bias_correction1) * m / denominator)
 
 
 class Implementation(BaseImplementation):

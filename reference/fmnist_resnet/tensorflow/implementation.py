@@ -20,9 +20,10 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_optimizers import TorchSGD
 from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
+from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 
 

@@ -20,8 +20,6 @@ process (e.g. the 5 runs of a task) shares one compiled program per shape.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,24 +27,17 @@ import optax
 from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
+from levelfield.reference.jax_optimizers import adamw
 from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
 
 MODEL = EncoderSmall()    # stateless module definition; one object so compiled steps are shared
-OPTIMIZER = optax.adamw   # its __name__ is the rules' optimizer name
+OPTIMIZER = optax.adamw   # what jax_optimizers.adamw injects; its __name__ is the rules' optimizer name
 # Rules loss name of the loss function _train_step uses.
 LOSS = optax.softmax_cross_entropy_with_integer_labels
 LOSS_NAMES = {optax.softmax_cross_entropy_with_integer_labels: "softmax_cross_entropy"}
-
-
-@functools.lru_cache(maxsize=None)
-def adamw(learning_rate: float, b1: float, b2: float, eps: float, weight_decay: float):
-    """optax.adamw with injectable hyperparameters; the same object for the same configuration."""
-    # No mask: decay every parameter, as torch.optim.AdamW does for its one param group.
-    return optax.inject_hyperparams(OPTIMIZER)(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
-                                               weight_decay=weight_decay)
 
 
 def _train_step(state: TrainState, tokens, labels, rows, lr):

@@ -14,7 +14,7 @@ as arguments (fixed shapes and dtypes: one trace, no retrace per step).
 
 Optimizer: Keras' AdamW adds epsilon to sqrt(v) before bias correction
 (alpha = lr*sqrt(1-b2^t)/(1-b1^t); p -= alpha*m/(sqrt(v)+eps)), which is not
-torch's update; `TorchAdamW` overrides only `update_step` with torch's form
+torch's update; `TorchAdamW` (reference/tf_optimizers.py) overrides only `update_step` with torch's form
 p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). Keras' own decoupled
 decay (p -= lr*wd*p, before the update, on every trainable variable) is
 already torch's. Embedding gradients are densified: torch's AdamW updates
@@ -28,36 +28,16 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_optimizers import TorchAdamW
 from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 
-ops = keras.ops
 _TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)    # tokens or labels [N, 12]
 _ROWS = tf.TensorSpec([None], tf.int32)               # row indices of one batch [B]
 _LR = tf.TensorSpec([], tf.float32)                   # this step's learning rate
-
-
-class TorchAdamW(keras.optimizers.AdamW):
-    """keras.optimizers.AdamW with epsilon added to the bias-corrected sqrt(v), as torch.optim.AdamW."""
-
-    def update_step(self, gradient, variable, learning_rate):
-        dtype = variable.dtype
-        lr = ops.cast(learning_rate, dtype)
-        # The embedding's gradient is tf.IndexedSlices; Keras would then update only the looked-up
-        # rows, once per occurrence. torch's AdamW is dense: densify (sums duplicate rows).
-        gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
-        step = ops.cast(self.iterations + 1, dtype)
-        bias_correction1 = 1 - ops.power(ops.cast(self.beta_1, dtype), step)
-        bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
-        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        denominator = ops.add(ops.divide(ops.sqrt(v), ops.sqrt(bias_correction2)), self.epsilon)
-        self.assign_sub(variable, ops.divide(ops.multiply(m, lr / bias_correction1), denominator))
 
 
 class Implementation(interface.Implementation):
