@@ -38,20 +38,21 @@ class TorchSGD(keras.optimizers.Optimizer):
         self.coupled_weight_decay = float(weight_decay)  # not the base class's (decoupled) weight_decay
         self.nesterov = bool(nesterov)
 
-    def build(self, variables):
+    def build(self, variables: list[tf.Variable]) -> None:
         if self.built:
             return
         super().build(variables)
         self.momentums = [self.add_variable_from_reference(v, "momentum") for v in variables]
 
-    def update_step(self, gradient, variable, learning_rate):
+    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
+                    learning_rate: tf.Tensor | float) -> None:
         lr = ops.cast(learning_rate, variable.dtype)
         grad = ops.add(ops.cast(gradient, variable.dtype), ops.multiply(self.coupled_weight_decay, variable))
         buf = self.momentums[self._get_variable_index(variable)]
         self.assign(buf, ops.add(ops.multiply(self.momentum, buf), grad))
         self.assign_sub(variable, ops.multiply(lr, buf))
 
-    def get_config(self):
+    def get_config(self) -> dict:
         return {**super().get_config(), "momentum": self.momentum,
                 "weight_decay": self.coupled_weight_decay, "nesterov": self.nesterov}
 
@@ -66,7 +67,8 @@ class TorchAdam(keras.optimizers.Adam):
         w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
     """
 
-    def update_step(self, gradient, variable, learning_rate):
+    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
+                    learning_rate: tf.Tensor | float) -> None:
         lr = tf.cast(learning_rate, variable.dtype)
         gradient = tf.convert_to_tensor(gradient)  # embedding grads arrive as IndexedSlices: use them dense
         step = tf.cast(self.iterations + 1, variable.dtype)
@@ -83,7 +85,8 @@ class TorchAdam(keras.optimizers.Adam):
 class TorchAdamW(keras.optimizers.AdamW):
     """keras.optimizers.AdamW with epsilon added to the bias-corrected sqrt(v), as torch.optim.AdamW."""
 
-    def update_step(self, gradient, variable, learning_rate):
+    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
+                    learning_rate: tf.Tensor | float) -> None:
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
         # The embedding's gradient is tf.IndexedSlices; Keras would then update only the looked-up

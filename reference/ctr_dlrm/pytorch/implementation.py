@@ -26,7 +26,7 @@ import torch
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.torch_parallel import (
     data_parallel,
@@ -45,7 +45,7 @@ class Implementation(BaseImplementation):
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
     multiprocess_devices = ("cpu", "cuda")
 
-    def __init__(self, recipe, *, mode=COMPILED, device=None):
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
         self.model = DLRMSmall().to(self.device)
@@ -72,15 +72,15 @@ class Implementation(BaseImplementation):
                                           weight_decay=fixed["weight_decay"], foreach=True)
 
     # -- weights ------------------------------------------------------------------
-    def load(self, weights):
+    def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
         self._new_optimizer()  # fresh moments and step count
 
-    def export(self):
+    def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
-    def predict(self, inputs):
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N] for any N >= 1.
 
         Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
@@ -101,7 +101,7 @@ class Implementation(BaseImplementation):
         return torch.cat(outputs).float().cpu().numpy()
 
     # -- training -----------------------------------------------------------------
-    def set_train_data(self, inputs, labels):
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         self._train = (torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
                        torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
@@ -124,7 +124,7 @@ class Implementation(BaseImplementation):
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
 
-    def hyperparameters(self):
+    def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
         precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
         return {**self.recipe.as_dict(),

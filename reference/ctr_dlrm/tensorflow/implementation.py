@@ -23,7 +23,7 @@ import tensorflow as tf
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
-from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.tf_optimizers import TorchAdam
 from levelfield.reference.tf_steps import run_steps
@@ -34,7 +34,7 @@ class Implementation(BaseImplementation):
     framework = "tensorflow"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
 
-    def __init__(self, recipe, *, mode=COMPILED, device=None):
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         # GPU path untested here (CPU-only machine): variables and data placed on the first GPU.
         gpus = tf.config.list_logical_devices("GPU")
@@ -65,18 +65,18 @@ class Implementation(BaseImplementation):
         for variable in self.optimizer.variables:
             variable.assign(tf.zeros_like(variable))
 
-    def load(self, weights):
+    def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
         self._new_optimizer()
 
-    def export(self):
+    def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
     def _predict_batch(self, dense, sparse):
         return self.model({"dense": dense, "sparse": sparse}, training=False)
 
-    def predict(self, inputs):
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N] for any N >= 1.
 
         Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
@@ -96,7 +96,7 @@ class Implementation(BaseImplementation):
         return np.concatenate(outputs).astype(np.float32)
 
     # -- training -----------------------------------------------------------------
-    def set_train_data(self, inputs, labels):
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         with tf.device(self.device):
             self._train = (tf.constant(inputs["dense"], tf.float32), tf.constant(inputs["sparse"], tf.int32),
@@ -113,12 +113,12 @@ class Implementation(BaseImplementation):
         self.optimizer.apply_gradients(zip(gradients, variables))
         return loss
 
-    def train_steps(self, batch_indices, learning_rates):
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(self._step, self._train, batch_indices, learning_rates, self.device, np.int64)
 
-    def hyperparameters(self):
+    def hyperparameters(self) -> dict:
         opt = self.optimizer
         precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
         loss = self.loss_fn.get_config()

@@ -99,7 +99,7 @@ class Implementation(interface.Implementation):
         return from_params(self.state.params)
 
     @property
-    def params(self):
+    def params(self) -> dict:
         return self.state.params
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
