@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from levelfield.errors import UserError
-from levelfield.rules.loader import display_path
+from levelfield.rules.loader import Task, display_path
 
 # dataset kind -> module that reads it (functions `load(task, data_dir)` and `verify(task, data_dir)`).
 _FILE_READERS = {"idx-files": "levelfield.reference.fmnist_resnet.common.dataset"}
@@ -136,7 +136,7 @@ def _module_for(task):
     return importlib.import_module(name)
 
 
-def generate_arrays(task) -> dict[str, np.ndarray]:
+def generate_arrays(task: Task) -> dict[str, np.ndarray]:
     """Run a `generated` task's generator and check names, shapes and dtypes against the rules."""
     spec = task.dataset
     try:
@@ -158,7 +158,7 @@ def _arrays_label(spec: dict) -> str:
     return f"{len(spec['arrays'])} arrays"
 
 
-def expected_digests(task) -> dict[str, str]:
+def expected_digests(task: Task) -> dict[str, str]:
     """{label: SHA-256} the rules pin, keyed as the trainer logs `levelfield_dataset_digest`."""
     spec = task.dataset
     if spec["kind"] == "generated":
@@ -176,7 +176,7 @@ def _generated_report(task, arrays: dict[str, np.ndarray]) -> DatasetReport:
     return DatasetReport(task.id, spec["name"], "generated", spec["generator"], (check,), hint)
 
 
-def load_dataset(task, data_dir: str | None = None) -> dict[str, np.ndarray]:
+def load_dataset(task: Task, data_dir: str | None = None) -> dict[str, np.ndarray]:
     """The task's arrays by rules name, after checking them against the rules' SHA-256.
 
     `data_dir` applies to file datasets only (search order there: `data_dir`,
@@ -189,7 +189,7 @@ def load_dataset(task, data_dir: str | None = None) -> dict[str, np.ndarray]:
     return _module_for(task).load(task, data_dir)
 
 
-def verify_dataset(task, data_dir: str | None = None) -> DatasetReport:
+def verify_dataset(task: Task, data_dir: str | None = None) -> DatasetReport:
     """Check the task's data against the rules; mismatches are reported, not raised.
 
     A missing data folder or file raises `UserError` (there is nothing to compare).

@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from levelfield.rules.loader import Task
 
 COMPILED = "compiled"   # torch.compile, tf.function(jit_compile=True), jax.jit
 EAGER = "eager"         # the framework's eager mode, for debugging and comparison
@@ -44,7 +47,7 @@ class Recipe:
     fixed: dict = field(default_factory=dict)  # optimizer, momentum, weight_decay, loss, ... from rules
 
     @classmethod
-    def from_task(cls, task, **overrides) -> "Recipe":
+    def from_task(cls, task: Task, **overrides: object) -> Recipe:
         """Rules defaults for `task` (a levelfield.rules.Task); `overrides` set tunable values."""
         tunable = {name: spec["default"] for name, spec in task.hyperparameters["tunable"].items()}
         unknown = set(overrides) - set(tunable)

@@ -15,11 +15,14 @@ compilations would land inside run_start..run_stop and be timed as training
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import jax
 import numpy as np
 
 
-def run_steps(step, state, batch_indices, learning_rates, device) -> tuple[object, np.ndarray]:
+def run_steps(step: Callable[[Any, jax.Array, jax.Array], tuple[Any, jax.Array]], state: Any,
+              batch_indices: np.ndarray, learning_rates: np.ndarray, device: jax.Device) -> tuple[Any, np.ndarray]:
     """(state after every step, float32 losses [steps]); `step(state, rows, lr) -> (state, loss)` is jitted."""
     rows = np.asarray(batch_indices, np.int32)        # [steps, batch]; the training sets have < 2**31 rows
     lrs = np.asarray(learning_rates, np.float32)      # [steps]

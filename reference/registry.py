@@ -14,8 +14,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from levelfield.errors import UserError
+
+if TYPE_CHECKING:
+    from levelfield.reference.interface import Implementation
+    from levelfield.rules.loader import Suite
 
 # The import name and the distributions that provide each framework.
 FRAMEWORK_PACKAGES = {
@@ -44,7 +49,7 @@ class Entry:
     framework_version: str | None  # None: the framework is not installed
 
 
-def registered(suite) -> list[Entry]:
+def registered(suite: Suite) -> list[Entry]:
     """Every task x framework of the rules, with whether it can run here."""
     entries = []
     for task_id in suite.tasks:
@@ -58,7 +63,7 @@ def registered(suite) -> list[Entry]:
     return entries
 
 
-def load_implementation(task_id: str, framework: str):
+def load_implementation(task_id: str, framework: str) -> type[Implementation]:
     """The Implementation class for task x framework; a clear error when it cannot be imported."""
     if framework not in FRAMEWORK_PACKAGES:
         raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(FRAMEWORK_PACKAGES)})")

@@ -10,8 +10,12 @@ same batches and the same learning rate per step in PyTorch, TensorFlow and JAX.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from levelfield.reference.interface import Recipe
 
 
 def batch_order(seed: int, epoch: int, num_samples: int, batch_size: int) -> np.ndarray:
@@ -27,7 +31,7 @@ def batch_order(seed: int, epoch: int, num_samples: int, batch_size: int) -> np.
     return rng.permutation(num_samples)[: steps * batch_size].reshape(steps, batch_size).astype(np.int64)
 
 
-def learning_rates(recipe, steps_per_epoch: int, epochs: int) -> np.ndarray:
+def learning_rates(recipe: Recipe, steps_per_epoch: int, epochs: int) -> np.ndarray:
     """Per-step learning rates: linear warmup over `warmup_epochs`, then the rules' schedule.
 
     `constant` keeps the peak rate; `cosine` decays from the peak to 0 at the

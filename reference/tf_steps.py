@@ -12,11 +12,14 @@ tiny, so they are made tensors once per call on the host and split there.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import tensorflow as tf
 
 
-def run_steps(step, data: tuple, batch_indices, learning_rates, device: str, index_dtype) -> np.ndarray:
+def run_steps(step: Callable[..., tf.Tensor], data: tuple[tf.Tensor, ...], batch_indices: np.ndarray,
+              learning_rates: np.ndarray, device: str, index_dtype: type[np.integer]) -> np.ndarray:
     """float32 losses [steps]; `step(*data, rows, lr) -> loss` is the (compiled) train step."""
     if len(batch_indices) == 0:
         return np.zeros(0, np.float32)

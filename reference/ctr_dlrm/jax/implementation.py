@@ -25,12 +25,13 @@ from flax.training import train_state
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
-from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.jax_optimizers import adam
 from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.interface import Implementation as BaseImplementation
 
 
-def train_step(state: train_state.TrainState, data, rows, lr):
+def _train_step(state: train_state.TrainState, data, rows, lr):
     """One Adam step on the batch `rows` (int32 [B]) of `data` (dense, sparse, labels); returns (state, loss)."""
     dense, sparse, labels = (array[rows] for array in data)
 
@@ -44,7 +45,7 @@ def train_step(state: train_state.TrainState, data, rows, lr):
     return state.replace(opt_state=opt_state).apply_gradients(grads=grads), loss
 
 
-def forward(apply_fn, params, dense, sparse):
+def _predict_batch(apply_fn, params, dense, sparse):
     return apply_fn({"params": params}, dense, sparse)
 
 
@@ -53,7 +54,7 @@ class Implementation(BaseImplementation):
     framework = "jax"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
 
-    def __init__(self, recipe, *, mode=COMPILED, device=None):
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         # GPU path untested here (CPU-only machine): jax.devices()[0] is the GPU when one is present.
         self._device = jax.devices()[0]
@@ -62,15 +63,13 @@ class Implementation(BaseImplementation):
         fixed = recipe.fixed
         if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; optax.adamw's is not
             raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
-        # Optax's adam: eps added to sqrt of the bias-corrected second moment, as torch.optim.Adam.
-        self.tx = optax.inject_hyperparams(optax.adam)(
-            learning_rate=recipe.learning_rate, b1=fixed["beta1"], b2=fixed["beta2"], eps=fixed["epsilon"])
+        self.tx = adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
         if mode == COMPILED:
             # The state is donated: its buffers are reused for the updated state.
-            self._step = jax.jit(train_step, donate_argnums=0)
-            self._forward = jax.jit(forward, static_argnums=0)
+            self._step = jax.jit(_train_step, donate_argnums=0)
+            self._forward = jax.jit(_predict_batch, static_argnums=0)
         else:
-            self._step, self._forward = train_step, forward
+            self._step, self._forward = _train_step, _predict_batch
         self.state = None
         self._train = None  # (dense, sparse, labels) on the device
 
@@ -78,17 +77,17 @@ class Implementation(BaseImplementation):
         return jax.__version__
 
     # -- weights ------------------------------------------------------------------
-    def load(self, weights):
+    def load(self, weights: dict[str, np.ndarray]) -> None:
         state = train_state.TrainState.create(apply_fn=self.model.apply, params=to_params(weights), tx=self.tx)
         # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
         # step's outputs are: otherwise the second step sees different argument types and recompiles.
         self.state = jax.device_put(state, self._device)
 
-    def export(self):
+    def export(self) -> dict[str, np.ndarray]:
         return to_neutral(self.state.params)
 
     # -- inference ----------------------------------------------------------------
-    def predict(self, inputs):
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N] for any N >= 1.
 
         Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
@@ -106,12 +105,12 @@ class Implementation(BaseImplementation):
         return host_rows(outputs, predict_chunks(n))
 
     # -- training -----------------------------------------------------------------
-    def set_train_data(self, inputs, labels):
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         self._train = tuple(jax.device_put(np.asarray(a, dtype), self._device) for a, dtype in (
             (inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32)))
 
-    def train_steps(self, batch_indices, learning_rates):
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         def step(state, rows, lr):
@@ -120,7 +119,7 @@ class Implementation(BaseImplementation):
         self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._device)
         return losses
 
-    def hyperparameters(self):
+    def hyperparameters(self) -> dict:
         # inject_hyperparams keeps the configured values in the optimizer state (as float32 arrays).
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
         hp = {name: float(value) for name, value in opt_state.hyperparams.items()}

@@ -26,13 +26,14 @@ import torch
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.torch_parallel import (
     data_parallel,
     default_device,
     peak_device_memory_mib,
 )
+from levelfield.reference.torch_steps import run_steps
 
 # Rules name of the loss, from the criterion actually configured.
 _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
@@ -44,7 +45,7 @@ class Implementation(BaseImplementation):
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
     multiprocess_devices = ("cpu", "cuda")
 
-    def __init__(self, recipe, *, mode=COMPILED, device=None):
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
         self.model = DLRMSmall().to(self.device)
@@ -53,12 +54,12 @@ class Implementation(BaseImplementation):
         self._new_optimizer()
         if mode == COMPILED:
             # Training: fixed batch shape, so static shapes (a new batch size compiles once more).
-            self._loss = torch.compile(self._loss_eager, dynamic=False)
+            self._batch_loss = torch.compile(self._batch_loss_eager, dynamic=False)
             # Predict: padded power-of-two buckets (common/inputs.py); dynamo's automatic
             # dynamic shapes then covers all buckets after the first recompile.
             self._forward = torch.compile(self.model)
         else:
-            self._loss, self._forward = self._loss_eager, self.model
+            self._batch_loss, self._forward = self._batch_loss_eager, self.model
         self._train = None  # (dense, sparse, labels) tensors on self.device
 
     def version(self) -> str:
@@ -71,15 +72,15 @@ class Implementation(BaseImplementation):
                                           weight_decay=fixed["weight_decay"], foreach=True)
 
     # -- weights ------------------------------------------------------------------
-    def load(self, weights):
+    def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
         self._new_optimizer()  # fresh moments and step count
 
-    def export(self):
+    def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
-    def predict(self, inputs):
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N] for any N >= 1.
 
         Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
@@ -100,40 +101,30 @@ class Implementation(BaseImplementation):
         return torch.cat(outputs).float().cpu().numpy()
 
     # -- training -----------------------------------------------------------------
-    def set_train_data(self, inputs, labels):
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         self._train = (torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
                        torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
                        torch.from_numpy(np.asarray(labels, np.float32)).to(self.device))
 
-    def _loss_eager(self, dense, sparse, labels):
+    def _batch_loss_eager(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
         return self.criterion(self.train_model(dense, sparse), labels)
 
-    def train_steps(self, batch_indices, learning_rates):
+    def _loss(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean loss of the training rows `rows` (int64 [B], on the device); gathered eagerly, then the compiled loss."""
+        dense, sparse, labels = self._train
+        return self._batch_loss(dense[rows], sparse[rows], labels[rows])
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        dense, sparse, labels = self._train
-        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
-        self.model.train()
-        losses = []
-        for step, lr in enumerate(np.asarray(learning_rates, np.float64)):
-            rows = indices[step]
-            for group in self.optimizer.param_groups:
-                group["lr"] = float(lr)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss = self._loss(dense[rows], sparse[rows], labels[rows])
-            loss.backward()
-            self.optimizer.step()
-            losses.append(loss.detach())
-        if not losses:
-            return np.zeros(0, np.float32)
-        return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync
+        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
 
-    def hyperparameters(self):
+    def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
         precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
         return {**self.recipe.as_dict(),

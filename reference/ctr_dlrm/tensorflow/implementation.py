@@ -23,33 +23,10 @@ import tensorflow as tf
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
-from levelfield.reference.interface import COMPILED
+from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
+from levelfield.reference.tf_optimizers import TorchAdam
 from levelfield.reference.tf_steps import run_steps
-
-
-class TorchAdam(keras.optimizers.Adam):
-    """Adam with torch.optim.Adam's / Optax's epsilon placement.
-
-    Keras' Adam divides by sqrt(v) + eps with v not bias-corrected, which is
-    sqrt(v_hat) + eps / sqrt(1 - beta2^t) in torch's terms: a different
-    update early in training. Here, as torch and Optax:
-        m <- m + (1 - beta1) (g - m);  v <- v + (1 - beta2) (g^2 - v)
-        w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
-    """
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = tf.cast(learning_rate, variable.dtype)
-        gradient = tf.convert_to_tensor(gradient)  # embedding grads arrive as IndexedSlices: use them dense
-        step = tf.cast(self.iterations + 1, variable.dtype)
-        bias_correction1 = 1 - tf.pow(tf.cast(self.beta_1, variable.dtype), step)
-        bias_correction2 = 1 - tf.pow(tf.cast(self.beta_2, variable.dtype), step)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, (gradient - m) * (1 - self.beta_1))
-        self.assign_add(v, (tf.square(gradient) - v) * (1 - self.beta_2))
-        denominator = tf.sqrt(v) / tf.sqrt(bias_correction2) + self.epsilon
-        self.assign_sub(variable, (lr / bias_correction1) * m / denominator)
 
 
 class Implementation(BaseImplementation):
@@ -57,7 +34,7 @@ class Implementation(BaseImplementation):
     framework = "tensorflow"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
 
-    def __init__(self, recipe, *, mode=COMPILED, device=None):
+    def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         # GPU path untested here (CPU-only machine): variables and data placed on the first GPU.
         gpus = tf.config.list_logical_devices("GPU")
@@ -74,28 +51,32 @@ class Implementation(BaseImplementation):
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
         if mode == COMPILED:
             self._step = tf.function(self._train_step, jit_compile=True)
-            self._forward = tf.function(self._forward_eager, jit_compile=True)
+            self._forward = tf.function(self._predict_batch, jit_compile=True)
         else:
-            self._step, self._forward = self._train_step, self._forward_eager
+            self._step, self._forward = self._train_step, self._predict_batch
         self._train = None  # (dense, sparse, labels) tensors on self.device
 
     def version(self) -> str:
         return tf.__version__
 
     # -- weights ------------------------------------------------------------------
-    def load(self, weights):
-        load_neutral(self.model, weights)
-        for variable in self.optimizer.variables:  # step count, moments, LR: fresh optimizer state
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state: step count, moments and LR zeroed (the same variables: no retrace of the step)."""
+        for variable in self.optimizer.variables:
             variable.assign(tf.zeros_like(variable))
 
-    def export(self):
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._new_optimizer()
+
+    def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
-    def _forward_eager(self, dense, sparse):
+    def _predict_batch(self, dense, sparse):
         return self.model({"dense": dense, "sparse": sparse}, training=False)
 
-    def predict(self, inputs):
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N] for any N >= 1.
 
         Compiled mode cuts the request into chunks of at most MAX_PREDICT_BATCH
@@ -115,7 +96,7 @@ class Implementation(BaseImplementation):
         return np.concatenate(outputs).astype(np.float32)
 
     # -- training -----------------------------------------------------------------
-    def set_train_data(self, inputs, labels):
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         with tf.device(self.device):
             self._train = (tf.constant(inputs["dense"], tf.float32), tf.constant(inputs["sparse"], tf.int32),
@@ -132,12 +113,12 @@ class Implementation(BaseImplementation):
         self.optimizer.apply_gradients(zip(gradients, variables))
         return loss
 
-    def train_steps(self, batch_indices, learning_rates):
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(self._step, self._train, batch_indices, learning_rates, self.device, np.int64)
 
-    def hyperparameters(self):
+    def hyperparameters(self) -> dict:
         opt = self.optimizer
         precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
         loss = self.loss_fn.get_config()

@@ -25,6 +25,7 @@ import optax
 from flax.training import train_state
 
 from levelfield.reference import interface
+from levelfield.reference.jax_optimizers import sgd_with_l2
 from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
@@ -33,12 +34,6 @@ from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variab
 
 class TrainState(train_state.TrainState):
     batch_stats: Any  # BN running mean / var, as in the Flax ImageNet example
-
-
-def sgd_with_l2(learning_rate, momentum, weight_decay, nesterov: bool = False):
-    """torch.optim.SGD's update (coupled L2 weight decay, lr outside the momentum buffer)."""
-    return optax.chain(optax.add_decayed_weights(weight_decay),
-                       optax.sgd(learning_rate, momentum=momentum, nesterov=nesterov))
 
 
 class Implementation(interface.Implementation):

@@ -37,6 +37,7 @@ from levelfield.reference.torch_parallel import (
     distributed,
     peak_device_memory_mib,
 )
+from levelfield.reference.torch_steps import run_steps
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -67,15 +68,15 @@ class Implementation(interface.Implementation):
         # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
-            self.forward = torch.compile(self.model, dynamic=False)
-            self.train_forward = (self.forward if self.train_model is self.model
+            self._forward = torch.compile(self.model, dynamic=False)
+            self._train_forward = (self._forward if self.train_model is self.model
                                   else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward, self.train_forward = self.model, self.train_model
+            self._forward, self._train_forward = self.model, self.train_model
         self.train_images = self.train_labels = None
-        self._reset_optimizer()
+        self._new_optimizer()
 
-    def _reset_optimizer(self) -> None:
+    def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.recipe.learning_rate,
@@ -87,7 +88,7 @@ class Implementation(interface.Implementation):
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
@@ -111,31 +112,22 @@ class Implementation(interface.Implementation):
         with torch.inference_mode():
             for start, stop, size in predict_chunks(len(images)):
                 x = self._nchw(pad_rows(images[start:stop], size)).to(self.device)
-                outputs.append(self.forward(x)[: stop - start])
+                outputs.append(self._forward(x)[: stop - start])
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_images = self._nchw(inputs["images"]).to(self.device)        # [N, 1, 28, 28]
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
 
+    def _loss(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
+        return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
+
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
-        self.model.train()
-        losses = []
-        for step in range(indices.shape[0]):
-            for group in self.optimizer.param_groups:
-                group["lr"] = float(learning_rates[step])
-            rows = indices[step]
-            loss = self.criterion(self.train_forward(self.train_images[rows]), self.train_labels[rows])
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimizer.step()
-            losses.append(loss.detach())
-        # The only host sync of the call: all losses at once.
-        return torch.stack(losses).cpu().numpy().astype(np.float32)
+        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)

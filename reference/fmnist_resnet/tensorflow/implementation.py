@@ -20,9 +20,10 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_optimizers import TorchSGD
 from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
+from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 
 
@@ -51,8 +52,8 @@ class Implementation(interface.Implementation):
         self._step = tf.function(self._train_step, jit_compile=True) if compiled else self._train_step
         self.train_images = self.train_labels = None
 
-    def _reset_optimizer(self) -> None:
-        """Zero the momentum buffers and the step count (the same variables: no retrace of the step)."""
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of the step)."""
         for buf in self.optimizer.momentums:
             buf.assign(np.zeros(buf.shape, np.float32))
         self.optimizer.iterations.assign(0)
@@ -62,7 +63,7 @@ class Implementation(interface.Implementation):
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)

@@ -1,6 +1,6 @@
-"""resnet-small as a Keras 3 model (TensorFlow backend), plus the torch-style SGD it trains with.
+"""resnet-small as a Keras 3 model (TensorFlow backend); it trains with reference/tf_optimizers.py TorchSGD.
 
-    from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall, TorchSGD
+    from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
     model = ResNetSmall()
     logits = model(images, training=False)     # images float32 [N, 28, 28, 1] (NHWC) -> [N, 10]
 
@@ -76,41 +76,3 @@ class ResNetSmall(keras.Model):
             x = block(x, training=training)
         return self.head(self.pool(x))                           # [N, 10]
 
-
-class TorchSGD(keras.optimizers.Optimizer):
-    """SGD with momentum and coupled L2 weight decay, update for update as torch.optim.SGD:
-
-        g <- g + weight_decay * p;  buf <- momentum * buf + g  (buf = 0 before step 1, so buf = g);
-        p <- p - lr * buf
-
-    Keras' own SGD keeps lr inside the buffer (buf <- momentum * buf - lr * g),
-    which differs from torch as soon as lr changes between steps, and its
-    `weight_decay` is decoupled; hence this subclass. `learning_rate` is the
-    base class's variable, assigned once per step.
-    """
-
-    def __init__(self, learning_rate: float, momentum: float, weight_decay: float, nesterov: bool = False,
-                 name: str = "torch_sgd", **kwargs):
-        if nesterov:
-            raise NotImplementedError("nesterov momentum is not needed by any levelfield task")
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
-        self.momentum = float(momentum)
-        self.coupled_weight_decay = float(weight_decay)  # not the base class's (decoupled) weight_decay
-        self.nesterov = bool(nesterov)
-
-    def build(self, variables):
-        if self.built:
-            return
-        super().build(variables)
-        self.momentums = [self.add_variable_from_reference(v, "momentum") for v in variables]
-
-    def update_step(self, gradient, variable, learning_rate):
-        lr = ops.cast(learning_rate, variable.dtype)
-        grad = ops.add(ops.cast(gradient, variable.dtype), ops.multiply(self.coupled_weight_decay, variable))
-        buf = self.momentums[self._get_variable_index(variable)]
-        self.assign(buf, ops.add(ops.multiply(self.momentum, buf), grad))
-        self.assign_sub(variable, ops.multiply(lr, buf))
-
-    def get_config(self):
-        return {**super().get_config(), "momentum": self.momentum,
-                "weight_decay": self.coupled_weight_decay, "nesterov": self.nesterov}

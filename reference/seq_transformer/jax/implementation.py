@@ -8,7 +8,7 @@
     logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
 
 As in the Flax examples: a TrainState (params, optimizer state, apply_fn and
-tx) is threaded through a jitted `train_step`; the training set lives in
+tx) is threaded through a jitted `_train_step`; the training set lives in
 device arrays and the step gathers its batch by index on the device.
 optax.adamw is torch.optim.AdamW (update -lr * (m_hat / (sqrt(v_hat) + eps)
 + wd * p)); `optax.inject_hyperparams` keeps the learning rate in the
@@ -20,8 +20,6 @@ process (e.g. the 5 runs of a task) shares one compiled program per shape.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,27 +27,20 @@ import optax
 from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
+from levelfield.reference.jax_optimizers import adamw
 from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
 
 MODEL = EncoderSmall()    # stateless module definition; one object so compiled steps are shared
-OPTIMIZER = optax.adamw   # its __name__ is the rules' optimizer name
-# Rules loss name of the loss function train_step uses.
+OPTIMIZER = optax.adamw   # what jax_optimizers.adamw injects; its __name__ is the rules' optimizer name
+# Rules loss name of the loss function _train_step uses.
 LOSS = optax.softmax_cross_entropy_with_integer_labels
 LOSS_NAMES = {optax.softmax_cross_entropy_with_integer_labels: "softmax_cross_entropy"}
 
 
-@functools.lru_cache(maxsize=None)
-def adamw(learning_rate: float, b1: float, b2: float, eps: float, weight_decay: float):
-    """optax.adamw with injectable hyperparameters; the same object for the same configuration."""
-    # No mask: decay every parameter, as torch.optim.AdamW does for its one param group.
-    return optax.inject_hyperparams(OPTIMIZER)(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
-                                               weight_decay=weight_decay)
-
-
-def train_step(state: TrainState, tokens, labels, rows, lr):
+def _train_step(state: TrainState, tokens, labels, rows, lr):
     """One AdamW step on rows [B] of tokens / labels [N, 12]; returns (new state, loss before the step)."""
     x, y = tokens[rows], labels[rows]                                           # [B, 12]
 
@@ -62,14 +53,14 @@ def train_step(state: TrainState, tokens, labels, rows, lr):
     return state.apply_gradients(grads=grads), loss
 
 
-def predict_logits(params, tokens):
+def _predict_batch(params, tokens):
     return MODEL.apply({"params": params}, tokens)                             # [b, 12] -> [b, 12, 10]
 
 
 # donate the state: its buffers are reused for the next state instead of copied.
-train_step_jit = jax.jit(train_step, donate_argnums=0)
+_train_step_jit = jax.jit(_train_step, donate_argnums=0)
 # Each padded predict size (at most 11, see predict_chunks) is one XLA program.
-predict_logits_jit = jax.jit(predict_logits)
+_predict_batch_jit = jax.jit(_predict_batch)
 
 
 class Implementation(interface.Implementation):
@@ -90,8 +81,8 @@ class Implementation(interface.Implementation):
         self.tx = adamw(float(recipe.learning_rate), float(fixed["beta1"]), float(fixed["beta2"]),
                         float(fixed["epsilon"]), float(fixed["weight_decay"]))
         compiled = mode == interface.COMPILED
-        self._step = train_step_jit if compiled else train_step
-        self._predict = predict_logits_jit if compiled else predict_logits
+        self._step = _train_step_jit if compiled else _train_step
+        self._forward = _predict_batch_jit if compiled else _predict_batch
         self.state = None
         self.train_tokens = self.train_labels = None
 
@@ -108,7 +99,7 @@ class Implementation(interface.Implementation):
         return from_params(self.state.params)
 
     @property
-    def params(self):
+    def params(self) -> dict:
         return self.state.params
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -120,7 +111,7 @@ class Implementation(interface.Implementation):
         """
         tokens = np.asarray(inputs["tokens"], np.int32)
         chunks = predict_chunks(len(tokens))
-        outputs = [self._predict(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size),
+        outputs = [self._forward(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size),
                                                                    self._jax_device))
                    for start, stop, size in chunks]
         return host_rows(outputs, chunks)

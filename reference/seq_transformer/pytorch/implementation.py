@@ -36,6 +36,7 @@ from levelfield.reference.torch_parallel import (
     default_device,
     peak_device_memory_mib,
 )
+from levelfield.reference.torch_steps import run_steps
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -58,15 +59,15 @@ class Implementation(interface.Implementation):
         # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
-            self.forward = torch.compile(self.model, dynamic=False)
-            self.train_forward = (self.forward if self.train_model is self.model
+            self._forward = torch.compile(self.model, dynamic=False)
+            self._train_forward = (self._forward if self.train_model is self.model
                                   else torch.compile(self.train_model, dynamic=False))
         else:
-            self.forward, self.train_forward = self.model, self.train_model
+            self._forward, self._train_forward = self.model, self.train_model
         self.train_tokens = self.train_labels = None
-        self._reset_optimizer()
+        self._new_optimizer()
 
-    def _reset_optimizer(self) -> None:
+    def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.recipe.learning_rate,
                                            betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
@@ -77,7 +78,7 @@ class Implementation(interface.Implementation):
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
@@ -98,32 +99,23 @@ class Implementation(interface.Implementation):
         outputs = []
         with torch.inference_mode():
             for start, stop, size in predict_chunks(len(tokens)):
-                outputs.append(self.forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
+                outputs.append(self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_tokens = self._tokens(inputs["tokens"])                                 # int64 [N, 12]
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # int64 [N, 12]
 
+    def _loss(self, rows: torch.Tensor) -> torch.Tensor:
+        """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
+        logits = self._train_forward(self.train_tokens[rows])                                    # [B, 12, 10]
+        return self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
+
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(self.device)  # [steps, batch]
-        self.model.train()
-        losses = []
-        for step in range(indices.shape[0]):
-            for group in self.optimizer.param_groups:
-                group["lr"] = float(learning_rates[step])
-            rows = indices[step]
-            logits = self.train_forward(self.train_tokens[rows])                                # [B, 12, 10]
-            loss = self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.optimizer.step()
-            losses.append(loss.detach())
-        # The only host sync of the call: all losses at once.
-        return torch.stack(losses).cpu().numpy().astype(np.float32)
+        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)

@@ -14,7 +14,7 @@ as arguments (fixed shapes and dtypes: one trace, no retrace per step).
 
 Optimizer: Keras' AdamW adds epsilon to sqrt(v) before bias correction
 (alpha = lr*sqrt(1-b2^t)/(1-b1^t); p -= alpha*m/(sqrt(v)+eps)), which is not
-torch's update; `TorchAdamW` overrides only `update_step` with torch's form
+torch's update; `TorchAdamW` (reference/tf_optimizers.py) overrides only `update_step` with torch's form
 p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). Keras' own decoupled
 decay (p -= lr*wd*p, before the update, on every trainable variable) is
 already torch's. Embedding gradients are densified: torch's AdamW updates
@@ -28,36 +28,16 @@ import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
+from levelfield.reference.tf_optimizers import TorchAdamW
 from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 
-ops = keras.ops
 _TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)    # tokens or labels [N, 12]
 _ROWS = tf.TensorSpec([None], tf.int32)               # row indices of one batch [B]
 _LR = tf.TensorSpec([], tf.float32)                   # this step's learning rate
-
-
-class TorchAdamW(keras.optimizers.AdamW):
-    """keras.optimizers.AdamW with epsilon added to the bias-corrected sqrt(v), as torch.optim.AdamW."""
-
-    def update_step(self, gradient, variable, learning_rate):
-        dtype = variable.dtype
-        lr = ops.cast(learning_rate, dtype)
-        # The embedding's gradient is tf.IndexedSlices; Keras would then update only the looked-up
-        # rows, once per occurrence. torch's AdamW is dense: densify (sums duplicate rows).
-        gradient = ops.cast(tf.convert_to_tensor(gradient), dtype)
-        step = ops.cast(self.iterations + 1, dtype)
-        bias_correction1 = 1 - ops.power(ops.cast(self.beta_1, dtype), step)
-        bias_correction2 = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
-        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
-        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        denominator = ops.add(ops.divide(ops.sqrt(v), ops.sqrt(bias_correction2)), self.epsilon)
-        self.assign_sub(variable, ops.divide(ops.multiply(m, lr / bias_correction1), denominator))
 
 
 class Implementation(interface.Implementation):
@@ -77,11 +57,11 @@ class Implementation(interface.Implementation):
         self.train_tokens = self.train_labels = None
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
-        self._predict = (tf.function(self._predict_fn, jit_compile=True, input_signature=[_TOKENS])
-                         if mode == interface.COMPILED else self._predict_fn)
-        self._reset_optimizer()
+        self._forward = (tf.function(self._predict_batch, jit_compile=True, input_signature=[_TOKENS])
+                         if mode == interface.COMPILED else self._predict_batch)
+        self._new_optimizer()
 
-    def _reset_optimizer(self) -> None:
+    def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         with tf.device(self.device):
             self.optimizer = TorchAdamW(learning_rate=self.recipe.learning_rate, beta_1=fixed["beta1"],
@@ -89,20 +69,20 @@ class Implementation(interface.Implementation):
                                         weight_decay=fixed["weight_decay"], amsgrad=False)
             self.optimizer.build(self.model.trainable_variables)   # slots exist before any trace
         # A new optimizer means new variables, so a new traced step (one trace for any data size).
-        self._step = (tf.function(self._step_fn, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
-                      if self.mode == interface.COMPILED else self._step_fn)
+        self._step = (tf.function(self._train_step, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
+                      if self.mode == interface.COMPILED else self._train_step)
 
     def version(self) -> str:
         return tf.__version__
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
-        self._reset_optimizer()
+        self._new_optimizer()
 
     def export(self) -> dict[str, np.ndarray]:
         return export_neutral(self.model)
 
-    def _predict_fn(self, tokens):
+    def _predict_batch(self, tokens):
         return self.model(tokens, training=False)
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -116,7 +96,7 @@ class Implementation(interface.Implementation):
         outputs = []
         with tf.device(self.device):
             for start, stop, size in predict_chunks(len(tokens)):
-                outputs.append(self._predict(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
+                outputs.append(self._forward(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
             return tf.concat(outputs, axis=0).numpy().astype(np.float32)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
@@ -124,7 +104,7 @@ class Implementation(interface.Implementation):
             self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))   # int32 [N, 12]
             self.train_labels = tf.constant(np.asarray(labels, np.int32))             # int32 [N, 12]
 
-    def _step_fn(self, tokens, labels, rows, lr):
+    def _train_step(self, tokens, labels, rows, lr):
         """One AdamW step on rows [B] of tokens / labels [N, 12]; returns the loss before the update."""
         self.optimizer.learning_rate.assign(lr)     # read by the decay and by update_step
         x, y = tf.gather(tokens, rows), tf.gather(labels, rows)                 # [B, 12]

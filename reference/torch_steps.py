@@ -1,0 +1,37 @@
+"""The PyTorch implementations' `train_steps` loop, shared: one eager optimizer step per batch, one host sync per call.
+
+    return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
+
+Each implementation supplies only what differs per task: `_loss(rows)`, which
+gathers the batch of those training rows (already on the device) and returns
+the mean loss of the (possibly torch.compile'd) model on it. The loop sets the
+step's learning rate as a Python float in every param group, so a new rate
+never recompiles anything, and runs the optimizer step eagerly (foreach).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+
+def run_steps(loss: Callable[[torch.Tensor], torch.Tensor], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+              batch_indices: np.ndarray, learning_rates: np.ndarray, device: str | torch.device) -> np.ndarray:
+    """float32 losses [steps]; `loss(rows) -> scalar tensor` is the mean loss of the batch of int64 `rows` [batch]."""
+    if len(batch_indices) == 0:       # the trainer may hand over an empty chunk; torch.stack([]) would raise
+        return np.zeros(0, np.float32)
+    indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(device)  # [steps, batch]
+    model.train()
+    losses = []
+    # float64 then float(): the exact value of the trainer's (float32 or float64) rate, as torch's param_groups hold it.
+    for rows, lr in zip(indices, np.asarray(learning_rates, np.float64)):
+        for group in optimizer.param_groups:
+            group["lr"] = float(lr)
+        optimizer.zero_grad(set_to_none=True)
+        step_loss = loss(rows)
+        step_loss.backward()
+        optimizer.step()
+        losses.append(step_loss.detach())
+    return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync: every loss at once
