@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from benchmarks.goals import snapshot
     from benchmarks.summary import render
-    from levelfield.errors import UserError
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.errors import UserError
+    from levelfield.ground.fsutil import atomic_write_text
 
     chosen = [name for name in BENCHMARKS if name in args.benchmarks] or list(BENCHMARKS)
     document = {"context": context(), "quick": args.quick, "profiled": args.profile_out is not None,

@@ -52,7 +52,7 @@ def measure(task_id: str, framework: str, largest_batch: int | None) -> dict:
 
     from levelfield.reference.harness import runner, sizing
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
 
     task = runner.cached_suite(None, None).task(task_id)
     common = f"levelfield.reference.{task.package}.common"

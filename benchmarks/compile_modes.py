@@ -79,7 +79,7 @@ def measure(task_id: str, framework: str, mode: str, profile: str, chunk_steps: 
     """In a child process: one implementation in one mode, timed (see the module docstring)."""
     import numpy as np
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.schedule import batch_order, learning_rates
 
     from benchmarks.tasks import load_task

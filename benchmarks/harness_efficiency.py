@@ -115,7 +115,7 @@ class Bench:
         from levelfield.reference.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.null_model import CostModel, NullImplementation
-        from levelfield.reference.registry import load_implementation
+        from levelfield.ground.registry import load_implementation
 
         self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
         suite = runner.cached_suite(None, None)
@@ -260,7 +260,7 @@ def singlestream(bench: Bench) -> dict:
 def server(bench: Bench, offline_samples_per_s: float) -> dict:
     """The largest target QPS LoadGen judges VALID under the task's latency bound (find_peak's search),
     with its ratio to the runner's Offline throughput."""
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
     from levelfield.reference.harness.find_peak import find_peak
 
     conf = f"server: {{min_duration_ms: {bench.config.server_run_ms}, min_query_count: {SERVER_MIN_QUERIES}}}\n"

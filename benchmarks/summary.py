@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.stdout:
         sys.stdout.write(text)
         return 0
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.fsutil import atomic_write_text
 
     out = args.json.with_suffix(".md")
     atomic_write_text(out, text, overwrite=True)

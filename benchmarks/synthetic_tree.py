@@ -25,7 +25,7 @@ import os
 import shutil
 from pathlib import Path
 
-from levelfield.checker import layout as L
+from levelfield.ground import layout as L
 
 
 def _files(root: Path) -> list[str]:

@@ -31,6 +31,7 @@ ratio covers that one epoch and eval all the same.
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import contextlib
 import io
 import statistics
@@ -91,7 +92,7 @@ def compare(trainer_runs: list[dict], bare_runs: list[dict]) -> dict:
 
 def trainer_run(task_id: str, framework: str, config: Config, out: Path) -> dict:
     """One `levelfield train` run in this process; its scored time read back from its MLLOG file."""
-    from levelfield.checker.parse import parse_mllog
+    from levelfield.ground.parse import parse_mllog
     from levelfield.reference.harness.trainer import TrainOptions, train
 
     # The trainer prints one line per eval; kept out of the benchmark's own output.
@@ -101,7 +102,7 @@ def trainer_run(task_id: str, framework: str, config: Config, out: Path) -> dict
     outcome = summary["runs"][0]
     log = parse_mllog(Path(outcome["log"]).read_bytes(), outcome["log"])
     start, stop = log.first("run_start"), log.first("run_stop")
-    version = log.first("levelfield_framework_version")
+    version = log.first(LK.FRAMEWORK_VERSION)
     return {"run_s": (stop.time_ms - start.time_ms) / 1000, "status": outcome["status"], "reason": outcome["reason"],
             "epochs": outcome["epochs"], "evals": outcome["evals"],
             "time_to_train_s": outcome["time_to_train_s"],  # the trainer's perf_counter figure (success only)
@@ -112,7 +113,7 @@ def trainer_run(task_id: str, framework: str, config: Config, out: Path) -> dict
 def bare_run(kit, framework: str, data, epochs: int, eval_epochs: list[int]) -> dict:
     """The trainer's work with nothing around it: same class, seed, order, rates, epochs and evals."""
     from levelfield.reference.interface import COMPILED, Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.schedule import batch_order, learning_rates
 
     (train_inputs, train_labels), (eval_inputs, eval_labels) = data

@@ -13,13 +13,12 @@ silent pass: it becomes a CHK001 internal-error finding naming the check.
 
 from __future__ import annotations
 
-import importlib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from levelfield.checker.findings import ERROR, REGISTRY, RETIRED, Finding
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 INTERNAL_ERROR = "CHK001"
 # Submissions are judged against this profile unless the auditor asks for another (the demo's).
@@ -66,9 +65,10 @@ _LABELS: dict[tuple, object] = {}
 
 
 def _eval_labels(task, data_dir: str | None):
+    from levelfield.ground.registry import task_module
     from levelfield.reference.datasets import load_dataset
 
-    inputs = importlib.import_module(f"levelfield.reference.{task.package}.common.inputs")
+    inputs = task_module(task, "inputs")
     return inputs.labels(load_dataset(task, data_dir), "eval")
 
 
@@ -94,7 +94,7 @@ class Report:
 
 
 def load_waivers(path: Path) -> list[Waiver]:
-    from levelfield.rules.validation import load_document, validate
+    from levelfield.ground.validation import load_document, validate
 
     data = load_document(path)
     validate(data, "waivers", path)

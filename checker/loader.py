@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from levelfield.checker import layout as L
-from levelfield.checker.parse import decode, gunzip, parse_json, parse_mllog
+from levelfield.ground import layout as L
+from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
 from levelfield.checker.records import (
     REPEAT_FILE_ATTRIBUTE,
     RUN_FILE_ATTRIBUTE,

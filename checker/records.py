@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from levelfield.checker.parse import MllogFile
+from levelfield.ground.parse import MllogFile
 from levelfield.checker.tree import Tree
 
 

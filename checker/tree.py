@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024      # the largest accuracy log of rules 1.0 is a few MB
 MAX_FILES = 50_000                     # a large round: thousands of results x ~10 files

@@ -17,7 +17,7 @@ import sys
 
 from levelfield import __version__
 from levelfield.commands import COMMAND_MODULES
-from levelfield.errors import EXIT_USER_ERROR, UserError
+from levelfield.ground.errors import EXIT_USER_ERROR, UserError, report_error
 
 EXAMPLES = """\
 examples:
@@ -42,13 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         importlib.import_module(f"levelfield.commands.{name}").register(subparsers)
     return parser
-
-
-def report_error(error: UserError) -> None:
-    for line in str(error).splitlines() or ["unknown error"]:
-        print(f"levelfield: error: {line}", file=sys.stderr)
-    if error.hint:
-        print(f"levelfield: hint: {error.hint}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

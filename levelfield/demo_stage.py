@@ -135,8 +135,8 @@ def child_main(part: str, options: StageOptions, scenarios: list[str], report: P
 
     train reports {"ok", "weights", "timings_s"}; infer reads the weights from options.weights_file.
     """
-    from levelfield.errors import UserError
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.errors import UserError
+    from levelfield.ground.fsutil import atomic_write_text
 
     end_with_parent()
     try:

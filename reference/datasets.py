@@ -23,20 +23,20 @@ imported lazily, so importing this module costs nothing.
 from __future__ import annotations
 
 import hashlib
-import importlib
 from dataclasses import dataclass
 
 import numpy as np
 
-from levelfield.errors import UserError
+from levelfield.ground.registry import task_module
+from levelfield.ground.errors import UserError
 from levelfield.rules.loader import Task, display_path
 
-# dataset kind -> module that reads it (functions `load(task, data_dir)` and `verify(task, data_dir)`).
-_FILE_READERS = {"idx-files": "levelfield.reference.fmnist_resnet.common.dataset"}
-# generator name -> module whose `generate(params) -> dict[str, np.ndarray]` builds it.
+# dataset kind -> the task whose common/dataset.py reads it (`load(task, data_dir)`, `verify(task, data_dir)`).
+_FILE_READERS = {"idx-files": "fmnist-resnet"}
+# generator name -> the task whose common/dataset.py `generate(params) -> dict[str, np.ndarray]` builds it.
 _GENERATORS = {
-    "sort-digits-v1": "levelfield.reference.seq_transformer.common.dataset",
-    "ctr-synthetic-v1": "levelfield.reference.ctr_dlrm.common.dataset",
+    "sort-digits-v1": "seq-transformer",
+    "ctr-synthetic-v1": "ctr-dlrm",
 }
 
 
@@ -133,7 +133,7 @@ def _module_for(task):
         if name is None:
             raise UserError(f"{_rules_file(task)}: $.dataset.kind: unknown dataset kind {spec['kind']!r} "
                             f"(expected one of: generated, {', '.join(_FILE_READERS)})")
-    return importlib.import_module(name)
+    return task_module(name, "dataset")
 
 
 def generate_arrays(task: Task) -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """Where framework code meets the harness: one class per task x framework.
 
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.interface import Recipe
     cls = load_implementation("fmnist-resnet", "pytorch")
     impl = cls(Recipe.from_task(task), mode="compiled")

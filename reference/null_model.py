@@ -19,10 +19,11 @@ marks its runs not submittable and the checker knows no framework `none`.
 
 from __future__ import annotations
 
-import importlib
 import time
 from dataclasses import dataclass
 
+
+from levelfield.ground.registry import task_module
 import numpy as np
 
 FRAMEWORK = "none"
@@ -68,7 +69,7 @@ class NullImplementation:
     device = "cpu"
 
     def __init__(self, task, cost: CostModel | None = None):
-        spec = importlib.import_module(f"levelfield.reference.{task.package}.common.model_spec")
+        spec = task_module(task, "model_spec")
         self.task_id = task.id
         self.output_shape = tuple(spec.OUTPUT_SHAPE)
         self.cost = cost or CostModel()

@@ -4,10 +4,13 @@
     self.device = device or default_device()
     self.train_model = data_parallel(self.model, self.device)   # the model itself in one process
 
-Imports torch: only the PyTorch implementations use it.
+Imports torch: only the PyTorch implementations and the launcher (levelfield/torchrun.py) use it.
 """
 
 from __future__ import annotations
+
+import os
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -42,3 +45,27 @@ def peak_device_memory_mib(device: str) -> float | None:
     if torch.device(device).type != "cuda":
         return None
     return torch.cuda.max_memory_allocated(device) / _BYTES_PER_MIB
+
+
+# -- `levelfield train --nproc N`: what a rank torchrun started does with torch -------------------
+def join_process_group(timeout_s: float) -> tuple[int, int, str]:
+    """Join the group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT): (rank, size, backend).
+
+    A collective waiting longer than timeout_s raises instead of hanging.
+    """
+    if torch.cuda.is_available():
+        # Untested here (no GPU): rank r drives cuda:r, as torchvision's references do.
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        backend = "nccl"
+    else:
+        backend = "gloo"
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+    return dist.get_rank(), dist.get_world_size(), backend
+
+
+def broadcast_decision(decision: bool, backend: str) -> bool:
+    """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
+    device = f"cuda:{torch.cuda.current_device()}" if backend == "nccl" else "cpu"
+    flag = torch.tensor([1 if decision else 0], dtype=torch.int32, device=device)
+    dist.broadcast(flag, src=0)
+    return bool(flag.item())

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from levelfield.errors import UserError
-from levelfield.fsutil import atomic_write_bytes
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import atomic_write_bytes
 
 # Checkpoints of these models are well under 1 MB; refuse anything absurd.
 MAX_WEIGHTS_BYTES = 64 * 1024 * 1024

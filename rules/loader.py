@@ -21,9 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from levelfield.errors import UserError
-from levelfield.fsutil import read_text_limited
-from levelfield.rules.validation import SchemaError, parse_yaml, show, validate
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import read_text_limited
+from levelfield.ground.validation import SchemaError, parse_yaml, show, validate
 
 SUITE_FILE = "suite.yaml"
 TASKS_DIR = "tasks"

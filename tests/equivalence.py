@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from levelfield.reference.interface import Recipe
-from levelfield.reference.registry import load_implementation
+from levelfield.ground.registry import load_implementation
 from levelfield.rules import load_suite
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")

@@ -1,6 +1,6 @@
 """The calibration proposal: a target every run reaches, and each run's epochs to it."""
 
-from levelfield.tools.calibrate import propose
+from levelfield.reference.harness.calibrate import propose
 
 
 def test_target_is_the_worst_best_value_rounded_down():
@@ -21,6 +21,6 @@ def test_margin_lowers_the_target():
 def test_a_user_mistake_is_one_line_not_a_traceback():
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "levelfield.tools.calibrate", "--task", "nope", "--out", "/tmp/x"],
+    done = subprocess.run([sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--out", "/tmp/x"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "unknown task 'nope'" in done.stderr and "Traceback" not in done.stderr

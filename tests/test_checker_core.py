@@ -15,7 +15,7 @@ import levelfield.checker.checks  # noqa: F401 - registers every check
 from levelfield.checker import docs
 from levelfield.checker.engine import check_tree
 from levelfield.checker.findings import REGISTRY, RETIRED, check
-from levelfield.checker.parse import MAX_JSON_DEPTH, gunzip, parse_json, parse_mllog
+from levelfield.ground.parse import MAX_JSON_DEPTH, gunzip, parse_json, parse_mllog
 from tests.conftest import REPO, assert_user_error, run_cli
 from tests.submission_edit import copy_tree, edit_mllog, first, reseal
 from tests.test_checker_fixtures import EXAMPLE

@@ -333,7 +333,7 @@ def plant_inf012(tree, tmp):
 
 def _drop_repeats(tree, keep: list[int]) -> Path:
     """Keep only the repeats `keep` of the first performance run; result.json says so, consistently."""
-    from levelfield.stats import spread
+    from levelfield.ground.stats import spread
 
     folder = _performance(tree)
     for run in sorted(folder.glob("run_*")):
@@ -368,7 +368,7 @@ def plant_acc002(tree, tmp):
     # A model that answers every sample alike: the log is well formed and the accuracy.json honest,
     # but the quality is below the rules' threshold.
     from levelfield.checker.engine import Context
-    from levelfield.reference.harness.accuracy import score_entries
+    from levelfield.ground.accuracy import score_entries
     from levelfield.rules import load_suite
 
     log = _accuracy_log(tree)
@@ -401,9 +401,9 @@ def _refiled(scenario: str, plant=lambda rules: {}):
 
     from levelfield.checker.checks.settings import PERCENTILE_KEYS, profile_rules
     from levelfield.checker.engine import Context
-    from levelfield.checker.metrics import NS_PER_MS
-    from levelfield.checker.parse import parse_mllog
-    from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+    from levelfield.ground.metrics import NS_PER_MS
+    from levelfield.ground.parse import parse_mllog
+    from levelfield.ground.loadgen_names import SCENARIO_NAMES
 
     report = check_tree(EXAMPLE, select=["INF001"])
     ctx = Context(report.suite)
@@ -441,7 +441,7 @@ def _half_the_samples_per_query(rules):
 
 
 def _twenty_times_the_latency_bound(rules):
-    from levelfield.checker.metrics import NS_PER_MS
+    from levelfield.ground.metrics import NS_PER_MS
 
     return {"requested_server_target_latency_ns": int(rules["latency_bound_ms"] * 20 * NS_PER_MS)}
 

@@ -81,7 +81,7 @@ def test_a_narrowed_confidence_interval_is_caught(tree):
     def narrower(d):
         d["statistics"]["ci95_low"] = d["statistics"]["mean"] * 0.999
     edit_json(_performance(tree) / "result.json", narrower)
-    assert _inf006(tree) == ["statistics.ci95_low differs from levelfield.stats.spread over the 3 repeats' "
+    assert _inf006(tree) == ["statistics.ci95_low differs from levelfield.ground.stats.spread over the 3 repeats' "
                              "mlperf_log_detail.txt"]
 
 

@@ -52,7 +52,7 @@ def test_no_command_prints_usage_and_fails():
 
 
 @pytest.mark.parametrize("module", ["levelfield.cli", "levelfield.checker", "levelfield.rules",
-                                    "levelfield.tools.sysinfo", "levelfield.reference"])
+                                    "levelfield.ground.sysinfo", "levelfield.reference"])
 def test_importing_does_not_import_a_framework(module):
     code = (f"import sys, {module}; from levelfield.cli import build_parser; build_parser(); "
             f"print(sorted(m for m in {FRAMEWORKS!r} if m in sys.modules))")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_user_error, run_cli
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 from levelfield.reference.datasets import arrays_digest, load_dataset, verify_dataset
 from levelfield.rules import load_suite
 

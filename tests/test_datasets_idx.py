@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 from levelfield.reference.datasets import load_dataset, verify_dataset
 from levelfield.reference.fmnist_resnet.common.dataset import DATA_DIR_ENV, read_idx
 from levelfield.rules import load_suite

@@ -26,7 +26,7 @@ from levelfield.tools.leaderboard.collect import collect
 from levelfield.tools.leaderboard.columns import tables
 from levelfield.tools.leaderboard.document import build_document
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 TASK = "ctr-dlrm"
 START_MS = 1_800_000_000_000
@@ -381,7 +381,7 @@ def test_warnings_do_not_exclude_and_are_shown(tree):
 # -- formats ---------------------------------------------------------------------------------------
 
 def test_json_validates_against_the_published_schema(doc, tmp_path):
-    from levelfield.rules.validation import load_schema, problems
+    from levelfield.ground.validation import load_schema, problems
 
     load_schema("leaderboard")   # itself a valid draft 2020-12 schema
     data = json.loads(render(doc, "json"))

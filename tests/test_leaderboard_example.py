@@ -103,7 +103,7 @@ def test_offline_frameworks_are_marked_against_the_best_one(doc):
 
 
 def test_every_format_renders_and_json_follows_its_schema(doc):
-    from levelfield.rules.validation import problems
+    from levelfield.ground.validation import problems
 
     assert problems(json.loads(render(doc, "json")), "leaderboard") == []
     for fmt in ("md", "csv", "html"):

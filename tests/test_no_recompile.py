@@ -18,7 +18,7 @@ import pytest
 
 from levelfield.reference.datasets import load_dataset
 from levelfield.reference.interface import Recipe
-from levelfield.reference.registry import load_implementation
+from levelfield.ground.registry import load_implementation
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 

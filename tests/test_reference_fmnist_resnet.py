@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from equivalence import FRAMEWORKS, build
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 from levelfield.reference.fmnist_resnet.common import inputs as fm_inputs
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
 from levelfield.reference.fmnist_resnet.common.metric import score

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from levelfield.errors import UserError
-from levelfield.reference.registry import load_implementation, module_name, registered
+from levelfield.ground.errors import UserError
+from levelfield.ground.registry import load_implementation, module_name, registered
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.reference.interface import Recipe
 from levelfield.reference.weights import check_weights, load_weights, save_weights

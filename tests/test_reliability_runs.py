@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 from levelfield.tools.package import PackageOptions, package
 from tests.conftest import run_cli, start_long_training
 from tests.submission_edit import files

@@ -21,7 +21,7 @@ import pytest
 
 from levelfield.checker.engine import Context, check_tree, run_check
 from levelfield.checker.loader import load_submission
-from levelfield.checker.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
+from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
 from levelfield.checker.tree import MAX_FILE_BYTES, read_tree
 from levelfield.tools.fuzz.cases import TREE_CLASSES, make_case
 from levelfield.rules import load_suite

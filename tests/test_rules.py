@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_user_error, run_cli
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 from levelfield.rules import load_suite
-from levelfield.rules.validation import problems
+from levelfield.ground.validation import problems
 
 TASK_IDS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 

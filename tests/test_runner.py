@@ -62,7 +62,7 @@ def jax_ctr():
     from levelfield.reference.ctr_dlrm.common import inputs, metric, model_spec
     from levelfield.reference.datasets import load_dataset
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     task = load_suite().task(TASK)
@@ -116,7 +116,7 @@ def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
 
 def test_performance_repeats_write_one_folder_each_and_their_spread(tmp_path, jax_ctr):
     from levelfield.reference.harness.loadgen_results import read_detail
-    from levelfield.stats import spread
+    from levelfield.ground.stats import spread
 
     out = tmp_path / "run"
     result = infer(InferOptions(task_id=TASK, framework="jax", scenario="singlestream", mode="performance",
@@ -263,7 +263,7 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     import jax
     from levelfield.reference.harness import session
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     impl = load_implementation(TASK, "jax")(Recipe.from_task(load_suite().task(TASK)))  # nothing compiled yet

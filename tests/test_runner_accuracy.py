@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 import pytest
-from levelfield.reference.harness.accuracy import (
+from levelfield.ground.accuracy import (
     read_accuracy_log,
     score_accuracy_log,
     score_entries,

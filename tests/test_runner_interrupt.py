@@ -73,7 +73,7 @@ FAILING_PREDICT = textwrap.dedent("""
     from levelfield.commands.infer import _aborted
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     base = load_implementation("ctr-dlrm", "jax")
@@ -133,7 +133,7 @@ def test_undefined_metric_records_a_failed_run(tmp_path):
 def test_predict_failure_in_warmup_is_recorded_and_raised(tmp_path):
     """Before LoadGen starts nothing needs the process to end: the error is raised as it was."""
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     class OutOfMemory(load_implementation(TASK, "jax")):

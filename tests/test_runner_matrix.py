@@ -16,7 +16,7 @@ import json
 
 import numpy as np
 import pytest
-from levelfield.reference.harness.accuracy import read_accuracy_log
+from levelfield.ground.accuracy import read_accuracy_log
 from levelfield.reference.harness.runner import InferOptions, infer
 from test_runner import check_performance_result
 
@@ -43,7 +43,7 @@ def assert_rows_match(task_id: str, logged: np.ndarray, direct: np.ndarray) -> N
 def test_every_scenario_and_mode(task_id, framework, tmp_path):
     from levelfield.reference.datasets import load_dataset
     from levelfield.reference.interface import Recipe
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     task = load_suite().task(task_id)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from levelfield.stats import (
+from levelfield.ground.stats import (
     confidence_interval,
     olympic_mean,
     olympic_score,

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.rules.validation import problems
-from levelfield.tools import sysinfo
-from levelfield.tools.accelerators import accelerator_fields, cuda_version_text, query_nvml
+from levelfield.ground.validation import problems
+from levelfield.ground import sysinfo
+from levelfield.ground.accelerators import accelerator_fields, cuda_version_text, query_nvml
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"
 # Loaded by path (not `import fakes...`) so it works whatever tests/ package layout pytest sees.

@@ -14,7 +14,7 @@ writer), read by the checker's loader.
 from __future__ import annotations
 
 import pytest
-from levelfield.checker.checks.training import training_score
+from levelfield.ground.training_log import training_score
 from levelfield.reference.harness.trainer import RunOutcome, time_to_train_figures
 from levelfield.tools.leaderboard import render
 from test_leaderboard import TASK, _loaded, document, row, write_tree

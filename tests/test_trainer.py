@@ -11,7 +11,7 @@ import pytest
 
 from conftest import assert_user_error, run_cli, start_long_training
 from levelfield.reference.harness.compliance import peer_compliance
-from levelfield.tools.accelerators import query_nvml
+from levelfield.ground.accelerators import query_nvml
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]

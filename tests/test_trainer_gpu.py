@@ -15,7 +15,7 @@ import pytest
 
 from levelfield.reference.harness.runlog import RunLog
 from levelfield.reference.harness.trainer import RunOutcome, TrainOptions, Trainer
-from levelfield.tools.accelerators import energy_j, gpu_selectors, open_gpu_meter
+from levelfield.ground.accelerators import energy_j, gpu_selectors, open_gpu_meter
 from test_trainer import GPU_KEYS, mllog_records
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"

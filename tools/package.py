@@ -10,7 +10,7 @@ holding result.json an inference run (task, framework, scenario, mode from
 it). A performance run folder holds its repeats in run_1/ .. run_N/, each
 with LoadGen's summary and detail logs; a folder without them (written
 before `levelfield infer` ran repeats) or with a gap in their numbering is
-refused. Files are copied into the layout of `checker/layout.py`, never edited;
+refused. Files are copied into the layout of `levelfield/ground/layout.py`, never edited;
 the tree is built in a temporary folder beside --out, its MANIFEST written
 last, and renamed into place, so an interrupted package leaves no partial
 tree and two concurrent packages to one --out cannot interleave.
@@ -18,6 +18,7 @@ tree and two concurrent packages to one --out cannot interleave.
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import gzip
 import json
 import os
@@ -28,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from levelfield import __version__
-from levelfield.checker import layout as L
-from levelfield.checker.parse import parse_json, parse_mllog
-from levelfield.errors import UserError
-from levelfield.fsutil import (
+from levelfield.ground import layout as L
+from levelfield.ground.parse import parse_json, parse_mllog
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import (
     DEFAULT_READ_LIMIT_BYTES,
     atomic_write_bytes,
     atomic_write_text,
@@ -107,11 +108,11 @@ def discover(runs: list[Path]) -> tuple[list[TrainingLog], list[InferenceRunDir]
 
 def _training_log(path: Path) -> TrainingLog:
     log = parse_mllog(read_text_limited(path, MAX_RUN_FILE_BYTES).encode("utf-8"), str(path))
-    task, framework = log.value("submission_benchmark"), log.value("levelfield_framework")
+    task, framework = log.value("submission_benchmark"), log.value(LK.FRAMEWORK)
     if not isinstance(task, str) or not isinstance(framework, str):
         raise UserError(f"{path}: no submission_benchmark / levelfield_framework lines "
                         f"(expected a log written by levelfield train)")
-    return TrainingLog(path, task, framework, log.value("levelfield_environment"), log.value("levelfield_rules_version"))
+    return TrainingLog(path, task, framework, log.value(LK.ENVIRONMENT), log.value(LK.RULES_VERSION))
 
 
 def _inference_run(path: Path) -> InferenceRunDir:
@@ -155,8 +156,8 @@ def repeat_indices(folder: Path) -> list[int]:
 
 
 def _load_system(path: Path, org: str, division: str) -> tuple[str, dict]:
-    from levelfield.rules.validation import load_document
-    from levelfield.tools.sysinfo import description_problems, placeholder_paths
+    from levelfield.ground.validation import load_document
+    from levelfield.ground.sysinfo import description_problems, placeholder_paths
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else ""
     if not L.ID_PATTERN.match(system_id):
@@ -222,8 +223,8 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
         env = envs[0]  # the checker compares every run's environment with this capture (REP001)
         files[f"{L.result_dir(base, system_id, task, framework)}/{L.ENVIRONMENT}"] = json.dumps(env, indent=2) + "\n"
     rules_versions = {r.rules_version for r in (*trainings, *inferences)}
-    commits = {(e or {}).get("levelfield_git", {}).get("commit") for envs in environments.values() for e in envs}
-    code_ref = {"levelfield_version": __version__,
+    commits = {(e or {}).get(LK.GIT, {}).get("commit") for envs in environments.values() for e in envs}
+    code_ref = {LK.VERSION: __version__,
                 "git_commit": _one(commits, "the levelfield commit", "produce all runs from one checkout"),
                 "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release")}
     files[f"{base}/{L.CODE}/{L.CODE_REF}"] = json.dumps(code_ref, indent=2) + "\n"

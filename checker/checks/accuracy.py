@@ -27,7 +27,7 @@ def rescore(run, ctx) -> tuple[dict | None, str | None]:
     """(the checker's accuracy dict, None) or (None, why the log cannot be scored); cached per run."""
     cache = ctx.cache.setdefault("rescored", {})
     if run.folder not in cache:
-        from levelfield.reference.harness.accuracy import score_entries
+        from levelfield.ground.accuracy import score_entries
 
         task = ctx.task(run.task)
         try:

@@ -12,7 +12,7 @@ The settings LoadGen was asked for are checked in settings.py (INF009-INF014).
 from __future__ import annotations
 
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
+from levelfield.ground.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
 
 
 def _logs(sub, mode: str | None = None):

@@ -2,9 +2,9 @@
 
 A performance result is N timed LoadGen runs in run_1/ .. run_N/; its
 result.json lists each run's metric and validity and summarises them (mean,
-n, stdev, 95% CI through levelfield.stats.spread). The checker recomputes
+n, stdev, 95% CI through levelfield.ground.stats.spread). The checker recomputes
 every one of those numbers from the repeats' mlperf_log_detail.txt with the
-same helpers (checker/metrics.py, levelfield/stats.py), so result.json is a
+same helpers (levelfield/ground/metrics.py, levelfield/ground/stats.py), so result.json is a
 claim to verify, never a source.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 
-from levelfield.checker import layout as L
+from levelfield.ground import layout as L
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.metrics import repeat_metrics
-from levelfield.stats import spread
+from levelfield.ground.metrics import repeat_metrics
+from levelfield.ground.stats import spread
 
 # Relative tolerance between result.json's numbers and the checker's: the runner computes them from the
 # same doubles LoadGen logged with the same code, so they agree to the last bits.
@@ -43,7 +43,7 @@ def result_json_mismatch(sub, ctx):
     """What: result.json disagrees with its folder (task, framework, scenario, mode), records an aborted
     run, or, for a performance run, disagrees with its repeats' LoadGen logs: the metric name is not the
     scenario's, a `runs` entry's metric or validity differs from its run_<i>/mlperf_log_detail.txt, or
-    the mean, `statistics` (n, mean, stdev, 95% CI; levelfield.stats.spread) or `valid` (every repeat
+    the mean, `statistics` (n, mean, stdev, 95% CI; levelfield.ground.stats.spread) or `valid` (every repeat
     VALID) differ from what the checker recomputes from those logs.
     Why: tables are built from the detail logs through the checker; a result.json that says otherwise
     was edited or belongs to another run, and a narrowed CI or a dropped slow repeat would mislead.
@@ -112,7 +112,7 @@ def _performance_mismatches(run, data: dict, ctx):
     statistics = data.get("statistics") if isinstance(data.get("statistics"), dict) else {}
     for key in STATISTICS_KEYS:
         if not same_number(statistics.get(key), expected[key]):
-            yield Finding.at(path, f"statistics.{key} differs from levelfield.stats.spread over {logs}",
+            yield Finding.at(path, f"statistics.{key} differs from levelfield.ground.stats.spread over {logs}",
                              found=statistics.get(key), expected=expected[key])
     valid = all(_is_valid(r) for r in run.repeats)
     if data.get("valid") != valid:

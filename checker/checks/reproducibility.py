@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 from levelfield.checker.findings import WARNING, Finding, check
 
 
@@ -9,7 +10,7 @@ def environment_records(sub):
     """(result key, path, line, environment) of every environment a log or result.json recorded."""
     for training in sub.trainings:
         for log in training.logs:
-            line = log.first("levelfield_environment")
+            line = log.first(LK.ENVIRONMENT)
             if line is not None:
                 yield (training.system, training.task, training.framework), log.path, line.lineno, line.value
     for run in sub.inferences:
@@ -51,7 +52,7 @@ def dataset_digest_mismatch(sub, ctx):
     for training in sub.trainings:
         want = expected_digests(ctx.task(training.task))
         for log in training.logs:
-            line = log.first("levelfield_dataset_digest")
+            line = log.first(LK.DATASET_DIGEST)
             if line is not None and line.value != want:
                 yield Finding.at(log.path, "dataset digest differs from the rules", line=line.lineno,
                                  found=line.value, expected=want, hint="check the data with `levelfield data verify`")
@@ -70,7 +71,7 @@ def modified_reference_code(sub, ctx):
         return
     reported = set()
     for key, path, line, environment in environment_records(sub):
-        git = environment.get("levelfield_git") if isinstance(environment, dict) else None
+        git = environment.get(LK.GIT) if isinstance(environment, dict) else None
         if isinstance(git, dict) and git.get("dirty") and key not in reported:
             reported.add(key)
             yield Finding.at(path, "runs used a modified levelfield checkout", line=line,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 from levelfield.checker.findings import Finding, check
 
-CODE_REF_KEYS = ("levelfield_version", "git_commit", "rules_version")
+CODE_REF_KEYS = (LK.VERSION, "git_commit", "rules_version")
 
 
 @check("RUL001", "rules-version-mismatch", area="rules")
@@ -24,7 +25,7 @@ def rules_version_mismatch(sub, ctx):
                          expected=version, hint="check with a levelfield release that ships this rules version")
     for training in sub.trainings:
         for log in training.logs:
-            line = log.first("levelfield_rules_version")
+            line = log.first(LK.RULES_VERSION)
             if line is not None and line.value != version:
                 yield Finding.at(log.path, "produced under another rules version", line=line.lineno,
                                  found=line.value, expected=version)

@@ -18,8 +18,8 @@ import math
 from typing import Callable, Iterator
 
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.metrics import NS_PER_MS
-from levelfield.reference.harness.loadgen_config import MODE_NAMES, SCENARIO_NAMES
+from levelfield.ground.metrics import NS_PER_MS
+from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 
 Difference = tuple[str, object, object]   # (requested_* key, value found, value expected)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from levelfield.checker import layout as L
+from levelfield.ground import layout as L
 from levelfield.checker.findings import Finding, check
 
 

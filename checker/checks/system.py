@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from levelfield.checker import layout as L
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground import layout as L
 from levelfield.checker.findings import Finding, check
 
 
@@ -20,7 +21,7 @@ def invalid_system_description(sub, ctx):
     Fix: regenerate with `levelfield sysinfo --out FILE`, fill in only the <FILL: ...> fields, and
     validate with `levelfield sysinfo --check FILE`.
     """
-    from levelfield.tools.sysinfo import description_problems, placeholder_paths
+    from levelfield.ground.sysinfo import description_problems, placeholder_paths
 
     for system in _systems(sub):
         placeholders = placeholder_paths(system.data)
@@ -58,7 +59,7 @@ def placeholder_left(sub, ctx):
     Bad: "status": "<FILL: available, preview or rdi>".
     Fix: replace every <FILL: ...> with the real value.
     """
-    from levelfield.tools.sysinfo import placeholder_paths
+    from levelfield.ground.sysinfo import placeholder_paths
 
     for system in _systems(sub):
         for path in placeholder_paths(system.data):
@@ -83,7 +84,7 @@ def observed_fingerprints(sub):
     """(path, line, system id, fingerprint) of every fingerprint a training log or result.json recorded."""
     for training in sub.trainings:
         for log in training.logs:
-            line = log.first("levelfield_system_fingerprint")
+            line = log.first(LK.SYSTEM_FINGERPRINT)
             if line is not None:
                 yield log.path, line.lineno, training.system, line.value
     for run in sub.inferences:
@@ -122,7 +123,7 @@ def hardware_mismatch(sub, ctx):
     Bad: description declares 8x "H100 80GB", the training log observed 8x "A100 40GB".
     Fix: run on the declared system, or describe the system the runs used (`levelfield sysinfo`).
     """
-    from levelfield.tools.sysinfo import fingerprint_content
+    from levelfield.ground.sysinfo import fingerprint_content
 
     ratio = float(ctx.suite.checks["host_memory_tolerance_ratio"])
     for path, line, system_id, observed in observed_fingerprints(sub):

@@ -5,15 +5,21 @@ The order of a log's events is checked in log_order.py (TRN012-TRN015).
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import functools
 import math
 
 from levelfield.checker.findings import Finding, check
+from levelfield.ground.training_log import (
+    epochs_to_target,
+    finite_number,
+    last_eval_before_stop,
+    run_status,
+)
 
 # Relative tolerance for logged hyperparameters: implementations log what their optimizer holds,
 # and float32 storage turns 0.9 into 0.8999999761581421.
 HYPERPARAMETER_RTOL = 1e-6
-MS_PER_S = 1000.0
 
 
 @functools.cache
@@ -21,7 +27,7 @@ def required_keys(ruleset_path: str) -> tuple[tuple[str, str], ...]:
     """(key, REQ) pairs of the rules' MLLOG ruleset; its CHECK/POST expressions are data here, never run."""
     from pathlib import Path
 
-    from levelfield.rules.validation import load_yaml
+    from levelfield.ground.validation import load_yaml
 
     out = []
     for item in load_yaml(Path(ruleset_path)) or []:
@@ -29,48 +35,6 @@ def required_keys(ruleset_path: str) -> tuple[tuple[str, str], ...]:
         if isinstance(key, dict) and key.get("REQ") in ("EXACTLY_ONE", "AT_LEAST_ONE"):
             out.append((key["NAME"], key["REQ"]))
     return tuple(out)
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def run_status(log) -> str | None:
-    line = log.last("run_stop")
-    return None if line is None else line.metadata.get("status")
-
-
-def last_eval_before_stop(log):
-    """The last eval_accuracy line before run_stop (None when there is none)."""
-    stop = log.first("run_stop")
-    evals = [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
-    return evals[-1] if evals else None
-
-
-def epochs_to_target(log) -> int | None:
-    """The epoch of the eval that ended a successful run (what reference convergence points count)."""
-    line = last_eval_before_stop(log)
-    epoch = None if line is None else line.metadata.get("epoch_num")
-    # An absurd epoch (10**29) is TRN014's to report; here it would overflow the t-test's arithmetic.
-    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
-
-
-def time_to_target_s(log) -> float | None:
-    """run_stop time_ms - run_start time_ms in s (MLPerf's timed span); None unless the run succeeded."""
-    start, stop = log.first("run_start"), log.first("run_stop")
-    if run_status(log) != "success" or start is None or stop is None:
-        return None
-    if not (_number(start.time_ms) and _number(stop.time_ms)):
-        return None
-    return (stop.time_ms - start.time_ms) / MS_PER_S
-
-
-def training_score(logs, drop: int) -> dict:
-    """The scored result of one training result's logs (in run order): levelfield.stats.time_to_train,
-    a run that did not succeed counting as the slowest. The leaderboard shows exactly this."""
-    from levelfield.stats import time_to_train
-
-    return time_to_train([time_to_target_s(log) for log in logs], drop)
 
 
 def training_logs(sub):
@@ -114,7 +78,7 @@ def log_header_mismatch(sub, ctx):
     Fix: package the runs again; pass --org, --division and --system to `levelfield train`.
     """
     for training, log in training_logs(sub):
-        expected = {"submission_benchmark": training.task, "levelfield_framework": training.framework,
+        expected = {"submission_benchmark": training.task, LK.FRAMEWORK: training.framework,
                     "submission_org": sub.org, "submission_division": sub.division}
         for key, want in expected.items():
             line = log.first(key)
@@ -160,14 +124,14 @@ def target_not_reached(sub, ctx):
     """
     for training, log in training_logs(sub):
         target = ctx.task(training.task).quality["target"]
-        stated = log.first("levelfield_quality_target")
+        stated = log.first(LK.QUALITY_TARGET)
         if stated is not None and stated.value != target:
             yield Finding.at(log.path, "stated quality target differs from the rules", line=stated.lineno,
                              found=stated.value, expected=target)
         if run_status(log) != "success":
             continue
         line = last_eval_before_stop(log)
-        if line is None or not _number(line.value) or line.value < target:
+        if line is None or not finite_number(line.value) or line.value < target:
             yield Finding.at(log.path, "run_stop says success but the last eval is below the target",
                              line=None if line is None else line.lineno,
                              found=None if line is None else line.value, expected=f">= {target}")
@@ -245,11 +209,11 @@ def hyperparameter_not_allowed(sub, ctx):
 def _same(found, want) -> bool:
     if isinstance(want, bool) or isinstance(found, bool) or isinstance(want, str):
         return found == want
-    return _number(found) and math.isclose(found, want, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
+    return finite_number(found) and math.isclose(found, want, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
 
 
 def _allowed(found, spec: dict) -> bool:
-    if not _number(found):
+    if not finite_number(found):
         return False
     if "choices" in spec:
         return any(_same(found, choice) for choice in spec["choices"])
@@ -268,8 +232,8 @@ def implausibly_fast_convergence(sub, ctx):
     Fix: use the reference recipe and submit consecutive runs; if the speed-up is genuine, submit it
     to the open division with an explanation.
     """
-    from levelfield.stats import mean as stats_mean
-    from levelfield.stats import welch_test
+    from levelfield.ground.stats import mean as stats_mean
+    from levelfield.ground.stats import welch_test
 
     alpha = float(ctx.suite.checks["convergence_alpha"])
     for training in sub.trainings:
@@ -305,7 +269,7 @@ def not_submission_profile(sub, ctx):
     """
     for training, log in training_logs(sub):
         task = ctx.task(training.task)
-        line = log.first("levelfield_profile")
+        line = log.first(LK.PROFILE)
         if line is not None and line.value != ctx.profile:
             yield Finding.at(log.path, f"run made with another profile than the {ctx.profile} profile checked",
                              line=line.lineno, found=line.value, expected=ctx.profile)

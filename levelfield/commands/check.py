@@ -51,7 +51,7 @@ def run(args) -> int:
     from levelfield.checker.engine import check_tree, load_waivers, selected_codes
     from levelfield.checker.findings import REGISTRY
     from levelfield.checker.report import json_report, text_report
-    from levelfield.errors import EXIT_FINDINGS, EXIT_OK, UserError
+    from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
 
     if args.list:
         for code in selected_codes(args.select, args.ignore):

@@ -11,7 +11,7 @@ and a hint saying how to get the right data.
 from __future__ import annotations
 
 from levelfield.commands import add_command, add_rules_options
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 DIGEST_SHOWN_CHARS = 16  # enough to tell digests apart in a table; errors print them whole
 

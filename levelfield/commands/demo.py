@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-import sys
 import time
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def register(subparsers) -> None:
 
 def claim_output_folder(out: Path) -> None:
     """Create `out`, or reuse it if an earlier demo made it; never write into someone else's folder."""
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
 
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder", hint="choose another --out")
@@ -90,7 +89,7 @@ class Steps:
 
 
 def run(args) -> int:
-    from levelfield.errors import EXIT_FINDINGS, EXIT_OK
+    from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK
     from levelfield.rules import load_suite
 
     suite = load_suite(args.rules_version, args.rules_dir)
@@ -150,9 +149,9 @@ def verify_data(args, task_id: str) -> None:
 
 def describe_system(out: Path) -> tuple[Path, dict]:
     """This machine's system description, its vendor fields filled in as the demo's."""
-    from levelfield.fsutil import atomic_write_text
-    from levelfield.tools.accelerators import query_nvml
-    from levelfield.tools.sysinfo import collect_system_description, to_json
+    from levelfield.ground.fsutil import atomic_write_text
+    from levelfield.ground.accelerators import query_nvml
+    from levelfield.ground.sysinfo import collect_system_description, to_json
 
     report = query_nvml()
     desc = collect_system_description(nvml_report=report)
@@ -185,7 +184,7 @@ def run_child(out: Path, part: str, options, scenarios: list[str]) -> dict:
     import multiprocessing
 
     from levelfield.demo_stage import child_main
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
 
     report = out / f".stage-{options.framework}-{part}.json"
     report.unlink(missing_ok=True)
@@ -227,7 +226,7 @@ def check(tree: Path, args):
 
 def leaderboard(tree: Path, report, out: Path) -> list[Path]:
     """Print the Markdown leaderboard and write every format; the tree is judged by `report`, not checked twice."""
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.fsutil import atomic_write_text
     from levelfield.tools.leaderboard import render
     from levelfield.tools.leaderboard.collect import collect
     from levelfield.tools.leaderboard.document import build_document

@@ -78,7 +78,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
     from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
     from levelfield.reference.null_model import CostModel

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
 
 
 def _refuse_out_inside_a_tree(out: Path, dirs: list[Path]) -> None:
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
 
     target = out.resolve()
     for tree in dirs:
@@ -53,8 +53,8 @@ def _refuse_out_inside_a_tree(out: Path, dirs: list[Path]) -> None:
 
 
 def run(args) -> int:
-    from levelfield.errors import EXIT_FINDINGS, EXIT_OK, UserError
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
+    from levelfield.ground.fsutil import atomic_write_text
     from levelfield.tools.leaderboard import build, render
 
     if args.out is not None:

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from tabulate import tabulate
 
-    from levelfield.reference.registry import registered
+    from levelfield.ground.registry import registered
     from levelfield.rules import load_suite
 
     entries = registered(load_suite(args.rules_version, args.rules_dir))

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from levelfield.errors import UserError
+    from levelfield.ground.errors import UserError
 
     if args.check is not None:
         if args.out is not None or args.force:
@@ -58,8 +58,8 @@ def run(args) -> int:
 
 
 def _fill(assignments: list[str]) -> dict:
-    from levelfield.errors import UserError
-    from levelfield.tools.sysinfo import VENDOR_PLACEHOLDERS
+    from levelfield.ground.errors import UserError
+    from levelfield.ground.sysinfo import VENDOR_PLACEHOLDERS
 
     fill = {}
     for text in assignments:
@@ -71,9 +71,9 @@ def _fill(assignments: list[str]) -> dict:
 
 
 def generate(out: Path | None, *, overwrite: bool, fill: dict | None = None) -> int:
-    from levelfield.fsutil import atomic_write_text
-    from levelfield.tools.accelerators import query_nvml
-    from levelfield.tools.sysinfo import collect_system_description, placeholder_paths, to_json
+    from levelfield.ground.fsutil import atomic_write_text
+    from levelfield.ground.accelerators import query_nvml
+    from levelfield.ground.sysinfo import collect_system_description, placeholder_paths, to_json
 
     report = query_nvml()
     desc = collect_system_description(nvml_report=report)
@@ -94,8 +94,8 @@ def generate(out: Path | None, *, overwrite: bool, fill: dict | None = None) -> 
 
 
 def check(path: Path) -> int:
-    from levelfield.rules.validation import SchemaError, load_document
-    from levelfield.tools.sysinfo import description_problems
+    from levelfield.ground.validation import SchemaError, load_document
+    from levelfield.ground.sysinfo import description_problems
 
     desc = load_document(path)
     found = description_problems(desc)

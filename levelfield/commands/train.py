@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 from levelfield.commands import add_command, add_rules_options
-from levelfield.reference.harness.distributed import MAX_NPROC  # imports no framework
+from levelfield.reference.harness.world import MAX_NPROC  # imports no framework
 
 
 def _assignment(text: str) -> tuple[str, float]:
@@ -68,8 +68,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from levelfield.errors import UserError
-    from levelfield.reference.harness.distributed import check_nproc
+    from levelfield.ground.errors import UserError
+    from levelfield.reference.harness.world import check_nproc
     from levelfield.reference.harness.trainer import TrainOptions, train, write_summary
 
     if args.runs is not None and args.runs < 1:
@@ -81,7 +81,7 @@ def run(args) -> int:
                         hint="choose another --out, or pass --force to replace them")
     system = None
     if args.system is not None:
-        from levelfield.rules.validation import load_document
+        from levelfield.ground.validation import load_document
         system = load_document(args.system)
     options = TrainOptions(
         task_id=args.task, framework=args.framework, out=args.out, profile=args.profile, runs=args.runs,
@@ -93,7 +93,7 @@ def run(args) -> int:
         write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
         interrupted_by = summary["interrupted_by"]
     else:
-        from levelfield.reference.harness.distributed import launch
+        from levelfield.torchrun import launch
         summary_file = args.out / "summary.json"
         summary_file.unlink(missing_ok=True)  # replaced below only by this launch's rank 0
         interrupted_by = launch(options, args.nproc)  # rank 0 writes the logs and summary.json
@@ -111,7 +111,7 @@ def run(args) -> int:
 def print_summary(summary: dict, out: Path) -> None:
     from tabulate import tabulate
 
-    from levelfield.stats import shown_time_to_train
+    from levelfield.ground.stats import shown_time_to_train
 
     rows = [[r["index"], r["seed"], r["status"], r["reason"], r["epochs"], "yes" if r["peer_compliance"] else "NO",
              f"{r['evals'][-1][1]:.4f}" if r["evals"] else "-",

@@ -1,17 +1,24 @@
 """The framework-agnostic harness: the time-to-accuracy trainer and the LoadGen runner.
 
-    environment.py     the environment fingerprint every log embeds
     runlog.py          one MLLOG file per run, through mlperf_logging.mllog, written atomically
     trainer.py         `levelfield train`: init, timed epochs, evals, the stop-at-target decision
-    distributed.py     `levelfield train --nproc N`: torchrun launch and each process's place (imports
-                       torch only when N > 1)
+    world.py           each process's place in a run of N processes (`--nproc N`; levelfield/torchrun.py
+                       starts them)
+    calibrate.py       targets and reference convergence points from full-length reference runs
+    compliance.py      mlperf_logging's own checker over the trainer's logs
     runner.py          `levelfield infer`: LoadGen scenarios around an implementation's predict
-    sut.py             LoadGen's QSL and SUTs (FastSUT by default)
+    session.py         one LoadGen test: sizing probes, the SUT, repeats
+    sizing.py          what LoadGen needs from the system under test, measured, never assumed
+    sut.py             LoadGen's QSL and SUTs (FastSUT; Server's batch planner)
+    find_peak.py       `levelfield infer --find-peak`: the highest VALID Server rate
     loadgen_config.py  effective LoadGen settings: rules + seeds + the user's overrides
     loadgen_results.py LoadGen's detail log as result.json fields
-    accuracy.py        decode and score mlperf_log_accuracy.json (numpy only; the checker uses it)
+    inference_result.py, result_file.py   result.json of a LoadGen run
     progress.py        progress bars for epochs and LoadGen runs
 
-The harness imports no framework itself; it drives `Implementation` objects
-from the registry.
+What the harness shares with the checker and the tools (accuracy scoring,
+the host facts, the registry, the file layout) lives on the ground floor,
+`levelfield.ground`. The harness imports no framework; it drives
+`Implementation` objects from the registry. An import contract
+(pyproject.toml, `[tool.importlinter]`) keeps it so.
 """

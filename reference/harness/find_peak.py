@@ -36,8 +36,8 @@ import json
 import math
 from pathlib import Path
 
-from levelfield.errors import UserError
-from levelfield.fsutil import atomic_write_text
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import atomic_write_text
 
 PRECISION = 0.05           # stop when the INVALID target is within 5% above the VALID one
 MAX_STEPS = 12             # a bound on the search however noisy the system: ~12 runs of the profile
@@ -172,7 +172,7 @@ def _logged_target(result: dict) -> float:
 def _user_document(path) -> dict:
     if path is None:
         return {"version": 1}
-    from levelfield.rules.validation import load_document
+    from levelfield.ground.validation import load_document
     return load_document(Path(path))
 
 

@@ -6,7 +6,7 @@
 The metric of each run is what LoadGen logged (loadgen_results.scenario_result),
 named with its unit (`p90_latency_ms`, `p99_latency_ms`, `samples_per_s`). The
 result's value under that name is the mean over the repeats; `statistics`
-holds n, mean, stdev and the 95% CI of the mean (levelfield/stats.py, the same
+holds n, mean, stdev and the 95% CI of the mean (levelfield/ground/stats.py, the same
 code the trainer summary and the leaderboard use). A result is VALID only when
 every repeat is: one INVALID run means the settings did not hold on this system.
 """
@@ -14,7 +14,7 @@ every repeat is: one INVALID run means the settings did not hold on this system.
 from __future__ import annotations
 
 from levelfield.reference.harness.loadgen_results import scenario_result
-from levelfield.stats import spread
+from levelfield.ground.stats import spread
 
 
 def run_entry(outcome, index: int | None, scenario: str, percentile: float | None, expected_version: str) -> dict:

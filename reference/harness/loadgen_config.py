@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
+from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 
 # LoadGen's Offline query holds offline_expected_qps x min_duration_s x 1.1 samples (its fixed 10%
 # slack; checked against 6.0.17's effective_samples_per_query).
@@ -27,9 +28,6 @@ LOADGEN_OFFLINE_SLACK = 1.1
 # their size); a user may make the worker wait up to batch_timeout_us for more.
 DEFAULT_SERVER_BATCH_TIMEOUT_US = 0
 
-SCENARIO_NAMES = {"singlestream": "SingleStream", "multistream": "MultiStream",
-                  "server": "Server", "offline": "Offline"}
-MODE_NAMES = {"performance": "PerformanceOnly", "accuracy": "AccuracyOnly"}
 _NS_PER_MS = 1_000_000
 
 
@@ -37,7 +35,7 @@ def read_user_conf(path: Path | None, scenario: str) -> dict:
     """The overrides for `scenario` from a user-settings file ('*' first, the scenario's own keys win)."""
     if path is None:
         return {}
-    from levelfield.rules.validation import load_document, validate
+    from levelfield.ground.validation import load_document, validate
 
     path = Path(path)
     if not path.is_file():

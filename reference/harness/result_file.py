@@ -21,8 +21,8 @@ from levelfield.reference.harness.inference_result import performance_fields, ru
 
 
 def build_result(options, suite, task, eff: dict, impl, weights_label: str, outcome) -> dict:
-    from levelfield.reference.harness.environment import environment_fingerprint
-    from levelfield.tools.sysinfo import collect_system_description, fingerprint
+    from levelfield.ground.environment import environment_fingerprint
+    from levelfield.ground.sysinfo import collect_system_description, fingerprint
 
     expected_version = str(suite.tools["loadgen"]["version"])
     percentile = eff.get("latency_percentile")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from mlperf_logging.mllog.mllog import MLLogger
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 INPROGRESS_SUFFIX = ".inprogress"
 _ids = itertools.count()

@@ -34,7 +34,6 @@ signal).
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
 import signal
@@ -43,8 +42,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from levelfield.errors import UserError
-from levelfield.fsutil import atomic_write_text
+from levelfield.ground.registry import task_module
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import atomic_write_text
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.interface import COMPILED, Recipe
@@ -214,7 +214,7 @@ def cached_eval_set(rules_version: str | None, rules_dir: str | None, task_id: s
     from levelfield.reference.datasets import load_dataset
 
     task = cached_suite(rules_version, rules_dir).task(task_id)
-    inputs_module = importlib.import_module(f"levelfield.reference.{task.package}.common.inputs")
+    inputs_module = task_module(task, "inputs")
     arrays = load_dataset(task, data_dir)
     inputs = {name: np.array(array[:n_eval]) for name, array in inputs_module.model_inputs(arrays, "eval").items()}
     labels = np.array(inputs_module.labels(arrays, "eval")[:n_eval])
@@ -276,7 +276,7 @@ def build_implementation(options: InferOptions, task):
     if options.framework == NULL_FRAMEWORK:
         from levelfield.reference.null_model import NullImplementation
         return NullImplementation(task, options.null_cost)
-    from levelfield.reference.registry import load_implementation
+    from levelfield.ground.registry import load_implementation
     return load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
 
 
@@ -288,9 +288,7 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     task = suite.task(options.task_id).for_profile(options.profile)  # the profile's accuracy reference too
     if options.scenario not in task.scenarios:
         raise UserError(f"{task.path}: scenario {options.scenario!r} is not defined for {task.id}")
-    common = f"levelfield.reference.{task.package}.common"
-    inputs_module = importlib.import_module(f"{common}.inputs")
-    spec_module = importlib.import_module(f"{common}.model_spec")
+    inputs_module, spec_module = task_module(task, "inputs"), task_module(task, "model_spec")
     n_eval = task.eval_samples
     eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
                                             user_conf=options.user_conf, dataset_samples=n_eval)
@@ -319,7 +317,7 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     from levelfield.reference.harness.result_file import build_result
     result = build_result(options, suite, task, eff, impl, weights_label, outcome)
     if options.mode == "accuracy":
-        from levelfield.reference.harness.accuracy import score_accuracy_log
+        from levelfield.ground.accuracy import score_accuracy_log
         try:
             accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
         except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined

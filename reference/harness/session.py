@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from levelfield.fsutil import atomic_write_text
+from levelfield.ground.fsutil import atomic_write_text
 from levelfield.reference.harness import loadgen_config, sizing
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.harness.loadgen_results import read_detail

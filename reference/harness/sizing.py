@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
+from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 
 # Timing each batch size: at least MIN_CALLS calls after the untimed first one (compilation),
 # more while under TIME_PER_SIZE_S, at most MAX_CALLS; the median is the cost, the p90 the Server's.
@@ -171,7 +172,7 @@ def size_settings(eff: dict, costs: list[BatchCost]) -> dict:
     scenario = eff["scenario"]
     if not costs:  # the user set every size (probe_plan measured nothing)
         pass
-    elif scenario in ("singlestream", "multistream"):
+    elif scenario in STREAM_SCENARIOS:
         choose("expected_latency_ms", costs[0].median_ms / LATENCY_HEADROOM)
     elif scenario == "offline":
         choose("batch_size", max(costs, key=lambda c: c.samples_per_s).size)
@@ -217,7 +218,7 @@ def size_again(eff: dict, records: dict) -> dict | None:
         eff[key] = value
         return record
 
-    if scenario in ("singlestream", "multistream"):
+    if scenario in STREAM_SCENARIOS:
         mean_ns = records.get("result_mean_latency_ns")
         if records.get("result_min_duration_met") is not False or "expected_latency_ms" in user \
                 or not _positive(mean_ns):

@@ -47,6 +47,7 @@ import time
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
+from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 
 # Plain or fast LoadGen SUT per scenario. The fast SUT measured faster in every scenario
 # (docs/inference.md: Offline ~1.5x the samples/s, SingleStream ~10-30 us less at p90,
@@ -329,7 +330,7 @@ def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
     """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]; `costs_ms` (batch size -> median
     ms, the sizing probe's) seeds Server's BatchPlanner."""
     fast = FAST_SUT_DEFAULT[scenario] if fast is None else fast
-    if scenario in ("singlestream", "multistream"):
+    if scenario in STREAM_SCENARIOS:
         return DirectSUT(predict, qsl, fast=fast)
     if scenario == "offline":
         return OfflineSUT(predict, qsl, batch_size, fast=fast)

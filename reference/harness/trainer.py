@@ -14,14 +14,13 @@ undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
 
 With `levelfield train --nproc N` (PyTorch), N copies of this trainer run
-under torchrun, each with its `World` (reference/harness/distributed.py): each
+under torchrun, each with its `World` (reference/harness/world.py): each
 rank trains on its share of every global batch, and only rank 0 logs,
 evaluates and saves; the stop decision is broadcast so all ranks stop together.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import resource
@@ -34,14 +33,15 @@ from pathlib import Path
 
 from mlperf_logging.mllog import constants as K
 
-from levelfield.errors import UserError
-from levelfield.reference.harness.distributed import SINGLE
-from levelfield.reference.harness.environment import environment_fingerprint
+from levelfield.ground.registry import task_module
+from levelfield.ground.errors import UserError
+from levelfield.reference.harness.world import SINGLE
+from levelfield.ground.environment import environment_fingerprint
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
-from levelfield.stats import spread, time_to_train
+from levelfield.ground.stats import spread, time_to_train
 
 SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
 # Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
@@ -101,11 +101,11 @@ class Trainer:
     """Runs `runs` independent time-to-accuracy runs of one task in one framework.
 
     `world` is this process's place among the processes of a run: one process
-    by default; distributed.worker_main sets it before run().
+    by default; levelfield/torchrun.py (worker_main) sets it before run().
     """
 
     def __init__(self, options: TrainOptions):
-        from levelfield.reference.registry import load_implementation
+        from levelfield.ground.registry import load_implementation
         from levelfield.rules import load_suite
 
         self.o = options
@@ -121,10 +121,9 @@ class Trainer:
         except ValueError as e:
             raise UserError(f"{self.task.path}: {e}") from None
         self.impl_class = load_implementation(options.task_id, options.framework)
-        common = f"levelfield.reference.{self.task.package}.common"
-        self.inputs_module = importlib.import_module(f"{common}.inputs")
-        self.metric_module = importlib.import_module(f"{common}.metric")
-        self.spec_module = importlib.import_module(f"{common}.model_spec")
+        self.inputs_module = task_module(self.task, "inputs")
+        self.metric_module = task_module(self.task, "metric")
+        self.spec_module = task_module(self.task, "model_spec")
         base = options.seed if options.seed is not None else secrets.randbelow(SEED_LIMIT - self.runs)
         self.seeds = [base + i for i in range(self.runs)]
         self.world = SINGLE
@@ -167,7 +166,7 @@ class Trainer:
         return train, evaluation
 
     def run_one(self, index: int, seed: int) -> RunOutcome:
-        from levelfield.tools.sysinfo import collect_system_description, fingerprint
+        from levelfield.ground.sysinfo import collect_system_description, fingerprint
 
         world = self.world
         log = RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force) if world.primary else NullLog()
@@ -268,7 +267,7 @@ class Trainer:
         """NVML counters of the GPUs this run computes on (rank 0 reads all N), or None (CPU, no NVML)."""
         if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
             return None
-        from levelfield.tools.accelerators import open_gpu_meter
+        from levelfield.ground.accelerators import open_gpu_meter
         return open_gpu_meter(self.world.size)
 
     def _finish(self, log, outcome: RunOutcome, impl=None, meter=None, energy_start_mj=None) -> bool:
@@ -279,7 +278,7 @@ class Trainer:
         if impl is not None:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
         if meter is not None:
-            from levelfield.tools.accelerators import energy_j
+            from levelfield.ground.accelerators import energy_j
             outcome.device_memory_used_mib = meter.memory_used_mib()
             outcome.energy_j = energy_j(energy_start_mj, meter.energy_mj())
         for key, value in (("levelfield_peak_device_memory_mib", outcome.peak_device_memory_mib),
@@ -321,7 +320,7 @@ class Trainer:
 
 
 def time_to_train_figures(outcomes: list[RunOutcome], drop: int) -> dict:
-    """summary.json's time_to_train_s: levelfield.stats.time_to_train over every run, a run that did not
+    """summary.json's time_to_train_s: levelfield.ground.stats.time_to_train over every run, a run that did not
     succeed as None (the slowest), exactly as the checker and the leaderboard score the logs."""
     return time_to_train([o.time_to_train_s if o.status == "success" else None for o in outcomes], drop)
 
@@ -334,7 +333,7 @@ def write_summary(summary: dict, out: Path, rules_dir: str | None = None) -> Pat
     """Cross-check every log with mlperf_logging's engine, then write summary.json (rank 0 only).
 
     `rules_dir` is the run's own --rules-dir: the engine's ruleset comes from the rules the run used."""
-    from levelfield.fsutil import atomic_write_text
+    from levelfield.ground.fsutil import atomic_write_text
     from levelfield.reference.harness.compliance import peer_compliance
     from levelfield.rules import load_suite
 

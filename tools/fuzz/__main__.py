@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from levelfield.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_ERROR, UserError
-from levelfield.fsutil import atomic_write_text
+from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_ERROR, UserError
+from levelfield.ground.fsutil import atomic_write_text
 from levelfield.tools.fuzz.run import FuzzOptions, replay, run_fuzz, run_sweep
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from levelfield.checker import layout as L
+from levelfield.ground import layout as L
 from levelfield.checker.tree import MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.sweep import random_sweep_case

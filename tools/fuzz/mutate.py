@@ -20,8 +20,8 @@ import json
 import random
 import zlib
 
-from levelfield.checker import layout as L
-from levelfield.checker.parse import MAX_GUNZIP_BYTES, MAX_LINE_CHARS, MLLOG_PREFIX
+from levelfield.ground import layout as L
+from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_LINE_CHARS, MLLOG_PREFIX
 from levelfield.tools.fuzz.jsonfuzz import JSON_CLASSES, mutate_value
 
 JSON, MLLOG, GZIP_JSON, TEXT, MANIFEST = "json", "mllog", "gzip-json", "text", "manifest"

@@ -25,10 +25,10 @@ import copy
 from contextlib import contextmanager
 
 import levelfield.checker.loader as loader
-import levelfield.reference.harness.accuracy as accuracy
+import levelfield.ground.accuracy as accuracy
 import levelfield.rules as rules
 
-# The loader's names that parse file content (it imported them from checker/parse.py).
+# The loader's names that parse file content (it imported them from levelfield/ground/parse.py).
 _PARSERS = ("parse_json", "parse_mllog", "gunzip")
 
 

@@ -17,7 +17,7 @@ import json
 import random
 from typing import Any
 
-from levelfield.checker.parse import MLLOG_PREFIX
+from levelfield.ground.parse import MLLOG_PREFIX
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.workspace import Workspace, Write
 

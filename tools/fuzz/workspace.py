@@ -22,7 +22,7 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from levelfield.checker import layout as L
+from levelfield.ground import layout as L
 
 
 @dataclass(frozen=True)

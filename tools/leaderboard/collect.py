@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 
 @dataclass

@@ -19,10 +19,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+from levelfield.ground.loadgen_names import SCENARIO_NAMES
 from levelfield.tools.leaderboard.document import TABLE_KEY
 
-from levelfield.stats import shown_time_to_train
+from levelfield.ground.stats import shown_time_to_train
 
 DASH = "–"   # an empty cell: the value does not exist (not zero)
 
@@ -68,7 +68,7 @@ def _runs(row: dict) -> str:
 
 
 def _time_to_target(row: dict) -> str:
-    """The olympic mean, or a lone run's time labelled as such (levelfield.stats.shown_time_to_train)."""
+    """The olympic mean, or a lone run's time labelled as such (levelfield.ground.stats.shown_time_to_train)."""
     value, kind = shown_time_to_train(row["time_to_target_s"])
     return number(value) if kind != "single run" else f"{number(value)} (single run)"
 

@@ -18,8 +18,8 @@ from itertools import combinations
 from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 
 from levelfield import __version__
-from levelfield.errors import UserError
-from levelfield.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
+from levelfield.ground.errors import UserError
+from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
 
 SCHEMA_VERSION = "1.0"
 # Frameworks are compared only where everything else is equal: one system of one org, one task.

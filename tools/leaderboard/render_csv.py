@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 
-from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+from levelfield.ground.loadgen_names import SCENARIO_NAMES
 
 IDENTITY = ["id", "rules_version", "division", "task", "org", "system", "system_name", "system_status", "nodes",
             "cpu", "accelerator", "accelerator_count", "node_hourly_price_usd", "framework", "framework_version",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from html import escape
 
-from levelfield.reference.harness.loadgen_config import SCENARIO_NAMES
+from levelfield.ground.loadgen_names import SCENARIO_NAMES
 from levelfield.tools.leaderboard.columns import (
     DASH,
     metric_unit,
@@ -25,7 +25,7 @@ from levelfield.tools.leaderboard.columns import (
 from levelfield.tools.leaderboard.render_md import codes, not_results_note
 from levelfield.tools.leaderboard.svg import Bar, bar_chart
 
-from levelfield.stats import shown_time_to_train
+from levelfield.ground.stats import shown_time_to_train
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """

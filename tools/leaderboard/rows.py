@@ -7,7 +7,7 @@ Every number comes from the files the checker just verified, read through the
 checker's own records and helpers (`run_status`, `epochs_to_target`,
 `repeat_metrics`), so the leaderboard and `levelfield check` cannot disagree
 on what a log says. A row's time statistics are the checker's
-`training_score` (levelfield.stats.time_to_train): time to train per run =
+`training_score` (levelfield.ground.stats.time_to_train): time to train per run =
 run_stop time_ms - run_start time_ms (MLPerf's definition; initialisation and
 compilation are not timed); a run whose run_stop status is not `success` has
 no time and counts as the slowest in the olympic score, as in MLPerf; a
@@ -19,14 +19,15 @@ never read. Units are in the key names.
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import hashlib
 import math
 import re
 
-from levelfield.checker.checks.training import epochs_to_target, run_status, time_to_target_s, training_score
-from levelfield.checker.metrics import repeat_metrics
+from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
+from levelfield.ground.metrics import repeat_metrics
 
-from levelfield.stats import mean, spread
+from levelfield.ground.stats import mean, spread
 
 S_PER_HOUR = 3600.0
 _RUN_INDEX = re.compile(r"result_(\d+)\.txt$")
@@ -94,10 +95,10 @@ def run_record(log) -> dict:
         "status": _text(status),
         "time_to_target_s": time_s,
         "epochs_to_target": epochs_to_target(log) if status == "success" else None,
-        "time_to_first_step_s": _number(log.value("levelfield_time_to_first_step_s")),
-        "peak_host_memory_mib": _number(log.value("levelfield_peak_rss_mib")),
-        "peak_device_memory_mib": _number(log.value("levelfield_peak_device_memory_mib")),
-        "energy_j": _number(log.value("levelfield_energy_j")),
+        "time_to_first_step_s": _number(log.value(LK.TIME_TO_FIRST_STEP_S)),
+        "peak_host_memory_mib": _number(log.value(LK.PEAK_RSS_MIB)),
+        "peak_device_memory_mib": _number(log.value(LK.PEAK_DEVICE_MEMORY_MIB)),
+        "energy_j": _number(log.value(LK.ENERGY_J)),
     }
 
 
@@ -124,8 +125,8 @@ def training_row(tree, training) -> dict:
         cost = price * system["nodes"] * times["olympic_mean"] / S_PER_HOUR
     return {
         "id": row_id("trn", identity), **identity, **system,
-        "framework_version": None if first is None else _text(first.value("levelfield_framework_version")),
-        "compile_mode": None if first is None else _text(first.value("levelfield_compile_mode")),
+        "framework_version": None if first is None else _text(first.value(LK.FRAMEWORK_VERSION)),
+        "compile_mode": None if first is None else _text(first.value(LK.COMPILE_MODE)),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
         "quality_metric": tree.task(training.task).quality["metric"],
         "quality_target": tree.task(training.task).quality["target"],

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from levelfield.errors import UserError
-from levelfield.fsutil import sha256_file
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import sha256_file
 from levelfield.reference.datasets import DatasetReport, DigestCheck
 
 DATA_DIR_ENV = "LEVELFIELD_DATA_DIR"

@@ -1,6 +1,6 @@
 """Calibrate a task's quality target and reference convergence points from reference runs.
 
-    python -m levelfield.tools.calibrate --task ctr-dlrm --seeds 3 --out calibration/ctr-dlrm
+    python -m levelfield.reference.harness.calibrate --task ctr-dlrm --seeds 3 --out calibration/ctr-dlrm
 
 Trains every framework with several seeds for the full `max_epochs` (no stop
 at the target), records each evaluation curve, and proposes what the rules
@@ -24,7 +24,7 @@ import json
 import math
 from pathlib import Path
 
-from levelfield.fsutil import atomic_write_text
+from levelfield.ground.fsutil import atomic_write_text
 from levelfield.reference.harness.trainer import TrainOptions, Trainer
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -76,8 +76,8 @@ def main(argv=None) -> int:
 
 def run(argv=None) -> int:
     """main() with the CLI's error reporting: a user mistake is one line, not a traceback."""
-    from levelfield.cli import report_error
-    from levelfield.errors import EXIT_USER_ERROR, UserError
+    from levelfield.ground.errors import EXIT_USER_ERROR, UserError, report_error
+
     try:
         return main(argv)
     except UserError as error:

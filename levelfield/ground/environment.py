@@ -1,6 +1,6 @@
 """The environment fingerprint: which software produced a result.
 
-    from levelfield.reference.harness.environment import environment_fingerprint
+    from levelfield.ground.environment import environment_fingerprint
     env = environment_fingerprint("pytorch")
 
 Versions come from package metadata (nothing is imported). The levelfield git
@@ -11,6 +11,7 @@ its users report as noise; levelfield records, and the checker decides.
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import hashlib
 import json
 import platform
@@ -18,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 from levelfield import __version__
-from levelfield.tools.sysinfo import SOFTWARE_DISTRIBUTIONS, installed_version
+from levelfield.ground.sysinfo import SOFTWARE_DISTRIBUTIONS, installed_version
 
 # Distributions whose versions enter every log (a missing one is null): the system
 # description's software list plus Keras, whose version decides the TensorFlow code path.
@@ -48,10 +49,10 @@ def environment_fingerprint(framework: str | None = None) -> dict:
     env = {
         "python": platform.python_version(),
         "levelfield": __version__,
-        "levelfield_git": git_state(),
+        LK.GIT: git_state(),
         "framework": framework,
         "packages": {key: installed_version(dists) for key, dists in PACKAGES.items()},
     }
-    stable = {k: v for k, v in env.items() if k != "levelfield_git"} | {"commit": env["levelfield_git"]["commit"]}
+    stable = {k: v for k, v in env.items() if k != LK.GIT} | {"commit": env[LK.GIT]["commit"]}
     env["digest"] = hashlib.sha256(json.dumps(stable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     return env

@@ -7,7 +7,12 @@ rules file is validated against a JSON Schema (draft 2020-12) in
     rules/1.0/tasks/fmnist-resnet.yaml: $.quality.target: expected number, got 'ninety'
 
 so the user sees the file, the place in it, the value found and the value
-expected, without a traceback.
+expected, without a traceback. The YAML and JSON loaders here are strict
+(`yaml.safe_load` semantics, duplicate keys refused, sizes bounded).
+
+The schemas are data of the rules (`levelfield.rules` package data, read with
+importlib.resources); this module imports no stage, so every stage validates
+its files the same way.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import jsonschema
 import yaml
 from jsonschema.exceptions import ValidationError, best_match
 
-from levelfield.errors import UserError
-from levelfield.fsutil import DEFAULT_READ_LIMIT_BYTES, read_text_limited
+from levelfield.ground.errors import UserError
+from levelfield.ground.fsutil import DEFAULT_READ_LIMIT_BYTES, read_text_limited
 
 SCHEMA_DIR = "schemas"
 # Strings a tool writes for a person to replace, e.g. "<FILL: submitter>".

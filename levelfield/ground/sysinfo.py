@@ -3,7 +3,7 @@
     levelfield sysinfo --out systems/my-box.json   # then fill in the <FILL: ...> fields
     levelfield sysinfo --check systems/my-box.json
 
-    from levelfield.tools.sysinfo import collect_system_description, fingerprint
+    from levelfield.ground.sysinfo import collect_system_description, fingerprint
     observed = fingerprint(collect_system_description())   # what logs embed
 
 Hardware and software facts are read from the machine (/proc, /etc/os-release,
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from levelfield import __version__
-from levelfield.tools.accelerators import accelerator_fields, query_nvml
+from levelfield.ground.accelerators import accelerator_fields, query_nvml
 
 SCHEMA_VERSION = "1.0"
 _BYTES_PER_GIB = 2**30
@@ -246,7 +246,7 @@ def description_problems(desc: Any) -> list[str]:
     hand-edit), and its content against the description's hardware keys (a
     hardware key edited after the fingerprint was taken).
     """
-    from levelfield.rules.validation import problems, show
+    from levelfield.ground.validation import problems, show
 
     found = problems(desc, "system")
     if found:
@@ -274,7 +274,7 @@ def description_problems(desc: Any) -> list[str]:
 
 def placeholder_paths(value: Any, path: str = "$") -> list[str]:
     """JSON paths (`$.submitter`, `$.accelerators[0].model_name`) still holding a `<FILL: ...>` placeholder."""
-    from levelfield.rules.validation import PLACEHOLDER_PREFIX
+    from levelfield.ground.validation import PLACEHOLDER_PREFIX
 
     if isinstance(value, str):
         return [path] if value.startswith(PLACEHOLDER_PREFIX) else []

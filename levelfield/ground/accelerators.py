@@ -1,6 +1,6 @@
 """NVIDIA accelerators as NVML sees them, for the system description.
 
-    python -c "from levelfield.tools.accelerators import query_nvml; print(query_nvml())"
+    python -c "from levelfield.ground.accelerators import query_nvml; print(query_nvml())"
 
 `open_gpu_meter` reads the GPUs' energy and memory counters for the trainer
 (`levelfield_energy_j`, `levelfield_device_memory_used_mib`); it too answers

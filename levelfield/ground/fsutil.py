@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 # Large enough for any rules, settings or system file; small enough that a
 # hostile multi-GB file is refused before it is read.

@@ -1,6 +1,6 @@
 """Score LoadGen's mlperf_log_accuracy.json with the task's own metric (numpy only; the checker imports it).
 
-    from levelfield.reference.harness.accuracy import read_accuracy_log, score_accuracy_log, score_entries
+    from levelfield.ground.accuracy import read_accuracy_log, score_accuracy_log, score_entries
     rows = read_accuracy_log(Path("out/mlperf_log_accuracy.json"), "ctr-dlrm", n=1024)  # float32 [1024]
     result = score_accuracy_log(path, task, labels)   # {"metric", "value", "reference_value", ...}
     result = score_entries(entries, task, labels)     # the same from an already parsed (bounded) log
@@ -20,12 +20,13 @@ raises ValueError naming the entry for anything that is not what LoadGen writes.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from pathlib import Path
 
 import numpy as np
+
+from levelfield.ground.registry import task_module
 
 # LoadGen writes one entry per line: `{ "seq_id" : S, "qsl_idx" : I, "data" : "HEX" },`.
 # With both integers at their 20-digit maximum that is this many characters besides the hex.
@@ -34,19 +35,12 @@ ENTRY_OVERHEAD_CHARS = len('{ "seq_id" : , "qsl_idx" : , "data" : "" },\n') + 2 
 # (duplicates must repeat the same bytes) plus the brackets, and nothing larger.
 MAX_ENTRIES_PER_SAMPLE = 2
 FILE_SLACK_BYTES = 64
-_TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 _HEX = re.compile(r"[0-9A-Fa-f]*")
 
 
 def response_spec(task_id_or_task):
     """The task's common/model_spec module (RESPONSE_DTYPE, RESPONSE_SHAPE, to_response)."""
-    task_id = getattr(task_id_or_task, "id", task_id_or_task)
-    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
-        raise ValueError(f"task id {task_id!r}: expected a task id such as 'ctr-dlrm'")
-    try:
-        return importlib.import_module(f"levelfield.reference.{task_id.replace('-', '_')}.common.model_spec")
-    except ModuleNotFoundError:
-        raise ValueError(f"task id {task_id!r}: no such task in levelfield.reference") from None
+    return task_module(task_id_or_task, "model_spec")
 
 
 def size_limit_bytes(row_bytes: int, n: int) -> int:
@@ -136,7 +130,7 @@ def decode_entries(entries, task_id_or_task, n: int, *, source: str = "accuracy 
 
 
 def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
-    metric = importlib.import_module(f"levelfield.reference.{task.package}.common.metric")
+    metric = task_module(task, "metric")
     value = float(metric.score(rows, labels))
     reference = float(task.inference["reference_value"])
     threshold = reference * float(task.inference["accuracy_ratio"])

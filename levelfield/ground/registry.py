@@ -1,11 +1,15 @@
-"""Which implementation serves which task x framework, imported only when asked for.
+"""Which code serves which task (x framework), imported only when asked for.
 
-    from levelfield.reference.registry import load_implementation, registered
+    from levelfield.ground.registry import load_implementation, registered, task_module
     cls = load_implementation("ctr-dlrm", "jax")   # imports jax now, not before
+    metric = task_module(task, "metric")           # reference/ctr_dlrm/common/metric.py (numpy only)
 
 The registry is a naming convention, not a table to keep in sync: the
 implementation of task T in framework F is the class `Implementation` in
-`levelfield.reference.<T with _>.<F>.implementation`. Importing this module
+`levelfield.reference.<T with _>.<F>.implementation`, and the task's
+framework-neutral parts (`inputs`, `metric`, `model_spec`, `dataset`) are the
+modules of `levelfield.reference.<T with _>.common`. This is the one place
+those module paths are built; every stage asks here. Importing this module
 (or the CLI, or the checker) never imports a framework.
 """
 
@@ -13,14 +17,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from levelfield.errors import UserError
+from levelfield.ground.errors import UserError
 
 if TYPE_CHECKING:
     from levelfield.reference.interface import Implementation
-    from levelfield.rules.loader import Suite
+    from levelfield.rules.loader import Suite, Task
 
 # The import name and the distributions that provide each framework.
 FRAMEWORK_PACKAGES = {
@@ -30,13 +36,43 @@ FRAMEWORK_PACKAGES = {
 }
 
 
+# The framework-neutral modules every task has under reference/<task>/common/.
+COMMON_PARTS = ("inputs", "metric", "model_spec", "dataset")
+_TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+
+def _package(task_id: str) -> str:
+    if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
+        raise ValueError(f"task id {task_id!r}: expected a task id such as 'ctr-dlrm'")
+    return f"levelfield.reference.{task_id.replace('-', '_')}"
+
+
 def module_name(task_id: str, framework: str) -> str:
-    return f"levelfield.reference.{task_id.replace('-', '_')}.{framework}.implementation"
+    """The module holding task_id's `Implementation` in `framework`."""
+    return f"{_package(task_id)}.{framework}.implementation"
+
+
+def task_module(task: str | Task, part: str) -> ModuleType:
+    """The task's framework-neutral module `part` (one of COMMON_PARTS), numpy only.
+
+    `task` is a task id or a rules Task. ValueError for a malformed id, an
+    unknown part, or a task levelfield has no code for.
+    """
+    task_id = getattr(task, "id", task)
+    if part not in COMMON_PARTS:
+        raise ValueError(f"task part {part!r}: expected one of {', '.join(COMMON_PARTS)}")
+    name = f"{_package(task_id)}.common.{part}"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and name.startswith(e.name):
+            raise ValueError(f"task id {task_id!r}: no such task in levelfield.reference") from None
+        raise
 
 
 def framework_version(framework: str) -> str | None:
     """Installed version of a framework from package metadata, without importing it."""
-    from levelfield.tools.sysinfo import installed_version
+    from levelfield.ground.sysinfo import installed_version
     return installed_version(FRAMEWORK_PACKAGES[framework][1])
 
 

@@ -7,10 +7,11 @@ module through torch.distributed's elastic launcher, the engine behind
 `torchrun`; the command line equivalent is
 
     python -m torch.distributed.run --standalone --nproc-per-node N --max-restarts 0 \\
-        -m levelfield.reference.harness.distributed OPTIONS.json
+        -m levelfield.torchrun OPTIONS.json
 
 Each copy joins the process group (gloo on CPU; nccl with CUDA, untested here
-for lack of a GPU) and runs the ordinary `Trainer` with its `World`:
+for lack of a GPU; `reference/torch_parallel.py`) and runs the ordinary
+`Trainer` with its `World` (`reference/harness/world.py`):
 
 - Batches: the global batch size stays the rules' number. Rank r trains on the
   contiguous slice r of every global batch (`World.share`) of the one data
@@ -30,8 +31,9 @@ for lack of a GPU) and runs the ordinary `Trainer` with its `World`:
 - Signals: the agent forwards SIGINT/SIGTERM to every rank (SIGKILL after 30 s);
   rank 0 then logs `run_stop` aborted and writes summary.json, as one process does.
 
-The harness imports no framework at module level; torch is imported only here,
-only when N > 1.
+This module sits beside the CLI, above the harness: it is where PyTorch's
+launch engine meets the framework-neutral trainer, so the harness itself
+imports no framework. torch is imported only when N > 1.
 """
 
 from __future__ import annotations
@@ -43,68 +45,20 @@ import signal
 import sys
 import tempfile
 import uuid
-from dataclasses import asdict, dataclass
-from datetime import timedelta
+from dataclasses import asdict
 from pathlib import Path
 
-from levelfield.errors import EXIT_USER_ERROR, UserError
+from levelfield.ground.errors import EXIT_USER_ERROR, UserError
+from levelfield.reference.harness.trainer import TrainOptions, Trainer, write_summary
+from levelfield.reference.harness.world import World, check_nproc
 
-MAX_NPROC = 64          # processes on one node; a sanity bound, devices bound it further (check_launch)
-LAUNCHER_FRAMEWORKS = ("pytorch",)  # torchrun starts PyTorch processes; TF and JAX train in one process
 # Signals torch's agent catches and forwards to the ranks; restored in the launcher afterwards.
 _AGENT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 _USER_ERROR_PREFIX = "UserError: "
 _HINT_SEPARATOR = "\nhint: "
 
 
-@dataclass(frozen=True)
-class World:
-    """This process's place among the processes of one training run (one process: rank 0 of 1)."""
-
-    rank: int = 0
-    size: int = 1
-    backend: str | None = None     # gloo | nccl; None for one process
-
-    @property
-    def primary(self) -> bool:
-        """Rank 0: the one process that logs, evaluates and saves."""
-        return self.rank == 0
-
-    def share(self, batch_indices):
-        """This rank's contiguous part of every global batch: int64 [steps, B] -> [steps, B / size]."""
-        if self.size == 1:
-            return batch_indices
-        per_rank = batch_indices.shape[1] // self.size  # check_launch made B divisible by size
-        return batch_indices[:, self.rank * per_rank:(self.rank + 1) * per_rank]
-
-    def agree(self, decision: bool) -> bool:
-        """Rank 0's decision on every rank (a broadcast; every rank must call it at the same point)."""
-        if self.size == 1:
-            return decision
-        import torch
-        import torch.distributed as dist
-
-        device = f"cuda:{torch.cuda.current_device()}" if self.backend == "nccl" else "cpu"
-        flag = torch.tensor([1 if decision else 0], dtype=torch.int32, device=device)
-        dist.broadcast(flag, src=0)
-        return bool(flag.item())
-
-
-SINGLE = World()
-
-
 # -- the launcher (the `levelfield train` process) ------------------------------------------------
-def check_nproc(framework: str, nproc: int) -> None:
-    """Refuse a process count out of range, or N > 1 for frameworks torchrun cannot start (no import needed)."""
-    if not 1 <= nproc <= MAX_NPROC:
-        raise UserError(f"--nproc {nproc}: expected a number of processes from 1 to {MAX_NPROC}",
-                        hint="for example --nproc 2 (PyTorch DDP), or leave it out for one process")
-    if nproc > 1 and framework not in LAUNCHER_FRAMEWORKS:
-        raise UserError(f"--nproc {nproc}: {framework} trains in one process in levelfield; multi-process "
-                        f"training (DDP under torchrun) is available for {', '.join(LAUNCHER_FRAMEWORKS)} only",
-                        hint=f"use --nproc 1 with --framework {framework}, or --framework pytorch --nproc {nproc}")
-
-
 def check_launch(trainer, nproc: int) -> None:
     """Every reason N processes could not train the same model as one, as a UserError, before any starts."""
     import torch
@@ -137,8 +91,6 @@ def launch(options, nproc: int) -> str | None:
     does; a failed rank raises UserError naming the rank and its error.
     """
     check_nproc(options.framework, nproc)
-    from levelfield.reference.harness.trainer import Trainer
-
     trainer = Trainer(options)  # validates the options once, here, rather than N times in the ranks
     check_launch(trainer, nproc)
     # Every rank must use the same seeds: a random base seed is drawn once, here.
@@ -200,26 +152,18 @@ def _how(failure) -> str:
 
 # -- a rank (a process torchrun started) ----------------------------------------------------------
 def join(timeout_s: float) -> World:
-    """Join the process group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT)."""
-    import torch
-    import torch.distributed as dist
+    """Join the process group torchrun's agent set up; the World of this rank."""
+    from levelfield.reference.torch_parallel import broadcast_decision, join_process_group
 
-    if torch.cuda.is_available():
-        # Untested here (no GPU): rank r drives cuda:r, as torchvision's references do.
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-        backend = "nccl"
-    else:
-        backend = "gloo"
-    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
-    return World(rank=dist.get_rank(), size=dist.get_world_size(), backend=backend)
+    rank, size, backend = join_process_group(timeout_s)
+    return World(rank=rank, size=size, backend=backend,
+                 broadcast=lambda decision: broadcast_decision(decision, backend))
 
 
 def worker_main(options_file: str) -> int:
     """One rank: join, train with the World, and (rank 0) write summary.json. Returns the exit code."""
     import torch.distributed as dist
     from torch.distributed.elastic.multiprocessing.errors import get_error_handler
-
-    from levelfield.reference.harness.trainer import TrainOptions, Trainer, write_summary
 
     errors = get_error_handler()  # writes this rank's failure where the agent (and launch()) read it
     errors.initialize()

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from levelfield.ground.loadgen_names import STREAM_SCENARIOS
+
 NS_PER_MS = 1e6
 POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"   # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
 
@@ -30,7 +32,7 @@ def latency_name(percentile: float) -> str:
 
 def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tuple[str, float | None]:
     """(metric name with unit, value or None when the log lacks it)."""
-    if scenario in ("singlestream", "multistream"):
+    if scenario in STREAM_SCENARIOS:
         value_ns = None
         if scenario == "multistream":
             value_ns = percentile_latency_ns(values, percentile, per_query=True)

@@ -1,0 +1,59 @@
+"""What a training result's MLLOG lines say: its status, its epochs and its time to target.
+
+    from levelfield.ground.training_log import epochs_to_target, time_to_target_s, training_score
+    seconds = time_to_target_s(log)       # run_start -> run_stop of a successful run, else None
+    score = training_score(logs, drop=1)  # the scored result of a result's runs (stats.time_to_train)
+
+`log` is a parsed MLLOG file (`levelfield.ground.parse.MllogFile`). The
+checker's TRN checks and the leaderboard read logs through these functions,
+so a verdict and a leaderboard cell cannot disagree about a run.
+"""
+
+from __future__ import annotations
+
+import math
+
+from levelfield.ground.stats import time_to_train
+
+MS_PER_S = 1000.0
+
+
+def finite_number(value) -> bool:
+    """A real, finite int or float (not a bool, not NaN or infinity): what a logged number must be."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def run_status(log) -> str | None:
+    line = log.last("run_stop")
+    return None if line is None else line.metadata.get("status")
+
+
+def last_eval_before_stop(log):
+    """The last eval_accuracy line before run_stop (None when there is none)."""
+    stop = log.first("run_stop")
+    evals = [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
+    return evals[-1] if evals else None
+
+
+def epochs_to_target(log) -> int | None:
+    """The epoch of the eval that ended a successful run (what reference convergence points count)."""
+    line = last_eval_before_stop(log)
+    epoch = None if line is None else line.metadata.get("epoch_num")
+    # An absurd epoch (10**29) is TRN014's to report; here it would overflow the t-test's arithmetic.
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
+
+
+def time_to_target_s(log) -> float | None:
+    """run_stop time_ms - run_start time_ms in s (MLPerf's timed span); None unless the run succeeded."""
+    start, stop = log.first("run_start"), log.first("run_stop")
+    if run_status(log) != "success" or start is None or stop is None:
+        return None
+    if not (finite_number(start.time_ms) and finite_number(stop.time_ms)):
+        return None
+    return (stop.time_ms - start.time_ms) / MS_PER_S
+
+
+def training_score(logs, drop: int) -> dict:
+    """The scored result of one training result's logs (in run order): levelfield.ground.stats.time_to_train,
+    a run that did not succeed counting as the slowest. The leaderboard shows exactly this."""
+    return time_to_train([time_to_target_s(log) for log in logs], drop)
