@@ -2,14 +2,13 @@
 
     datasets.py      load / verify any task's dataset (numpy only)
     interface.py     the Implementation class framework code subclasses
-    registry.py      task x framework -> implementation, imported lazily
     schedule.py      data order and learning rates, shared by every framework
     weights.py       the framework-neutral .npz weight file
     batching.py      the predict shape policy (chunks padded to powers of two)
     keras_backend.py Keras imported on its TensorFlow backend
-    jax_steps.py     the JAX implementations' train_steps loop
-    tf_steps.py      the TensorFlow implementations' train_steps loop
-    torch_parallel.py  the PyTorch implementations' devices and DDP wrapping
+    jax_steps.py, tf_steps.py, torch_steps.py   each framework's one train_steps loop
+    jax_optimizers.py, tf_optimizers.py         the optimizers that update exactly as torch.optim's
+    torch_parallel.py  the PyTorch implementations' devices, DDP wrapping and process group
     synthetic.py     bit-identical random primitives for the generated datasets
     null_model.py    framework `none`: the Implementation interface at a chosen cost, no framework
     harness/         the trainer and the LoadGen runner; no framework imports
@@ -17,5 +16,6 @@
     <task>/<framework>/  model.py, weights.py, implementation.py
 
 Only `datasets.py`, `synthetic.py` and `<task>/common/` may be imported by the
-checker: they are numpy only.
+checker: they are numpy only. The registry that finds implementations and
+common/ modules is on the ground floor (`levelfield/ground/registry.py`).
 """

@@ -253,7 +253,7 @@ def test_checker_and_loaders_execute_nothing():
     done = subprocess.run([sys.executable, "-c", CHECKER_MODULES, str(EXAMPLE)], capture_output=True, text=True,
                           timeout=300, check=True)
     loaded = {Path(line) for line in done.stdout.split()}
-    assert REPO / "checker" / "parse.py" in loaded and REPO / "rules" / "validation.py" in loaded
+    assert REPO / "levelfield" / "ground" / "parse.py" in loaded and REPO / "levelfield" / "ground" / "validation.py" in loaded
     files = loaded | {REPO / "tools" / "package.py", REPO / "reference" / "weights.py",
                       REPO / "reference" / "harness" / "loadgen_config.py"}
     risks = [risk for path in sorted(files) for risk in execution_risks(path.read_text(), str(path.relative_to(REPO)))]

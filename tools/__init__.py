@@ -1,9 +1,11 @@
 """levelfield.tools: user-facing utilities (installed from the repository folder `tools/`).
 
-    sysinfo.py       the system description (`levelfield sysinfo`)
-    accelerators.py  NVIDIA accelerators through NVML (nvidia-ml-py), when a driver is present
     package.py       runs + system description -> submission tree (`levelfield package`)
     leaderboard/     tables from clean trees: Markdown, CSV, JSON, HTML (`levelfield leaderboard`)
-    calibrate.py     quality targets and reference convergence points from reference runs
     fuzz/            damaged copies of a submission through the checker (`make fuzz`)
+
+The system description (`levelfield sysinfo`) and the accelerators are host
+facts every stage reads: they live on the ground floor (`levelfield.ground`).
+The tools import the checker in two places only: the leaderboard asks it for a
+verdict, the fuzzer drives it (docs/architecture.md, Layers).
 """
