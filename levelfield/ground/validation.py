@@ -22,7 +22,7 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import jsonschema
 import yaml
@@ -59,7 +59,7 @@ def load_schema(name: str) -> dict:
     return schema
 
 
-def json_path(parts) -> str:
+def json_path(parts: Iterable[str | int]) -> str:
     """`$.a.b[3]` for a jsonschema error path."""
     out = "$"
     for part in parts:
