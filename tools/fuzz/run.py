@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from levelfield.checker.engine import INTERNAL_ERROR, check_tree
 from levelfield.checker.report import json_report, text_report
@@ -71,7 +72,7 @@ class _TimeLimit(BaseException):
 
 
 @contextmanager
-def time_limit(seconds: float):
+def time_limit(seconds: float) -> Iterator[None]:
     def expire(signum, frame):
         raise _TimeLimit()
     previous = signal.signal(signal.SIGALRM, expire)
@@ -191,7 +192,7 @@ class Tally:
 
 
 @contextmanager
-def prepared(example: Path, work_dir: Path | None = None):
+def prepared(example: Path, work_dir: Path | None = None) -> Iterator[tuple[Workspace, ReusedParses]]:
     """(working copy, primed and frozen parse reuse) for checking many damaged copies of `example`."""
     with tempfile.TemporaryDirectory(prefix="levelfield-fuzz-", dir=work_dir) as work:
         ws = Workspace.create(example, Path(work))

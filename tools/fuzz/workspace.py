@@ -21,6 +21,7 @@ import shutil
 import socket
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from levelfield.ground import layout as L
 
@@ -91,7 +92,7 @@ class Workspace:
 
     # --- damage ----------------------------------------------------------------------------------
 
-    def apply(self, edits) -> None:
+    def apply(self, edits: Iterable[Write | Remove | Symlink | Special | Sparse | Mkdir | ManyFiles]) -> None:
         for edit in edits:
             self.touched.add(edit.rel)
             target = self.path(edit.rel)
