@@ -52,7 +52,8 @@ def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tu
     return "samples_per_s", value if _number(value) else None
 
 
-def repeat_metrics(repeats: Iterable[LoggedRun], scenario: str, percentile: float | None) -> tuple[str, list[float | None]]:
+def repeat_metrics(repeats: Iterable[LoggedRun], scenario: str,
+                   percentile: float | None) -> tuple[str, list[float | None]]:
     """(metric name with unit, the metric of each repeat's detail log in order; None where it lacks one)."""
     name = scenario_metric({}, scenario, percentile)[0]
     values = [None if r.detail is None else scenario_metric(r.detail.values(), scenario, percentile)[1]
