@@ -9,7 +9,7 @@ differ from the number the vendor's run computed, except by tampering.
 from __future__ import annotations
 
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check

@@ -11,7 +11,7 @@ The settings LoadGen was asked for are checked in settings.py (INF009-INF014).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check

@@ -7,7 +7,7 @@ the rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.engine import Context

@@ -11,7 +11,8 @@ claim to verify, never a source.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from levelfield.ground import layout as L
 from levelfield.checker.engine import Context

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.ground import mllog_keys as LK
 from levelfield.checker.engine import Context

@@ -15,7 +15,8 @@ check is one line and tests can call a rule without a submission tree.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.ground import layout as L
 from levelfield.checker.engine import Context

@@ -8,7 +8,7 @@ from __future__ import annotations
 from levelfield.ground import mllog_keys as LK
 import functools
 import math
-from typing import Iterator
+from collections.abc import Iterator
 
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check

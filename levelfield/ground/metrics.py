@@ -12,8 +12,9 @@ result.json) and the leaderboard reads them through the same helpers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 from levelfield.ground.parse import MllogFile

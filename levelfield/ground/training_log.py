@@ -12,7 +12,7 @@ so a verdict and a leaderboard cell cannot disagree about a run.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from levelfield.ground.parse import MllogFile, MllogLine
 from levelfield.ground.stats import time_to_train

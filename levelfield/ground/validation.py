@@ -20,9 +20,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jsonschema
 import yaml

@@ -34,8 +34,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text

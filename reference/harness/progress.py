@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Iterator, TextIO
+from collections.abc import Iterator
+from typing import TextIO
 
 import numpy as np
 from tqdm import tqdm

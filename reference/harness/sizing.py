@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK

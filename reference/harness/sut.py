@@ -44,7 +44,8 @@ import collections
 import math
 import queue
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK

@@ -22,8 +22,9 @@ and a sampled share of inputs runs without this context (see run.py).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import levelfield.checker.loader as loader
 import levelfield.ground.accuracy as accuracy

@@ -29,10 +29,10 @@ import tempfile
 import time
 import traceback
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from levelfield.checker.engine import INTERNAL_ERROR, check_tree
 from levelfield.checker.report import json_report, text_report

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from levelfield.ground.parse import MLLOG_PREFIX
 from levelfield.tools.fuzz import mutate as M

@@ -19,9 +19,9 @@ import os
 import secrets
 import shutil
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from levelfield.ground import layout as L
 
