@@ -16,9 +16,16 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.checker.findings import ERROR, REGISTRY, RETIRED, Finding
 from levelfield.ground.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from levelfield.checker.records import Submission
+    from levelfield.rules.loader import Suite, Task
 
 INTERNAL_ERROR = "CHK001"
 # Submissions are judged against this profile unless the auditor asks for another (the demo's).
@@ -39,17 +46,17 @@ class Context:
     """What checks may use besides the submission: the rules, the profile every run is judged
     against, and the dataset labels for re-scoring."""
 
-    def __init__(self, suite, data_dir: str | None = None, profile: str = SUBMISSION_PROFILE):
+    def __init__(self, suite: Suite, data_dir: str | None = None, profile: str = SUBMISSION_PROFILE):
         self.suite = suite
         self.data_dir = data_dir
         self.profile = profile
         self.cache: dict = {}   # results several checks share (e.g. an accuracy re-score), by name
 
-    def task(self, task_id: str):
+    def task(self, task_id: str) -> Task:
         """The task's rules as the checked profile sets them (run lengths, and the demo's own target)."""
         return self.suite.task(task_id).for_profile(self.profile)
 
-    def labels(self, task_id: str):
+    def labels(self, task_id: str) -> np.ndarray:
         """Eval labels of the task's full eval set (numpy); UserError when the data is absent."""
         task = self.suite.task(task_id)
         key = (str(task.path), self.data_dir)
@@ -157,7 +164,7 @@ def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str |
     return report
 
 
-def run_check(code: str, submission, context) -> list[Finding]:
+def run_check(code: str, submission: Submission, context: Context) -> list[Finding]:
     registered = REGISTRY[code]
     try:
         findings = list(registered.func(submission, context))

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, TypeVar
 
 ERROR, WARNING = "error", "warning"
 SEVERITIES = (ERROR, WARNING)
@@ -103,6 +104,8 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
+# A check as written: `(sub, ctx) -> Iterator[Finding]`; `@check` returns it unchanged.
+CheckFunction = TypeVar("CheckFunction", bound=Callable[..., Iterator[Finding]])
 
 
 @dataclass(frozen=True)
@@ -125,9 +128,9 @@ RETIRED: dict[str, Retired] = {
 }
 
 
-def check(code: str, name: str, *, area: str, severity: str = ERROR):
+def check(code: str, name: str, *, area: str, severity: str = ERROR) -> Callable[[CheckFunction], CheckFunction]:
     """Register a check under a stable code; the docstring must carry What/Why/Bad/Fix."""
-    def register(func):
+    def register(func: CheckFunction) -> CheckFunction:
         problems = []
         if not CODE_PATTERN.match(code):
             problems.append(f"code {code!r} is not three capitals and three digits")

@@ -13,6 +13,7 @@ tree still loads and every problem in it is reported at once.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from levelfield.ground import layout as L
 from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
@@ -28,6 +29,9 @@ from levelfield.checker.records import (
     TrainingResult,
 )
 from levelfield.checker.tree import Tree
+
+if TYPE_CHECKING:
+    from levelfield.rules.loader import Suite
 
 
 class UnknownId(str):
@@ -81,7 +85,7 @@ def parse_manifest(sub: Submission) -> None:
         sub.manifest.append(ManifestEntry(lineno, digest, path))
 
 
-def load_submission(tree: Tree, suite) -> Submission:
+def load_submission(tree: Tree, suite: Suite) -> Submission:
     sub = Submission(root=tree.root, tree=tree)
     parse_manifest(sub)
     tops = sorted({p.split("/")[0] for p in (*tree.files, *tree.dirs)} - {L.MANIFEST})

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 
+from levelfield.checker.engine import Report
+
 JSON_FORMAT_VERSION = 1
 
 
-def text_report(report, *, hints: bool = True) -> str:
+def text_report(report: Report, *, hints: bool = True) -> str:
     lines = []
     for finding in report.findings:
         waived = f" [waived: {finding.waived}]" if finding.waived else ""
@@ -33,7 +35,7 @@ def text_report(report, *, hints: bool = True) -> str:
     return "\n".join(lines)
 
 
-def json_report(report) -> dict:
+def json_report(report: Report) -> dict:
     return {
         "format_version": JSON_FORMAT_VERSION,
         "root": report.root,

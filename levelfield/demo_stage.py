@@ -27,6 +27,11 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: each part imports the harness when it runs, in its own process
+    from levelfield.reference.interface import Implementation
+    from levelfield.reference.null_model import NullImplementation
 
 PROFILE = "demo"
 MODES = ("performance", "accuracy")
@@ -76,7 +81,8 @@ def train_part(o: StageOptions) -> Path:
     return out / f"weights_{run['index']}.npz"
 
 
-def infer_step(o: StageOptions, impl, weights: Path, scenario: str, mode: str) -> None:
+def infer_step(o: StageOptions, impl: Implementation | NullImplementation, weights: Path, scenario: str,
+               mode: str) -> None:
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
 
     out = o.runs_dir / f"{o.framework}-{scenario}-{mode}"

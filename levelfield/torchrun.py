@@ -47,10 +47,14 @@ import tempfile
 import uuid
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import EXIT_USER_ERROR, UserError
 from levelfield.reference.harness.trainer import TrainOptions, Trainer, write_summary
 from levelfield.reference.harness.world import World, check_nproc
+
+if TYPE_CHECKING:   # annotations only: torch is imported only when N > 1
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
 # Signals torch's agent catches and forwards to the ranks; restored in the launcher afterwards.
 _AGENT_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
@@ -59,7 +63,7 @@ _HINT_SEPARATOR = "\nhint: "
 
 
 # -- the launcher (the `levelfield train` process) ------------------------------------------------
-def check_launch(trainer, nproc: int) -> None:
+def check_launch(trainer: Trainer, nproc: int) -> None:
     """Every reason N processes could not train the same model as one, as a UserError, before any starts."""
     import torch
 
@@ -84,7 +88,7 @@ def check_launch(trainer, nproc: int) -> None:
                         hint=f"use --nproc {available} or fewer")
 
 
-def launch(options, nproc: int) -> str | None:
+def launch(options: TrainOptions, nproc: int) -> str | None:
     """Train `options` with `nproc` DDP processes; returns the name of the signal that stopped it, or None.
 
     Rank 0 writes the result files and summary.json, exactly as one process
@@ -124,7 +128,7 @@ def launch(options, nproc: int) -> str | None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def failure_error(failed, nproc: int) -> UserError:
+def failure_error(failed: ChildFailedError, nproc: int) -> UserError:
     """The first failed rank of a ChildFailedError as one UserError (a rank's own UserError as itself)."""
     rank, failure = failed.get_first_failure()
     message = _failure_message(failure)

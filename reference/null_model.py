@@ -21,10 +21,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 
 from levelfield.ground.registry import task_module
 import numpy as np
+
+if TYPE_CHECKING:   # annotations only, as in reference/interface.py
+    from levelfield.rules.loader import Task
 
 FRAMEWORK = "none"
 SPIN_S = 100e-6  # the tail of each cost spent polling perf_counter: Linux sleeps overshoot by ~50-80 us
@@ -68,7 +72,7 @@ class NullImplementation:
     mode = "none"      # nothing is compiled or eager: result.json's compile_mode says so
     device = "cpu"
 
-    def __init__(self, task, cost: CostModel | None = None):
+    def __init__(self, task: Task, cost: CostModel | None = None):
         spec = task_module(task, "model_spec")
         self.task_id = task.id
         self.output_shape = tuple(spec.OUTPUT_SHAPE)
@@ -81,7 +85,7 @@ class NullImplementation:
     def version(self) -> str:
         return "0"
 
-    def load(self, weights) -> None:
+    def load(self, weights: dict[str, np.ndarray]) -> None:
         pass
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:

@@ -12,6 +12,8 @@ learning rate, epsilon or weight decay enter, so each class here overrides
 
 from __future__ import annotations
 
+from typing import Any
+
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import tensorflow as tf
 from keras import ops
@@ -30,7 +32,7 @@ class TorchSGD(keras.optimizers.Optimizer):
     """
 
     def __init__(self, learning_rate: float, momentum: float, weight_decay: float, nesterov: bool = False,
-                 name: str = "torch_sgd", **kwargs):
+                 name: str = "torch_sgd", **kwargs: Any):
         if nesterov:
             raise NotImplementedError("nesterov momentum is not needed by any levelfield task")
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)

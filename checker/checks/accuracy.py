@@ -9,8 +9,11 @@ differ from the number the vendor's run computed, except by tampering.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import InferenceRun, Submission
 
 
 def _accuracy_runs(sub):
@@ -23,7 +26,7 @@ def _threshold(task) -> float:
     return float(task.inference["reference_value"]) * float(task.inference["accuracy_ratio"])
 
 
-def rescore(run, ctx) -> tuple[dict | None, str | None]:
+def rescore(run: InferenceRun, ctx: Context) -> tuple[dict | None, str | None]:
     """(the checker's accuracy dict, None) or (None, why the log cannot be scored); cached per run."""
     cache = ctx.cache.setdefault("rescored", {})
     if run.folder not in cache:
@@ -39,7 +42,7 @@ def rescore(run, ctx) -> tuple[dict | None, str | None]:
 
 
 @check("ACC001", "accuracy-log-unusable", area="accuracy")
-def accuracy_log_unusable(sub, ctx):
+def accuracy_log_unusable(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: mlperf_log_accuracy.json cannot be scored: not an array of {seq_id, qsl_idx, data} entries,
     a response of the wrong size, a sample answered with two different responses, or samples missing.
     Why: accuracy is computed over the whole eval set; a partial or malformed log proves nothing.
@@ -53,7 +56,7 @@ def accuracy_log_unusable(sub, ctx):
 
 
 @check("ACC002", "accuracy-below-threshold", area="accuracy")
-def accuracy_below_threshold(sub, ctx):
+def accuracy_below_threshold(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the checker's re-score of the accuracy log is below the rules' threshold
     (inference.reference_value x inference.accuracy_ratio).
     Why: a fast system that answers wrongly is not a result; MLPerf requires 99% of the reference quality.
@@ -69,7 +72,7 @@ def accuracy_below_threshold(sub, ctx):
 
 
 @check("ACC003", "accuracy-rescore-mismatch", area="accuracy")
-def accuracy_rescore_mismatch(sub, ctx):
+def accuracy_rescore_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: accuracy.json reports a metric, value, threshold or pass flag other than the checker's
     re-score of mlperf_log_accuracy.json (values may differ by the rules' checks.accuracy_rescore_tolerance).
     Why: MLCommons parses accuracy.txt with a regex and trusts it; levelfield recomputes the number

@@ -11,7 +11,11 @@ The settings LoadGen was asked for are checked in settings.py (INF009-INF014).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 from levelfield.ground.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
 
 
@@ -31,7 +35,7 @@ def _line(loadgen, key):
 
 
 @check("INF001", "loadgen-invalid", area="inference")
-def loadgen_invalid(sub, ctx):
+def loadgen_invalid(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: LoadGen's own verdict for a performance run (result_validity in mlperf_log_detail.txt) is
     not VALID; LoadGen's reasons are quoted. Every repeat (run_<i>/) is judged on its own: one INVALID
     repeat makes the result invalid.
@@ -54,7 +58,7 @@ def loadgen_invalid(sub, ctx):
 
 
 @check("INF002", "loadgen-error", area="inference")
-def loadgen_error(sub, ctx):
+def loadgen_error(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: LoadGen logged an error (a detail-log line with is_error true, or num_errors above 0).
     Why: LoadGen errors mean samples were answered twice, not at all, or out of bounds: the timing is
     not trustworthy even when a number was printed ("looks OK" after an error is a known MLPerf complaint).
@@ -77,7 +81,7 @@ _OFFLINE_TOO_SHORT = ("Offline's one query was too small for this model: raise e
 
 
 @check("INF003", "constraint-not-met", area="inference")
-def constraint_not_met(sub, ctx):
+def constraint_not_met(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a performance run did not meet the rules' constraints as achieved, not as configured: the
     measured duration (LoadGen's power_begin to power_end) or query count is under the submission
     profile's minimum, or the latency at the rules' percentile exceeds the rules' bound (Server).
@@ -115,7 +119,7 @@ def constraint_not_met(sub, ctx):
 
 
 @check("INF005", "loadgen-version-not-pinned", area="inference")
-def loadgen_version_not_pinned(sub, ctx):
+def loadgen_version_not_pinned(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the LoadGen version in mlperf_log_detail.txt is not the one the rules pin (tools.loadgen.version).
     Why: LoadGen's scheduling, early stopping and percentiles change between releases; MLCommons'
     checker never verifies the version, so results from modified LoadGens go unnoticed.
@@ -141,7 +145,7 @@ def summary_validity(summary: str) -> str | None:
 
 
 @check("INF007", "summary-mismatch", area="inference")
-def summary_mismatch(sub, ctx):
+def summary_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the verdict in mlperf_log_summary.txt ("Result is : VALID") differs from result_validity in
     mlperf_log_detail.txt, or the summary has no verdict.
     Each repeat's summary is compared with the detail log in its own run_<i>/ folder.

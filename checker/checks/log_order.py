@@ -7,8 +7,12 @@ the rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from levelfield.checker.checks.training import training_logs
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 
 # The interval events every log opens and closes, in the order MLPerf's logging rules require.
 EVENT_ORDER = ("init_start", "init_stop", "run_start", "run_stop")
@@ -18,7 +22,7 @@ _PRODUCE = "produce logs with `levelfield train`; never merge or edit logs"
 
 
 @check("TRN012", "events-out-of-order", area="training")
-def events_out_of_order(sub, ctx):
+def events_out_of_order(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the first init_start, init_stop, run_start and run_stop of a log are not in that order.
     Why: time to train is run_stop minus run_start and initialisation is untimed; a run_start before
     init_stop, or a run_stop before run_start, moves work out of the timed interval.
@@ -35,7 +39,7 @@ def events_out_of_order(sub, ctx):
 
 
 @check("TRN013", "event-outside-run", area="training")
-def event_outside_run(sub, ctx):
+def event_outside_run(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: an epoch_start or eval_accuracy line comes before run_start or after run_stop.
     Why: epochs and evals are the timed work; an epoch before run_start is training nobody timed, an
     eval after run_stop a quality the timed run never reached.
@@ -54,7 +58,7 @@ def event_outside_run(sub, ctx):
 
 
 @check("TRN014", "epochs-not-consecutive", area="training")
-def epochs_not_consecutive(sub, ctx):
+def epochs_not_consecutive(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the epoch_start lines' epoch_num are not 1, 2, 3 ... in order. Only the first break is reported.
     Why: epochs to target (the convergence test, TRN009) and the hyperparameter schedule are read from
     epoch numbers; a skipped or repeated epoch means runs were merged or edited.
@@ -70,7 +74,7 @@ def epochs_not_consecutive(sub, ctx):
 
 
 @check("TRN015", "timestamp-backwards", area="training")
-def timestamp_backwards(sub, ctx):
+def timestamp_backwards(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a line's time_ms is earlier than the line before it. Only the first step back is reported.
     Why: time to train and the initialisation time are differences of timestamps; a clock that runs
     backwards (an edited line, or logs of two runs merged) makes them meaningless.

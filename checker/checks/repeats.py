@@ -11,9 +11,13 @@ claim to verify, never a source.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any
 
 from levelfield.ground import layout as L
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.stats import spread
 
@@ -27,7 +31,7 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def same_number(reported, expected) -> bool:
+def same_number(reported: Any, expected: float | None) -> bool:
     """`reported` (untrusted JSON) equals `expected` within METRIC_RTOL; None expects None."""
     if expected is None:
         return reported is None
@@ -39,7 +43,7 @@ def _is_valid(repeat) -> bool:
 
 
 @check("INF006", "result-json-mismatch", area="inference")
-def result_json_mismatch(sub, ctx):
+def result_json_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: result.json disagrees with its folder (task, framework, scenario, mode), records an aborted
     run, or, for a performance run, disagrees with its repeats' LoadGen logs: the metric name is not the
     scenario's, a `runs` entry's metric or validity differs from its run_<i>/mlperf_log_detail.txt, or
@@ -121,7 +125,7 @@ def _performance_mismatches(run, data: dict, ctx):
 
 
 @check("INF008", "repeat-count-mismatch", area="inference")
-def repeat_count_mismatch(sub, ctx):
+def repeat_count_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a performance run does not hold the rules' number of repeats: its run_<i>/ folders are not
     numbered 1..N without gaps, or N differs from the judged profile's inference_repeats (rules
     suite.yaml; `levelfield check --profile`), or from result.json's `repeats` or the length of its `runs`.

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from levelfield.ground import mllog_keys as LK
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import WARNING, Finding, check
+from levelfield.checker.records import Submission
 
 
-def environment_records(sub):
+def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str], str, int | None, Any]]:
     """(result key, path, line, environment) of every environment a log or result.json recorded."""
     for training in sub.trainings:
         for log in training.logs:
@@ -23,7 +28,7 @@ def _digest(environment):
 
 
 @check("REP001", "mixed-environment", area="reproducibility")
-def mixed_environment(sub, ctx):
+def mixed_environment(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run's environment fingerprint (Python, framework and library versions, levelfield version
     and commit) differs from the result's environment.json.
     Why: a result is one software stack; runs mixed from two framework versions measure neither.
@@ -41,7 +46,7 @@ def mixed_environment(sub, ctx):
 
 
 @check("REP002", "dataset-digest-mismatch", area="reproducibility")
-def dataset_digest_mismatch(sub, ctx):
+def dataset_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the dataset digest a training log recorded differs from the SHA-256 the rules pin.
     Why: a result on other data (a re-shuffled, filtered or regenerated set) is not comparable.
     Bad: levelfield_dataset_digest {"train-images-idx3-ubyte.gz": "ab12..."} against the rules' "b056...".
@@ -59,7 +64,7 @@ def dataset_digest_mismatch(sub, ctx):
 
 
 @check("REP003", "modified-reference-code", area="reproducibility", severity=WARNING)
-def modified_reference_code(sub, ctx):
+def modified_reference_code(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: closed division: a run recorded that levelfield's tracked files were modified (git dirty).
     Why: the closed division runs the reference code as released; a local change may change the recipe.
     Unlike MLPerf's checker, which fails on any changed file, this lists the files and warns, so an

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from levelfield.ground import mllog_keys as LK
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 
 CODE_REF_KEYS = (LK.VERSION, "git_commit", "rules_version")
 
 
 @check("RUL001", "rules-version-mismatch", area="rules")
-def rules_version_mismatch(sub, ctx):
+def rules_version_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the rules version in code/levelfield.json is not the one the checker applied (unknown to this
     levelfield, or overridden with --rules-version), or a log, result.json or settings.json was produced
     under another rules version.
@@ -37,7 +41,7 @@ def rules_version_mismatch(sub, ctx):
 
 
 @check("RUL002", "invalid-code-reference", area="rules")
-def invalid_code_reference(sub, ctx):
+def invalid_code_reference(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: code/levelfield.json is not an object with levelfield_version, git_commit and rules_version
     strings (git_commit may be null outside a git checkout).
     Why: the code reference is how an auditor finds the exact code that produced the results.

@@ -15,11 +15,17 @@ check is one line and tests can call a rule without a submission tree.
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import InferenceRun, Submission
 from levelfield.ground.metrics import NS_PER_MS
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
+
+if TYPE_CHECKING:
+    from levelfield.rules.loader import Suite
 
 Difference = tuple[str, object, object]   # (requested_* key, value found, value expected)
 
@@ -33,13 +39,13 @@ def _close(found, want) -> bool:
     return isinstance(found, (int, float)) and not isinstance(found, bool) and math.isclose(found, want, rel_tol=1e-9)
 
 
-def scenario_mode_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def scenario_mode_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """The scenario and test mode LoadGen ran against the folder the run is filed under."""
     return (_requested(values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario])
             + _requested(values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode]))
 
 
-def seed_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def seed_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """LoadGen's RNG seeds against the suite's fixed ones."""
     out = []
     for seed, want in suite.loadgen_seeds.items():
@@ -47,7 +53,7 @@ def seed_differences(values: dict, rules: dict, suite, scenario: str, mode: str)
     return out
 
 
-def run_length_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def run_length_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """A performance run's minimum duration and query count against the profile's (never below)."""
     if mode != "performance":
         return []  # an accuracy run answers every sample once, however long that takes
@@ -58,13 +64,14 @@ def run_length_differences(values: dict, rules: dict, suite, scenario: str, mode
     return out
 
 
-def sample_count_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
     return _requested(values, "performance_sample_count_override",
                       lambda v: v == rules["performance_sample_count"], rules["performance_sample_count"])
 
 
-def samples_per_query_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def samples_per_query_differences(values: dict, rules: dict, suite: Suite, scenario: str,
+                                  mode: str) -> list[Difference]:
     """MultiStream's samples per query against the scenario's."""
     if scenario != "multistream":
         return []
@@ -78,7 +85,7 @@ PERCENTILE_KEYS = {"singlestream": "single_stream_target_latency_percentile",
                    "server": "server_target_latency_percentile"}
 
 
-def latency_differences(values: dict, rules: dict, suite, scenario: str, mode: str) -> list[Difference]:
+def latency_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """The latency percentile and (Server) latency bound against the scenario's."""
     out = []
     if scenario in PERCENTILE_KEYS:
@@ -90,7 +97,7 @@ def latency_differences(values: dict, rules: dict, suite, scenario: str, mode: s
     return out
 
 
-def profile_rules(ctx, run) -> dict:
+def profile_rules(ctx: Context, run: InferenceRun) -> dict:
     """The rules a run's requested settings are held to: the scenario's constraints, the checked
     profile's run lengths, and the task's sample count (capped by its eval set)."""
     task = ctx.task(run.task)
@@ -116,7 +123,7 @@ _RERUN = "run `levelfield infer` with the profile checked; "
 
 
 @check("INF009", "scenario-or-mode-mismatch", area="inference")
-def scenario_or_mode_mismatch(sub, ctx):
+def scenario_or_mode_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the scenario or test mode LoadGen was asked for (requested_scenario, requested_test_mode)
     is not the one of the folder the run is filed under (<scenario>/<mode>/).
     Why: the folder decides which rules a run is judged by; an Offline run filed as Server, or an
@@ -129,7 +136,7 @@ def scenario_or_mode_mismatch(sub, ctx):
 
 
 @check("INF010", "rng-seeds-changed", area="inference")
-def rng_seeds_changed(sub, ctx):
+def rng_seeds_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a LoadGen RNG seed (requested_qsl_rng_seed, requested_sample_index_rng_seed,
     requested_schedule_rng_seed) is not the suite's fixed value (rules/<version>/suite.yaml, loadgen_seeds).
     Why: the seeds decide which samples are loaded and in which order queries arrive; fixed seeds
@@ -141,7 +148,7 @@ def rng_seeds_changed(sub, ctx):
 
 
 @check("INF011", "run-length-below-profile", area="inference")
-def run_length_below_profile(sub, ctx):
+def run_length_below_profile(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a performance run asked LoadGen for a shorter minimum duration or fewer minimum queries
     (requested_min_duration_ms, requested_min_query_count) than the profile's run length. Both are one
     rule: LoadGen runs until both minima are met, so together they are how long a run is.
@@ -155,7 +162,7 @@ def run_length_below_profile(sub, ctx):
 
 
 @check("INF012", "sample-count-changed", area="inference")
-def sample_count_changed(sub, ctx):
+def sample_count_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the number of samples LoadGen loaded and cycled through (requested_performance_sample_count_override)
     is not the task's performance_sample_count (capped by the profile's eval set).
     A rule of its own, not a run length: it sets the working set, not how long the run is.
@@ -169,7 +176,7 @@ def sample_count_changed(sub, ctx):
 
 
 @check("INF013", "samples-per-query-changed", area="inference")
-def samples_per_query_changed(sub, ctx):
+def samples_per_query_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a MultiStream run asked for another number of samples per query
     (requested_multi_stream_samples_per_query) than the scenario's samples_per_query.
     Why: MultiStream's latency is that of a whole query; fewer samples per query make each one cheaper,
@@ -182,7 +189,7 @@ def samples_per_query_changed(sub, ctx):
 
 
 @check("INF014", "latency-constraint-changed", area="inference")
-def latency_constraint_changed(sub, ctx):
+def latency_constraint_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the latency constraint LoadGen was asked to judge is not the scenario's: another latency
     percentile (SingleStream, MultiStream, Server: requested_*_target_latency_percentile) or another
     latency bound (Server: requested_server_target_latency_ns). Percentile and bound are one rule,

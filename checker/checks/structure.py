@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 
 from levelfield.ground import layout as L
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 
 
 @check("CHK001", "internal-error", area="checker")
-def internal_error(sub, ctx):
+def internal_error(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a check raised an exception instead of returning findings (reported by the engine).
     Why: a crashing check has no verdict; treating it as a pass would let a broken submission through.
     Bad: a check meets a value of a type nobody anticipated and raises TypeError.
@@ -19,7 +22,7 @@ def internal_error(sub, ctx):
 
 
 @check("STR001", "missing-file", area="structure")
-def missing_file(sub, ctx):
+def missing_file(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file or folder the layout requires is absent (MANIFEST, code/levelfield.json, a system
     description, environment.json, a required file of a performance or accuracy run, a LoadGen log of a
     performance repeat's run_<i>/, or one of the two modes). How many repeats there must be is INF008's.
@@ -32,7 +35,7 @@ def missing_file(sub, ctx):
 
 
 @check("STR002", "unexpected-entry", area="structure")
-def unexpected_entry(sub, ctx):
+def unexpected_entry(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file or folder that the layout does not define.
     Why: results hidden under unexpected names are never checked; stray files make a tree ambiguous.
     Bad: results/box/ctr-dlrm/jax/notes.txt, or a second organisation folder.
@@ -44,7 +47,7 @@ def unexpected_entry(sub, ctx):
 
 
 @check("STR009", "unknown-id", area="structure")
-def unknown_id(sub, ctx):
+def unknown_id(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a folder name that should be an id of the declared rules version is not one: division,
     system id, task, framework, scenario or mode.
     Why: results under a misspelt id cannot be matched to their rules and would never be checked.
@@ -56,7 +59,7 @@ def unknown_id(sub, ctx):
 
 
 @check("STR003", "malformed-file", area="structure")
-def malformed_file(sub, ctx):
+def malformed_file(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file could not be parsed: not UTF-8, invalid or duplicated-key JSON, a broken MLLOG line,
     JSON nested too deep, an over-long line, a MANIFEST line not in sha256sum format.
     Why: what cannot be read cannot be checked; a duplicated JSON key is also how a tampered value hides.
@@ -69,7 +72,7 @@ def malformed_file(sub, ctx):
 
 
 @check("STR004", "unsafe-entry", area="structure")
-def unsafe_entry(sub, ctx):
+def unsafe_entry(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a symlink, FIFO, socket, device or over-deep folder in the tree; none is followed or opened.
     Why: a symlink can make the checker read files outside the tree (secrets, /dev/zero) or make two
     results share one log.
@@ -85,7 +88,7 @@ def unsafe_entry(sub, ctx):
 
 
 @check("STR005", "over-size-limit", area="structure")
-def over_size_limit(sub, ctx):
+def over_size_limit(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file larger than the checker reads, or a tree with more files than it reads.
     Why: size limits keep an audit bounded in time and memory whatever the tree holds.
     Bad: a 10 GB mlperf_log_trace.json copied into the tree.
@@ -103,7 +106,7 @@ def over_size_limit(sub, ctx):
 
 
 @check("STR006", "digest-mismatch", area="structure")
-def digest_mismatch(sub, ctx):
+def digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file's SHA-256 differs from its MANIFEST entry.
     Why: the MANIFEST is what makes a submission tamper-evident; any change after packaging shows here.
     Bad: a result_2.txt edited after `levelfield package` wrote the MANIFEST.
@@ -117,7 +120,7 @@ def digest_mismatch(sub, ctx):
 
 
 @check("STR007", "manifest-incomplete", area="structure")
-def manifest_incomplete(sub, ctx):
+def manifest_incomplete(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a file of the tree has no MANIFEST entry, an entry names a file that is not there, or a
     path is listed twice.
     Why: an unlisted file escapes the integrity check; a listed-but-absent file was removed after packaging.
@@ -147,7 +150,7 @@ def _unsafe_manifest_path(path: str) -> bool:
 
 
 @check("STR008", "unsafe-manifest-path", area="structure")
-def unsafe_manifest_path(sub, ctx):
+def unsafe_manifest_path(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a MANIFEST path that is absolute, contains `..`, `.` or empty components, backslashes or
     control characters, or names the MANIFEST itself.
     Why: a path escaping the tree could make a tool read or overwrite files outside it.

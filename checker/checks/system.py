@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground import layout as L
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission
 
 
 def _systems(sub):
@@ -12,7 +17,7 @@ def _systems(sub):
 
 
 @check("SYS001", "invalid-system-description", area="system")
-def invalid_system_description(sub, ctx):
+def invalid_system_description(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a system description that fails its JSON Schema (types, units, enums), whose fingerprint
     digest does not match its content, or whose fingerprint disagrees with its own hardware keys.
     Why: MLPerf checks only that keys are present, so "1.5TiB" and "N/A" reach its results tables;
@@ -33,7 +38,7 @@ def invalid_system_description(sub, ctx):
 
 
 @check("SYS002", "system-path-mismatch", area="system")
-def system_path_mismatch(sub, ctx):
+def system_path_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the description's `submitter` or `division` differs from the folders it sits in.
     Why: the path decides under which organisation and division results are published; a description
     saying otherwise means files were moved between submissions.
@@ -53,7 +58,7 @@ def system_path_mismatch(sub, ctx):
 
 
 @check("SYS003", "placeholder-left", area="system")
-def placeholder_left(sub, ctx):
+def placeholder_left(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a `<FILL: ...>` placeholder written by `levelfield sysinfo` is still in the description.
     Why: placeholders mark what only the vendor knows (submitter, system name, status, system type).
     Bad: "status": "<FILL: available, preview or rdi>".
@@ -67,7 +72,7 @@ def placeholder_left(sub, ctx):
 
 
 @check("SYS004", "unknown-system", area="system")
-def unknown_system(sub, ctx):
+def unknown_system(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: results filed under a system id that has no systems/<system>.json.
     Why: a result without a hardware declaration cannot be placed in a table or cross-checked.
     Bad: results/box2/... with only systems/box.json.
@@ -80,7 +85,7 @@ def unknown_system(sub, ctx):
                              hint="add the description with `levelfield sysinfo --out FILE`")
 
 
-def observed_fingerprints(sub):
+def observed_fingerprints(sub: Submission) -> Iterator[tuple[str, int | None, str, Any]]:
     """(path, line, system id, fingerprint) of every fingerprint a training log or result.json recorded."""
     for training in sub.trainings:
         for log in training.logs:
@@ -92,7 +97,7 @@ def observed_fingerprints(sub):
             yield run.result.path, None, run.system, run.result.data.get("system_fingerprint")
 
 
-def hardware_differences(declared: dict, observed, memory_ratio: float) -> list[str]:
+def hardware_differences(declared: dict, observed: Any, memory_ratio: float) -> list[str]:
     """`key: declared X, observed Y` for each hardware key that differs (host memory within `memory_ratio`)."""
     if not isinstance(observed, dict):
         return [f"fingerprint: expected an object, found {type(observed).__name__}"]
@@ -114,7 +119,7 @@ def _close(declared, observed, ratio: float) -> bool:
 
 
 @check("SYS005", "hardware-mismatch", area="system")
-def hardware_mismatch(sub, ctx):
+def hardware_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the hardware a log observed (CPU model, cores, threads, memory, accelerator models and
     count, OS) differs from what the system description declares; host memory may differ by the
     rules' `checks.host_memory_tolerance_ratio`.

@@ -8,8 +8,12 @@ from __future__ import annotations
 from levelfield.ground import mllog_keys as LK
 import functools
 import math
+from collections.abc import Iterator
 
+from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
+from levelfield.checker.records import Submission, TrainingResult
+from levelfield.ground.parse import MllogFile
 from levelfield.ground.training_log import (
     epochs_to_target,
     finite_number,
@@ -37,7 +41,7 @@ def required_keys(ruleset_path: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def training_logs(sub):
+def training_logs(sub: Submission) -> Iterator[tuple[TrainingResult, MllogFile]]:
     """(training result, log) for every log of every training result; the TRN checks' walk."""
     for training in sub.trainings:
         for log in training.logs:
@@ -45,7 +49,7 @@ def training_logs(sub):
 
 
 @check("TRN001", "missing-log-key", area="training")
-def missing_log_key(sub, ctx):
+def missing_log_key(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a key the rules' MLLOG ruleset (rules/<version>/mllog/training.yaml) requires is absent, or a
     key required exactly once appears several times.
     Why: time to train, the seed, the recipe and the fingerprints are read from these keys; a missing
@@ -68,7 +72,7 @@ def missing_log_key(sub, ctx):
 
 
 @check("TRN003", "log-header-mismatch", area="training")
-def log_header_mismatch(sub, ctx):
+def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the log's submission_benchmark, levelfield_framework, submission_org, submission_division or
     submission_platform disagree with the folder the log is filed under (platform: the system id or
     the description's system_name).
@@ -99,7 +103,7 @@ def log_header_mismatch(sub, ctx):
 
 
 @check("TRN004", "too-many-failed-runs", area="training")
-def too_many_failed_runs(sub, ctx):
+def too_many_failed_runs(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: more runs ended with run_stop status other than `success` than the rules' max_failed_runs.
     Why: MLPerf allows one non-converging run, which the olympic mean drops; more means the recipe does
     not converge reliably.
@@ -115,7 +119,7 @@ def too_many_failed_runs(sub, ctx):
 
 
 @check("TRN005", "target-not-reached", area="training")
-def target_not_reached(sub, ctx):
+def target_not_reached(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run says `success` but its last eval before run_stop is below the rules' quality target,
     or the log states a target other than the rules'.
     Why: the status is the run's claim; the eval value is the evidence.
@@ -138,7 +142,7 @@ def target_not_reached(sub, ctx):
 
 
 @check("TRN006", "nonunique-seed", area="training")
-def nonunique_seed(sub, ctx):
+def nonunique_seed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: two runs of one result logged the same seed, or a seed is not an integer.
     Why: repeated runs measure run-to-run variation only when each starts from its own seed; a
     repeated seed repeats one lucky run.
@@ -161,7 +165,7 @@ def nonunique_seed(sub, ctx):
 
 
 @check("TRN007", "wrong-run-count", area="training")
-def wrong_run_count(sub, ctx):
+def wrong_run_count(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the number of result files differs from the rules' run count for the task.
     Why: the olympic mean and its confidence interval are defined over exactly that many runs; more
     runs would let a submitter keep the best ones.
@@ -176,7 +180,7 @@ def wrong_run_count(sub, ctx):
 
 
 @check("TRN008", "hyperparameter-not-allowed", area="training")
-def hyperparameter_not_allowed(sub, ctx):
+def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: closed division: a logged hyperparameter differs from the rules' fixed value, lies outside
     the tunable bounds or choices, or is not logged at all.
     Why: the closed division compares frameworks on one recipe; a different recipe is a different
@@ -222,7 +226,7 @@ def _allowed(found, spec: dict) -> bool:
 
 
 @check("TRN009", "implausibly-fast-convergence", area="training")
-def implausibly_fast_convergence(sub, ctx):
+def implausibly_fast_convergence(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the successful runs reached the target in significantly fewer epochs than the rules'
     reference convergence points at the same global batch size (one-sided Welch t-test at the rules'
     `checks.convergence_alpha`, as mlperf_logging's RCP checker does).
@@ -259,7 +263,7 @@ def implausibly_fast_convergence(sub, ctx):
 
 
 @check("TRN010", "not-submission-profile", area="training")
-def not_submission_profile(sub, ctx):
+def not_submission_profile(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run was produced with another profile than the one checked (the submission profile,
     unless `levelfield check --profile` names another), or on another slice of the training or eval
     data than that profile uses.
@@ -282,7 +286,7 @@ def not_submission_profile(sub, ctx):
 
 
 @check("TRN011", "init-too-long", area="training")
-def init_too_long(sub, ctx):
+def init_too_long(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the untimed initialisation (init_start to init_stop: data, model build, compilation) took
     longer than the rules' init_limit_s.
     Why: MLPerf bounds untimed work so that training cannot hide inside initialisation.

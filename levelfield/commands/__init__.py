@@ -15,7 +15,8 @@ import os
 COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "train", "infer", "package", "check", "leaderboard", "demo"]
 
 
-def add_command(subparsers, name: str, *, help: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
+def add_command(subparsers: argparse._SubParsersAction, name: str, *, help: str, description: str,
+                examples: list[str]) -> argparse.ArgumentParser:
     """A sub-command parser whose --help ends with runnable examples."""
     epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
     return subparsers.add_parser(

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def _codes(text: str) -> list[str]:
     return [part.strip().upper() for part in text.split(",") if part.strip()]
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "check", help="check a submission tree against the rules (exit 0 clean, 1 findings, 2 error)",
         description="Walk a submission tree (never following links or executing anything in it), load every "
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.checker.engine import check_tree, load_waivers, selected_codes
     from levelfield.checker.findings import REGISTRY
     from levelfield.checker.report import json_report, text_report

@@ -10,13 +10,15 @@ and a hint saying how to get the right data.
 
 from __future__ import annotations
 
+import argparse
+
 from levelfield.commands import add_command, add_rules_options
 from levelfield.ground.errors import UserError
 
 DIGEST_SHOWN_CHARS = 16  # enough to tell digests apart in a table; errors print them whole
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "data", help="check datasets against the digests pinned in the rules",
         description="Dataset commands. Fashion-MNIST is read from disk; the other tasks' data are generated "
@@ -42,7 +44,7 @@ def register(subparsers) -> None:
     verify.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     # Imported here so `levelfield --help` does not import numpy.
     from tabulate import tabulate
 

@@ -20,8 +20,14 @@ import json
 import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.commands import add_command, add_rules_options
+
+if TYPE_CHECKING:   # imported where used, so `levelfield --help` stays fast
+    from levelfield.checker.engine import Report
+    from levelfield.demo_stage import StageOptions
+    from levelfield.rules.loader import Suite
 
 # Written into the output folder, so a re-run may replace what an earlier demo
 # wrote there, and only that: any other non-empty folder is refused.
@@ -33,7 +39,7 @@ DEMO_SYSTEM_FIELDS = {"submitter": DEMO_ORG, "division": "closed", "status": "rd
 LEADERBOARD_FORMATS = ("md", "html", "json", "csv")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "demo", help="run the end-to-end demo: train, infer, package, check, leaderboard",
         description="Run the whole workflow for one task in every framework with the rules' demo profile: verify "
@@ -88,7 +94,7 @@ class Steps:
         return time.perf_counter() - self.started
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK
     from levelfield.rules import load_suite
 
@@ -140,7 +146,7 @@ def run(args) -> int:
     return EXIT_FINDINGS if report.failed else EXIT_OK
 
 
-def verify_data(args, task_id: str) -> None:
+def verify_data(args: argparse.Namespace, task_id: str) -> None:
     from levelfield.commands import data
 
     data.run(argparse.Namespace(task=task_id, data_dir=args.data_dir,
@@ -165,7 +171,7 @@ def describe_system(out: Path) -> tuple[Path, dict]:
     return system_file, desc
 
 
-def run_framework(args, suite, task_id: str, framework: str, system: dict) -> None:
+def run_framework(args: argparse.Namespace, suite: Suite, task_id: str, framework: str, system: dict) -> None:
     """The framework's stage: training in one spawned child, inference in another (demo_stage.py says why);
     a failure ends the demo with the child's message."""
     import dataclasses
@@ -179,7 +185,7 @@ def run_framework(args, suite, task_id: str, framework: str, system: dict) -> No
     run_child(args.out, "infer", dataclasses.replace(options, weights_file=trained["weights"]), list(suite.scenarios))
 
 
-def run_child(out: Path, part: str, options, scenarios: list[str]) -> dict:
+def run_child(out: Path, part: str, options: StageOptions, scenarios: list[str]) -> dict:
     """demo_stage.child_main(part, ...) in a spawned process; its report, or a UserError with its message."""
     import multiprocessing
 
@@ -214,7 +220,7 @@ def package_runs(out: Path, system_file: Path) -> Path:
     return tree
 
 
-def check(tree: Path, args):
+def check(tree: Path, args: argparse.Namespace) -> Report:
     from levelfield.checker.engine import check_tree
     from levelfield.checker.report import text_report
 
@@ -224,7 +230,7 @@ def check(tree: Path, args):
     return report
 
 
-def leaderboard(tree: Path, report, out: Path) -> list[Path]:
+def leaderboard(tree: Path, report: Report, out: Path) -> list[Path]:
     """Print the Markdown leaderboard and write every format; the tree is judged by `report`, not checked twice."""
     from levelfield.ground.fsutil import atomic_write_text
     from levelfield.tools.leaderboard import render

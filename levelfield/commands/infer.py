@@ -11,6 +11,7 @@ stopped once started, so that exit skips interpreter shutdown (os._exit).
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import traceback
@@ -19,7 +20,7 @@ from pathlib import Path
 from levelfield.commands import add_command, add_rules_options
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "infer", help="LoadGen scenario runs (performance or accuracy)",
         description="Run one LoadGen scenario (singlestream, multistream, server, offline) in performance or "
@@ -77,7 +78,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
     from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from levelfield.commands import add_checked_profile_option, add_command, add_rul
 from levelfield.tools.leaderboard import FORMATS   # the package's __init__ imports only json and pathlib
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "leaderboard", help="tables with statistics from clean submission trees (md, csv, json, html)",
         description="Check every submission tree as `levelfield check` does; build tables per task from the trees "
@@ -52,7 +53,7 @@ def _refuse_out_inside_a_tree(out: Path, dirs: list[Path]) -> None:
                             "the tree fail its MANIFEST check", hint="write the leaderboard outside every DIR")
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
     from levelfield.ground.fsutil import atomic_write_text
     from levelfield.tools.leaderboard import build, render

@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
+import argparse
+
 from levelfield.commands import add_command, add_rules_options
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "list", help="list the registered implementations (task x framework)",
         description="Every task x framework of the rules, the module that implements it, and whether "
@@ -18,7 +20,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from levelfield.ground.registry import registered

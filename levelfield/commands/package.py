@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from levelfield.commands import add_command
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "package", help="build a submission tree (with MANIFEST) from training and inference runs",
         description="Find the runs below each --runs folder (result_<i>.txt from `levelfield train`, result.json "
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.tools.package import PackageOptions, package
 
     out = package(PackageOptions(runs=args.runs, system=args.system, org=args.org, division=args.division,

@@ -7,12 +7,17 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from typing import TYPE_CHECKING
 
 from levelfield.commands import add_command, add_rules_options
 
+if TYPE_CHECKING:   # imported where used, so `levelfield --help` stays fast
+    from levelfield.rules.loader import Suite, Task
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "rules", help="show or validate the suite's rules",
         description="The rules are the suite as data: tasks, datasets and digests, quality targets, "
@@ -34,18 +39,18 @@ def register(subparsers) -> None:
     check.set_defaults(func=run_validate)
 
 
-def _suite(args):
+def _suite(args: argparse.Namespace) -> Suite:
     from levelfield.rules import load_suite
     return load_suite(args.rules_version, args.rules_dir)
 
 
-def run_validate(args) -> int:
+def run_validate(args: argparse.Namespace) -> int:
     suite = _suite(args)
     print(f"rules {suite.version}: valid ({len(suite.tasks)} tasks: {', '.join(suite.tasks)})")
     return 0
 
 
-def run_show(args) -> int:
+def run_show(args: argparse.Namespace) -> int:
     from tabulate import tabulate
     suite = _suite(args)
     if args.task:
@@ -62,7 +67,7 @@ def run_show(args) -> int:
     return 0
 
 
-def task_rows(suite) -> list[dict]:
+def task_rows(suite: Suite) -> list[dict]:
     rows = []
     for task in suite.tasks.values():
         quality = task.quality
@@ -85,7 +90,7 @@ def _kv_table(title: str, mapping: dict) -> str:
     return f"{title}\n{tabulate(rows, tablefmt='plain')}"
 
 
-def task_detail(task) -> str:
+def task_detail(task: Task) -> str:
     from tabulate import tabulate
     dataset = {k: v for k, v in task.dataset.items() if k not in ("files", "arrays")}
     parts = [f"{task.id}: {task.title}", _kv_table("dataset", dataset)]

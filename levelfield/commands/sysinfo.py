@@ -9,13 +9,14 @@ See docs/system-description.md for every field.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from levelfield.commands import add_command
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "sysinfo",
         help="describe this machine (hardware, OS, software) for a submission",
@@ -45,7 +46,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
 
     if args.check is not None:

@@ -26,7 +26,7 @@ def _assignment(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"expected NAME=NUMBER, got {text!r}") from None
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
         subparsers, "train", help="time-to-accuracy training runs (MLLOG result files)",
         description="Train one task in one framework until the rules' quality target, N times with distinct "
@@ -67,7 +67,7 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
     from levelfield.reference.harness.world import check_nproc
     from levelfield.reference.harness.trainer import TrainOptions, train, write_summary

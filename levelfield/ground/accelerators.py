@@ -166,7 +166,7 @@ def gpu_selectors(count: int, environ: Mapping[str, str] = os.environ) -> list[i
 class GpuMeter:
     """NVML counters of a set of GPUs: total energy (NVML: mJ since the driver loaded) and used memory."""
 
-    def __init__(self, nvml, handles: list, nvml_error: type[BaseException]):
+    def __init__(self, nvml: Any, handles: list, nvml_error: type[BaseException]):
         self._nvml, self._handles, self._error = nvml, handles, nvml_error
 
     def energy_mj(self) -> int | None:

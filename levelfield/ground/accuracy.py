@@ -23,10 +23,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from levelfield.ground.registry import task_module
+
+if TYPE_CHECKING:   # annotations only: the ground floor imports no stage
+    from levelfield.rules.loader import Task
 
 # LoadGen writes one entry per line: `{ "seq_id" : S, "qsl_idx" : I, "data" : "HEX" },`.
 # With both integers at their 20-digit maximum that is this many characters besides the hex.
@@ -38,7 +43,7 @@ FILE_SLACK_BYTES = 64
 _HEX = re.compile(r"[0-9A-Fa-f]*")
 
 
-def response_spec(task_id_or_task):
+def response_spec(task_id_or_task: str | Task) -> ModuleType:
     """The task's common/model_spec module (RESPONSE_DTYPE, RESPONSE_SHAPE, to_response)."""
     return task_module(task_id_or_task, "model_spec")
 
@@ -67,7 +72,7 @@ def _read_bounded(path: Path, limit_bytes: int) -> object:
     return entries
 
 
-def read_accuracy_log(path: Path, task_id_or_task, n: int) -> np.ndarray:
+def read_accuracy_log(path: Path, task_id_or_task: str | Task, n: int) -> np.ndarray:
     """Response rows [n, *RESPONSE_SHAPE] of the task's RESPONSE_DTYPE, by qsl_idx, from the file at `path`.
 
     ValueError (naming the file and the entry) when the file is larger than
@@ -89,7 +94,8 @@ def _check_n(n) -> None:
         raise ValueError(f"n = {n!r}: expected the number of samples, a positive integer")
 
 
-def decode_entries(entries, task_id_or_task, n: int, *, source: str = "accuracy log") -> np.ndarray:
+def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *,
+                   source: str = "accuracy log") -> np.ndarray:
     """Response rows [n, *RESPONSE_SHAPE] from a parsed accuracy log (a list of entry dicts).
 
     ValueError (naming `source` and the entry) when `entries` is not a list of
@@ -139,11 +145,11 @@ def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
             "pass": value >= threshold, "samples": len(labels)}
 
 
-def score_accuracy_log(path: Path, task, labels: np.ndarray) -> dict:
+def score_accuracy_log(path: Path, task: Task, labels: np.ndarray) -> dict:
     """accuracy.json content: the task's metric over the logged responses, against the rules' threshold."""
     return _score(read_accuracy_log(path, task, len(labels)), task, labels)
 
 
-def score_entries(entries, task, labels: np.ndarray, *, source: str = "accuracy log") -> dict:
+def score_entries(entries: object, task: Task, labels: np.ndarray, *, source: str = "accuracy log") -> dict:
     """score_accuracy_log's result from a log the caller already read and parsed (with its own bound)."""
     return _score(decode_entries(entries, task, len(labels), source=source), task, labels)

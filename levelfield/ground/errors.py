@@ -6,6 +6,8 @@ each naming the file, the value found and the value expected) and exits with
 `report_error` prints one for every entry point (the CLI, `python -m` tools).
 """
 
+from __future__ import annotations
+
 import sys
 
 # Exit codes shared by every command: 0 success, 1 the command ran and found

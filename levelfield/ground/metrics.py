@@ -12,18 +12,27 @@ result.json) and the leaderboard reads them through the same helpers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Any, Protocol
 
 from levelfield.ground.loadgen_names import STREAM_SCENARIOS
+from levelfield.ground.parse import MllogFile
 
 NS_PER_MS = 1e6
 POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"   # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
 
 
-def percentile_latency_ns(values: dict, percentile: float, per_query: bool = False):
+def percentile_latency_ns(values: dict, percentile: float, per_query: bool = False) -> Any:
     # LoadGen names percentile keys like result_90.00_percentile_latency_ns.
     kind = "per_query_latency_ns" if per_query else "latency_ns"
     return values.get(f"result_{percentile * 100:.2f}_percentile_{kind}")
+
+
+class LoggedRun(Protocol):
+    """What repeat_metrics reads of a repeat (the checker's records.Repeat): its detail log, None when absent."""
+
+    detail: MllogFile | None
 
 
 def latency_name(percentile: float) -> str:
@@ -44,7 +53,8 @@ def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tu
     return "samples_per_s", value if _number(value) else None
 
 
-def repeat_metrics(repeats, scenario: str, percentile: float | None) -> tuple[str, list[float | None]]:
+def repeat_metrics(repeats: Iterable[LoggedRun], scenario: str,
+                   percentile: float | None) -> tuple[str, list[float | None]]:
     """(metric name with unit, the metric of each repeat's detail log in order; None where it lacks one)."""
     name = scenario_metric({}, scenario, percentile)[0]
     values = [None if r.detail is None else scenario_metric(r.detail.values(), scenario, percentile)[1]

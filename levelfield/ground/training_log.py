@@ -12,30 +12,32 @@ so a verdict and a leaderboard cell cannot disagree about a run.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
+from levelfield.ground.parse import MllogFile, MllogLine
 from levelfield.ground.stats import time_to_train
 
 MS_PER_S = 1000.0
 
 
-def finite_number(value) -> bool:
+def finite_number(value: object) -> bool:
     """A real, finite int or float (not a bool, not NaN or infinity): what a logged number must be."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def run_status(log) -> str | None:
+def run_status(log: MllogFile) -> str | None:
     line = log.last("run_stop")
     return None if line is None else line.metadata.get("status")
 
 
-def last_eval_before_stop(log):
+def last_eval_before_stop(log: MllogFile) -> MllogLine | None:
     """The last eval_accuracy line before run_stop (None when there is none)."""
     stop = log.first("run_stop")
     evals = [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
     return evals[-1] if evals else None
 
 
-def epochs_to_target(log) -> int | None:
+def epochs_to_target(log: MllogFile) -> int | None:
     """The epoch of the eval that ended a successful run (what reference convergence points count)."""
     line = last_eval_before_stop(log)
     epoch = None if line is None else line.metadata.get("epoch_num")
@@ -43,7 +45,7 @@ def epochs_to_target(log) -> int | None:
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
 
 
-def time_to_target_s(log) -> float | None:
+def time_to_target_s(log: MllogFile) -> float | None:
     """run_stop time_ms - run_start time_ms in s (MLPerf's timed span); None unless the run succeeded."""
     start, stop = log.first("run_start"), log.first("run_stop")
     if run_status(log) != "success" or start is None or stop is None:
@@ -53,7 +55,7 @@ def time_to_target_s(log) -> float | None:
     return (stop.time_ms - start.time_ms) / MS_PER_S
 
 
-def training_score(logs, drop: int) -> dict:
+def training_score(logs: Iterable[MllogFile], drop: int) -> dict:
     """The scored result of one training result's logs (in run order): levelfield.ground.stats.time_to_train,
     a run that did not succeed counting as the slowest. The leaderboard shows exactly this."""
     return time_to_train([time_to_target_s(log) for log in logs], drop)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def load_schema(name: str) -> dict:
     return schema
 
 
-def json_path(parts) -> str:
+def json_path(parts: Iterable[str | int]) -> str:
     """`$.a.b[3]` for a jsonschema error path."""
     out = "$"
     for part in parts:

@@ -40,7 +40,7 @@ def propose(curves: dict, step: float, margin: float) -> dict:
     return {"target": target, "worst_best_value": min(best), "epochs_to_target": epochs}
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--task", required=True)
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def run(argv=None) -> int:
+def run(argv: list[str] | None = None) -> int:
     """main() with the CLI's error reporting: a user mistake is one line, not a traceback."""
     from levelfield.ground.errors import EXIT_USER_ERROR, UserError, report_error
 

@@ -15,16 +15,20 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: the rules are loaded when no suite is given
+    from levelfield.rules.loader import Suite
 
 # The engine needs a ruleset name even when --config names the file; this is the newest it ships.
 ENGINE_RULESET = "6.1.0"
 
 
-def ruleset_path(suite) -> Path:
+def ruleset_path(suite: Suite) -> Path:
     return suite.path / "mllog" / "training.yaml"
 
 
-def peer_compliance(log: Path, suite=None, timeout_s: float = 120) -> tuple[bool, str]:
+def peer_compliance(log: Path, suite: Suite | None = None, timeout_s: float = 120) -> tuple[bool, str]:
     """(passed, the engine's output) for one MLLOG file."""
     if suite is None:
         from levelfield.rules import load_suite

@@ -34,10 +34,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text
+
+if TYPE_CHECKING:   # annotations only: find_peak imports the runner when it runs, never at import
+    from levelfield.reference.harness.runner import InferOptions
+    from levelfield.reference.interface import Implementation
+    from levelfield.reference.null_model import NullImplementation
 
 PRECISION = 0.05           # stop when the INVALID target is within 5% above the VALID one
 MAX_STEPS = 12             # a bound on the search however noisy the system: ~12 runs of the profile
@@ -48,8 +55,9 @@ REPORT_FILE = "find_peak.json"
 STEPS = "steps"
 
 
-def find_peak(options, impl=None, *, precision: float = PRECISION, max_steps: int = MAX_STEPS,
-              report=print) -> dict:
+def find_peak(options: InferOptions, impl: Implementation | NullImplementation | None = None, *,
+              precision: float = PRECISION, max_steps: int = MAX_STEPS,
+              report: Callable[[str], object] = print) -> dict:
     """Search, write server-target.yaml and find_peak.json into options.out; returns the report."""
     from levelfield.reference.harness.loadgen_config import read_user_conf
     from levelfield.reference.harness.runner import build_implementation, cached_suite

@@ -17,9 +17,15 @@ before anything runs, so a misspelt key fails in a second, not after the run.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
+
+if TYPE_CHECKING:   # annotations only: LoadGen is imported where a run needs it
+    import mlperf_loadgen as lg
+
+    from levelfield.rules.loader import Suite, Task
 
 # LoadGen's Offline query holds offline_expected_qps x min_duration_s x 1.1 samples (its fixed 10%
 # slack; checked against 6.0.17's effective_samples_per_query).
@@ -45,7 +51,7 @@ def read_user_conf(path: Path | None, scenario: str) -> dict:
     return {**conf.get("*", {}), **conf.get(scenario, {})}
 
 
-def effective_settings(suite, task, profile: str, scenario: str, mode: str, *,
+def effective_settings(suite: Suite, task: Task, profile: str, scenario: str, mode: str, *,
                        user_conf: Path | None = None, dataset_samples: int) -> dict:
     """Every setting of the run in levelfield's names (units in the names); see the module docstring."""
     eff = {"task": task.id, "profile": profile, "scenario": scenario, "mode": mode,
@@ -69,7 +75,7 @@ def effective_settings(suite, task, profile: str, scenario: str, mode: str, *,
     return eff
 
 
-def test_settings(eff: dict):
+def test_settings(eff: dict) -> lg.TestSettings:
     """An lg.TestSettings from effective settings (the one mapping onto LoadGen's field names)."""
     import mlperf_loadgen as lg
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from typing import TextIO
 
 import numpy as np
 from tqdm import tqdm
@@ -38,7 +40,7 @@ class EpochProgress:
         self.chunk = max(1, steps_per_epoch // FIRST_CHUNKS_PER_EPOCH)
         self.chunks: list[int] = []   # every chunk's length, in order (for tests and curiosity)
 
-    def epoch(self, epoch: int, order: np.ndarray, lrs: np.ndarray):
+    def epoch(self, epoch: int, order: np.ndarray, lrs: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield (batch_indices, learning_rates) chunks of one epoch while a bar advances."""
         with tqdm(total=len(order), desc=f"{self.label} epoch {epoch}/{self.max_epochs}", unit="step",
                   leave=False, disable=None, file=sys.stderr) as bar:
@@ -61,7 +63,7 @@ class EpochProgress:
 class LoadGenProgress:
     """A bar for one LoadGen run; use as a context manager and call update() from the waiting thread."""
 
-    def __init__(self, label: str, eff: dict, *, enabled: bool = True, file=None):
+    def __init__(self, label: str, eff: dict, *, enabled: bool = True, file: TextIO | None = None):
         file = file if file is not None else sys.stderr
         self.accuracy = eff["mode"] == "accuracy"
         # Accuracy mode answers every QSL sample once; performance mode runs at least min_duration.

@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from mlperf_logging.mllog.mllog import MLLogger
 
@@ -68,13 +69,13 @@ class RunLog:
                                 root_dir=str(Path(__file__).resolve().parents[2]))
         self.closed = False
 
-    def event(self, key: str, value=None, metadata: dict | None = None) -> None:
+    def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
         self._write(self._mllog.event, key, value, metadata)
 
-    def start(self, key: str, value=None, metadata: dict | None = None) -> None:
+    def start(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
         self._write(self._mllog.start, key, value, metadata)
 
-    def end(self, key: str, value=None, metadata: dict | None = None) -> None:
+    def end(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
         self._write(self._mllog.end, key, value, metadata)
 
     def _write(self, log_line, key: str, value, metadata: dict | None) -> None:
@@ -124,7 +125,7 @@ class NullLog:
 
     path = None
 
-    def event(self, key: str, value=None, metadata: dict | None = None) -> None:
+    def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
         pass
 
     start = end = event

@@ -29,11 +29,19 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.fsutil import atomic_write_text
 from levelfield.reference.harness import loadgen_config, sizing
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.harness.loadgen_results import read_detail
+
+if TYPE_CHECKING:   # annotations only: runner.py imports this module inside a run, never the reverse
+    import numpy as np
+
+    from levelfield.reference.harness.runner import InferOptions, _RunState
+    from levelfield.reference.interface import Implementation
+    from levelfield.reference.null_model import NullImplementation
 
 RUN_FOLDER = "run_{}"               # performance repeats: run_1, run_2, ... (MLPerf's performance/run_1)
 OFFLINE_PROBE_S = 0.5               # the Offline probe query: about this long at the measured speed
@@ -80,7 +88,9 @@ class Current:
 
 
 class Session:
-    def __init__(self, options, eff: dict, impl, weights, qsl, respond_rows, state, *, max_predict_batch: int):
+    def __init__(self, options: InferOptions, eff: dict, impl: Implementation | NullImplementation,
+                 weights: dict[str, np.ndarray], qsl: sut_module.SampleLibrary, respond_rows: sut_module.RespondRows,
+                 state: _RunState, *, max_predict_batch: int):
         self.options, self.eff, self.impl, self.weights = options, eff, impl, weights
         self.qsl, self.respond_rows, self.state = qsl, respond_rows, state
         self.max_predict_batch = max_predict_batch
@@ -88,7 +98,7 @@ class Session:
         self.label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
 
     # -- the model, outside LoadGen ---------------------------------------------------------
-    def answer(self, indices) -> None:
+    def answer(self, indices: np.ndarray) -> None:
         """The SUT's work for these rows, untimed by LoadGen: warm-up and batch-cost probes."""
         if self.state.cancelled:
             raise RunCancelled()

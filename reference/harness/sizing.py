@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -81,7 +82,7 @@ class BatchCost:
         return self.size / (self.median_ms / 1000)
 
 
-def time_calls(answer, size: int, total_count: int) -> BatchCost:
+def time_calls(answer: Callable[[np.ndarray], None], size: int, total_count: int) -> BatchCost:
     """Untimed first call (compilation), then MIN_CALLS..MAX_CALLS timed calls of `size` rows."""
     indices = np.arange(size, dtype=np.int64) % total_count
     answer(indices)
@@ -98,8 +99,8 @@ def time_calls(answer, size: int, total_count: int) -> BatchCost:
     return BatchCost(size, len(times_ms), statistics.median(times_ms), p90)
 
 
-def measure_batch_costs(answer, sizes: list[int], total_count: int, *, stop_after_ms: float | None = None
-                        ) -> list[BatchCost]:
+def measure_batch_costs(answer: Callable[[np.ndarray], None], sizes: list[int], total_count: int, *,
+                        stop_after_ms: float | None = None) -> list[BatchCost]:
     """BatchCost per size, ascending; stops growing once a size's median exceeds stop_after_ms.
 
     Always measures the first size: a system slower than the limit still needs one figure.

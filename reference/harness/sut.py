@@ -44,10 +44,18 @@ import collections
 import math
 import queue
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
 from levelfield.ground.loadgen_names import STREAM_SCENARIOS
+
+if TYPE_CHECKING:   # annotations only: LoadGen is imported where a run needs it
+    import mlperf_loadgen as lg
+
+# `respond_rows`: a batch {name: array [n, ...]} -> its n response rows (see the module docstring).
+RespondRows = Callable[[dict[str, np.ndarray]], np.ndarray]
 
 # Plain or fast LoadGen SUT per scenario. The fast SUT measured faster in every scenario
 # (docs/inference.md: Offline ~1.5x the samples/s, SingleStream ~10-30 us less at p90,
@@ -66,11 +74,11 @@ class SampleLibrary:
         # sample only records it; the count is checked after the run.
         self.loaded: dict[int, bool] = {}
 
-    def load(self, indices) -> None:
+    def load(self, indices: list[int]) -> None:
         for i in indices:
             self.loaded[int(i)] = True
 
-    def unload(self, indices) -> None:
+    def unload(self, indices: list[int]) -> None:
         for i in indices:
             self.loaded.pop(int(i), None)
 
@@ -78,7 +86,7 @@ class SampleLibrary:
         """The rows of `indices` (int64 [n]) stacked into one batch per input."""
         return {name: array[indices] for name, array in self.inputs.items()}
 
-    def construct(self):
+    def construct(self) -> int:
         import mlperf_loadgen as lg
         return lg.ConstructQSL(self.total_count, self.performance_count, self.load, self.unload)
 
@@ -125,7 +133,7 @@ class Responder:
 class DirectSUT:
     """SingleStream / MultiStream: one predict per query, in LoadGen's issue thread."""
 
-    def __init__(self, predict, qsl: SampleLibrary, *, fast: bool = False):
+    def __init__(self, predict: RespondRows, qsl: SampleLibrary, *, fast: bool = False):
         self.predict, self.qsl, self.fast = predict, qsl, fast
         self.predict_calls = 0
         self.queries_issued = 0      # issue calls (one per query; Server: one per sample)
@@ -135,7 +143,7 @@ class DirectSUT:
         self.respond = Responder()   # used only by the thread that answers
 
     # -- LoadGen's entry points ----------------------------------------------------
-    def issue(self, samples) -> None:
+    def issue(self, samples: list[lg.QuerySample]) -> None:
         """Plain SUT: a list of lg.QuerySample (id, index)."""
         self._issue([s.id for s in samples],
                     np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples)))
@@ -176,13 +184,13 @@ class DirectSUT:
         self.abandoned = True
 
     # -- LoadGen handles -----------------------------------------------------------
-    def construct(self):
+    def construct(self) -> int:
         import mlperf_loadgen as lg
         if self.fast:
             return lg.ConstructFastSUT(self.fast_issue, self.flush)
         return lg.ConstructSUT(self.issue, self.flush)
 
-    def destroy(self, handle) -> None:
+    def destroy(self, handle: int) -> None:
         import mlperf_loadgen as lg
         (lg.DestroyFastSUT if self.fast else lg.DestroySUT)(handle)
 
@@ -193,7 +201,7 @@ class DirectSUT:
 class OfflineSUT(DirectSUT):
     """Offline: the one query is predicted in chunks of `batch_size` rows, each answered when done."""
 
-    def __init__(self, predict, qsl: SampleLibrary, batch_size: int, *, fast: bool = False):
+    def __init__(self, predict: RespondRows, qsl: SampleLibrary, batch_size: int, *, fast: bool = False):
         super().__init__(predict, qsl, fast=fast)
         self.batch_size = batch_size
 
@@ -258,7 +266,7 @@ class ServerSUT(DirectSUT):
 
     _STOP = None
 
-    def __init__(self, predict, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int, *,
+    def __init__(self, predict: RespondRows, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int, *,
                  fast: bool = False, costs_ms: dict[int, float] | None = None):
         super().__init__(predict, qsl, fast=fast)
         self.max_batch_size = max_batch_size
@@ -324,9 +332,9 @@ class ServerSUT(DirectSUT):
         self.queue.put(self._STOP)
 
 
-def make_sut(scenario: str, predict, qsl: SampleLibrary, *, batch_size: int = 1,
+def make_sut(scenario: str, predict: RespondRows, qsl: SampleLibrary, *, batch_size: int = 1,
              max_batch_size: int = 1, batch_timeout_us: int = 0, fast: bool | None = None,
-             costs_ms: dict[int, float] | None = None):
+             costs_ms: dict[int, float] | None = None) -> DirectSUT:
     """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]; `costs_ms` (batch size -> median
     ms, the sizing probe's) seeds Server's BatchPlanner."""
     fast = FAST_SUT_DEFAULT[scenario] if fast is None else fast

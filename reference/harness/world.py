@@ -16,8 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
+
+if TYPE_CHECKING:   # annotations only: the CLI imports this module at start-up (MAX_NPROC), so it stays light
+    import numpy as np
 
 MAX_NPROC = 64          # processes on one node; a sanity bound, devices bound it further (the launcher checks)
 LAUNCHER_FRAMEWORKS = ("pytorch",)  # torchrun starts PyTorch processes; TF and JAX train in one process
@@ -38,7 +42,7 @@ class World:
         """Rank 0: the one process that logs, evaluates and saves."""
         return self.rank == 0
 
-    def share(self, batch_indices):
+    def share(self, batch_indices: np.ndarray) -> np.ndarray:
         """This rank's contiguous part of every global batch: int64 [steps, B] -> [steps, B / size]."""
         if self.size == 1:
             return batch_indices

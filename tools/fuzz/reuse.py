@@ -22,7 +22,9 @@ and a sampled share of inputs runs without this context (see run.py).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import levelfield.checker.loader as loader
 import levelfield.ground.accuracy as accuracy
@@ -62,7 +64,7 @@ class ReusedParses:
         setattr(module, name, replacement)
 
     @contextmanager
-    def suspended(self):
+    def suspended(self) -> Iterator[None]:
         """check_tree exactly as shipped, for the sampled share of inputs checked without reuse."""
         for module, name, original, _ in self._saved:
             setattr(module, name, original)
@@ -86,7 +88,7 @@ class ReusedParses:
             return self._suites[key]
         return loaded
 
-    def original(self, name: str):
+    def original(self, name: str) -> Callable[..., Any]:
         return next(orig for module, n, orig, _ in self._saved if n == name)
 
     def _reusing(self, name: str, parse):

@@ -29,6 +29,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +72,7 @@ class _TimeLimit(BaseException):
 
 
 @contextmanager
-def time_limit(seconds: float):
+def time_limit(seconds: float) -> Iterator[None]:
     def expire(signum, frame):
         raise _TimeLimit()
     previous = signal.signal(signal.SIGALRM, expire)
@@ -191,7 +192,7 @@ class Tally:
 
 
 @contextmanager
-def prepared(example: Path, work_dir: Path | None = None):
+def prepared(example: Path, work_dir: Path | None = None) -> Iterator[tuple[Workspace, ReusedParses]]:
     """(working copy, primed and frozen parse reuse) for checking many damaged copies of `example`."""
     with tempfile.TemporaryDirectory(prefix="levelfield-fuzz-", dir=work_dir) as work:
         ws = Workspace.create(example, Path(work))

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from levelfield.ground.parse import MLLOG_PREFIX
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.workspace import Workspace, Write
+
+if TYPE_CHECKING:   # annotations only: cases.py imports this module
+    from levelfield.tools.fuzz.cases import Case
 
 # Raw JSON text: beyond a double, non-finite, empty, long, of another type, or a number as a string.
 HOSTILE_VALUES = ("1" + "0" * 400, "-" + "9" * 400, "1e999", "-1e999", "NaN", '""', json.dumps("x" * 5000), "[]",
@@ -80,7 +84,7 @@ def _with_raw(doc: Any, path: tuple, raw: str, indent: int | None) -> str:
     return json.dumps(doc, indent=indent).replace(json.dumps(_MARK), raw, 1)
 
 
-def sweep_case(ws: Workspace, site: tuple, raw: str, index: int):
+def sweep_case(ws: Workspace, site: tuple, raw: str, index: int) -> Case:
     from levelfield.tools.fuzz.cases import Case
 
     rel, line_index, path = site
@@ -96,11 +100,11 @@ def sweep_case(ws: Workspace, site: tuple, raw: str, index: int):
     return Case(index, "hostile-field", where + f" = {raw[:24]}", [Write(rel, damaged)], resealed=True, expect="any")
 
 
-def random_sweep_case(rng: random.Random, ws: Workspace, index: int):
+def random_sweep_case(rng: random.Random, ws: Workspace, index: int) -> Case:
     return sweep_case(ws, rng.choice(field_sites(ws)), rng.choice(HOSTILE_VALUES), index)
 
 
-def all_sweep_cases(ws: Workspace):
+def all_sweep_cases(ws: Workspace) -> Iterator[Case]:
     """Every (site, value) pair, in a stable order."""
     index = 0
     for site in field_sites(ws):

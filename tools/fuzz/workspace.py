@@ -19,6 +19,7 @@ import os
 import secrets
 import shutil
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +92,7 @@ class Workspace:
 
     # --- damage ----------------------------------------------------------------------------------
 
-    def apply(self, edits) -> None:
+    def apply(self, edits: Iterable[Write | Remove | Symlink | Special | Sparse | Mkdir | ManyFiles]) -> None:
         for edit in edits:
             self.touched.add(edit.rel)
             target = self.path(edit.rel)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 FORMATS = ("md", "csv", "json", "html")
 
@@ -40,7 +41,7 @@ def render(doc: dict, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
 
 
-def build(paths: list[Path], **options) -> dict:
+def build(paths: list[Path], **options: Any) -> dict:
     """The leaderboard document of these trees; options as collect.collect (rules_dir, rules_version, data_dir)."""
     from levelfield.tools.leaderboard.collect import collect
     from levelfield.tools.leaderboard.document import build_document
@@ -48,5 +49,5 @@ def build(paths: list[Path], **options) -> dict:
     return build_document(collect(paths, **options))
 
 
-def leaderboard(paths: list[Path], fmt: str, **options) -> str:
+def leaderboard(paths: list[Path], fmt: str, **options: Any) -> str:
     return render(build(paths, **options), fmt)

@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
+
+if TYPE_CHECKING:   # annotations only: the checker and the rules are imported when a tree is checked
+    from levelfield.checker.engine import Report
+    from levelfield.rules.loader import Task
 
 
 @dataclass
@@ -31,7 +37,7 @@ class CleanTree:
     warnings: dict[str, int] = field(default_factory=dict)   # code -> active findings of severity warning
     profile: str = "submission"    # the profile every run was judged against
 
-    def task(self, task_id: str):
+    def task(self, task_id: str) -> Task:
         """The task's rules as the judged profile sets them (the demo's own target)."""
         return self.suite.task(task_id).for_profile(self.profile)
 
@@ -70,7 +76,8 @@ def _checked_paths(paths: list[Path]) -> list[Path]:
 
 
 def collect(paths: list[Path], *, rules_dir: str | None = None, rules_version: str | None = None,
-            data_dir: str | None = None, profile: str = "submission", check=None) -> Collected:
+            data_dir: str | None = None, profile: str = "submission",
+            check: Callable[..., Report] | None = None) -> Collected:
     """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
     from levelfield.checker.findings import ERROR
 

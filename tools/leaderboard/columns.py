@@ -27,7 +27,7 @@ from levelfield.ground.stats import shown_time_to_train
 DASH = "–"   # an empty cell: the value does not exist (not zero)
 
 
-def number(value, digits: int = 4) -> str:
+def number(value: float | None, digits: int = 4) -> str:
     """`digits` significant digits, thousands separated from 10,000 up; DASH for None."""
     if value is None:
         return DASH
@@ -39,7 +39,7 @@ def number(value, digits: int = 4) -> str:
     return f"{value:.{decimals}f}"
 
 
-def p_value(p) -> str:
+def p_value(p: float | None) -> str:
     if p is None:
         return DASH
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from levelfield.tools.leaderboard.collect import Collected
 from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 
 from levelfield import __version__
@@ -144,7 +145,7 @@ def _refuse_duplicates(rows: list[dict]) -> None:
         seen[row["id"]] = row
 
 
-def build_document(collected, alpha: float = ALPHA) -> dict:
+def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
     training = [row for tree in collected.clean for row in training_rows(tree)]
     inference = [row for tree in collected.clean for row in inference_rows(tree)]
     _refuse_duplicates(training)

@@ -62,7 +62,7 @@ SCENARIO = {
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def cell(value) -> str:
+def cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

@@ -17,6 +17,8 @@ from html import escape
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
 from levelfield.tools.leaderboard.columns import (
     DASH,
+    Column,
+    Table,
     metric_unit,
     number,
     p_value,
@@ -52,7 +54,7 @@ def _cell(column, row) -> str:
     return f"<td{attr}>{escape(text)}</td>"
 
 
-def html_table(table_id: str, columns, rows) -> str:
+def html_table(table_id: str, columns: list[Column], rows: list[dict]) -> str:
     head = "".join(f"<th>{escape(c.header)}</th>" for c in columns)
     body = "\n".join(f'<tr id="{escape(row["id"])}">' + "".join(_cell(c, row) for c in columns) + "</tr>"
                      for row in rows)
@@ -77,7 +79,7 @@ def training_chart(rows: list[dict]) -> str:
                           "mean; lower is better")
 
 
-def inference_charts(table) -> list[str]:
+def inference_charts(table: Table) -> list[str]:
     charts = []
     for scenario, metric in table.scenarios():
         entries = [(r, r["scenarios"][scenario]) for r in table.inference if scenario in r["scenarios"]]
@@ -100,7 +102,7 @@ def comparison_rows(tests: list[dict]) -> list[list[str]]:
     return rows
 
 
-def section(table) -> list[str]:
+def section(table: Table) -> list[str]:
     out = [f'<section id="{escape(table.anchor)}">', f"<h2>{escape(table.title)}</h2>"]
     if table.training:
         first = table.training[0]

@@ -12,19 +12,19 @@ from __future__ import annotations
 
 import re
 
-from levelfield.tools.leaderboard.columns import DASH, number, p_value, tables
+from levelfield.tools.leaderboard.columns import DASH, Column, number, p_value, tables
 from tabulate import tabulate
 
 # A `<` that could open an HTML tag or comment (`<script`, `</`, `<!--`); `p<0.001` stays readable.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 
 
-def escape(text) -> str:
+def escape(text: object) -> str:
     text = " ".join(str(text).split())   # a newline would end the table row
     return _TAG_START.sub("&lt;", text.replace("|", "\\|"))
 
 
-def table(columns, rows) -> str:
+def table(columns: list[Column], rows: list[dict]) -> str:
     body = [[escape(c.text(row)) for c in columns] for row in rows]
     return tabulate(body, headers=[c.header for c in columns], tablefmt="github", disable_numparse=True,
                     colalign=["right" if c.numeric else "left" for c in columns])

@@ -23,11 +23,17 @@ from levelfield.ground import mllog_keys as LK
 import hashlib
 import math
 import re
+from typing import TYPE_CHECKING
 
 from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
 from levelfield.ground.metrics import repeat_metrics
+from levelfield.ground.parse import MllogFile
 
 from levelfield.ground.stats import mean, spread
+from levelfield.tools.leaderboard.collect import CleanTree
+
+if TYPE_CHECKING:   # annotations only: the leaderboard reads the checker's records, never imports the checker
+    from levelfield.checker.records import Submission, TrainingResult
 
 S_PER_HOUR = 3600.0
 _RUN_INDEX = re.compile(r"result_(\d+)\.txt$")
@@ -57,7 +63,7 @@ def row_id(kind: str, identity: dict) -> str:
     return f"{kind}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:10]}"
 
 
-def system_fields(submission, system_id: str) -> dict:
+def system_fields(submission: Submission, system_id: str) -> dict:
     """What the tables show about the hardware, from the system description (schema-checked by SYS001)."""
     record = submission.systems.get(system_id)
     data = record.data if record is not None and isinstance(record.data, dict) else {}
@@ -85,7 +91,7 @@ def _run_index(log) -> int:
     return int(match.group(1)) if match else 0
 
 
-def run_record(log) -> dict:
+def run_record(log: MllogFile) -> dict:
     """One training run: status, time to target in s (None when the run failed), and its measurements."""
     status = run_status(log)
     time_s = time_to_target_s(log)
@@ -112,7 +118,7 @@ def _max_of(runs: list[dict], key: str) -> float | None:
     return max(values) if values else None
 
 
-def training_row(tree, training) -> dict:
+def training_row(tree: CleanTree, training: TrainingResult) -> dict:
     logs = sorted(training.logs, key=_run_index)
     runs = [run_record(log) for log in logs]
     identity = _identity(tree, training.system, training.task, training.framework)
@@ -143,7 +149,7 @@ def training_row(tree, training) -> dict:
     }
 
 
-def training_rows(tree) -> list[dict]:
+def training_rows(tree: CleanTree) -> list[dict]:
     return [training_row(tree, training) for training in tree.submission.trainings]
 
 
@@ -167,7 +173,7 @@ def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) ->
             "accuracy_threshold": _number(scored.get("threshold"))}
 
 
-def inference_rows(tree) -> list[dict]:
+def inference_rows(tree: CleanTree) -> list[dict]:
     """One row per system x task x framework that has inference runs; one entry per scenario present."""
     by_result: dict[tuple, dict] = {}
     for run in tree.submission.inferences:

@@ -35,7 +35,7 @@ def params_path(name: str) -> tuple[str, str]:
     return module_name(prefix), _PARTS[part]
 
 
-def to_params(weights: dict[str, np.ndarray], device=None) -> dict:
+def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
     """The params tree (jax arrays, on `device` if given) for neutral weights."""
     check_weights(weights, PARAMETER_SHAPES, "ctr-dlrm/jax load")
     params: dict = {}

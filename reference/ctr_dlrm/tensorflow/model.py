@@ -9,6 +9,8 @@ Keras layer names are the neutral prefixes with dots replaced by underscores
 
 from __future__ import annotations
 
+from typing import Any
+
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import tensorflow as tf
 
@@ -20,7 +22,7 @@ def layer_name(neutral_prefix: str) -> str:
 
 
 class DLRMSmall(keras.Model):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.embeddings = [keras.layers.Embedding(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")
                            for f, rows in enumerate(spec.CARDINALITIES)]
@@ -32,7 +34,7 @@ class DLRMSmall(keras.Model):
                         for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS)]
         self.pair_index = tf.constant(spec.INTERACTION_FLAT_INDEX)  # [36] into Z [B, 81]
 
-    def call(self, inputs, training=False):
+    def call(self, inputs: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
         x = inputs["dense"]                                                         # [B, 13]
         for layer in self.bottom_mlp:
             x = layer(x)                                                            # -> [B, 16]

@@ -21,24 +21,25 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference.ctr_dlrm.common.model_spec import PARAMETER_SHAPES
-from levelfield.reference.ctr_dlrm.tensorflow.model import layer_name
+from levelfield.reference.ctr_dlrm.tensorflow.model import DLRMSmall, layer_name
+from levelfield.reference.keras_backend import keras
 from levelfield.reference.weights import check_weights
 
 _PARTS = {"table": "embeddings", "kernel": "kernel", "bias": "bias"}
 
 
-def variable_for(model, name: str):
+def variable_for(model: DLRMSmall, name: str) -> keras.Variable:
     """The Keras variable holding neutral weight `name`."""
     prefix, part = name.rsplit(".", 1)
     layer = model.get_layer(layer_name(prefix))
     return getattr(layer, _PARTS[part])
 
 
-def load_neutral(model, weights: dict[str, np.ndarray]) -> None:
+def load_neutral(model: DLRMSmall, weights: dict[str, np.ndarray]) -> None:
     check_weights(weights, PARAMETER_SHAPES, "ctr-dlrm/tensorflow load")
     for name, value in weights.items():
         variable_for(model, name).assign(value)
 
 
-def export_neutral(model) -> dict[str, np.ndarray]:
+def export_neutral(model: DLRMSmall) -> dict[str, np.ndarray]:
     return {name: np.array(variable_for(model, name).numpy(), dtype=np.float32) for name in PARAMETER_SHAPES}

@@ -31,6 +31,7 @@ import numpy as np
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import sha256_file
 from levelfield.reference.datasets import DatasetReport, DigestCheck
+from levelfield.rules.loader import Task
 
 DATA_DIR_ENV = "LEVELFIELD_DATA_DIR"
 # IDX type byte -> numpy dtype of the payload (big-endian, as stored).
@@ -78,7 +79,7 @@ def _sha256(path: Path) -> str:
         raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
-def verify(task, data_dir: str | os.PathLike | None = None) -> DatasetReport:
+def verify(task: Task, data_dir: str | os.PathLike | None = None) -> DatasetReport:
     """SHA-256 of every file against the rules. Missing folder / file: UserError; mismatch: in the report."""
     spec = task.dataset
     paths = _existing_files(spec, data_dir)
@@ -88,7 +89,7 @@ def verify(task, data_dir: str | os.PathLike | None = None) -> DatasetReport:
     return DatasetReport(task.id, spec["name"], spec["kind"], folder, checks, _mismatch_hint(spec))
 
 
-def load(task, data_dir: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
+def load(task: Task, data_dir: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
     """{train_images, train_labels, eval_images, eval_labels} (the rules' names), digests checked first."""
     spec = task.dataset
     verify(task, data_dir).raise_if_bad()

@@ -32,7 +32,7 @@ def collection(name: str) -> str:
     return "batch_stats" if name.rsplit(".", 1)[1] in BN_BUFFERS else "params"
 
 
-def to_variables(weights: dict[str, np.ndarray], device=None) -> dict:
+def to_variables(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
     """Neutral weights -> {"params": nested dict, "batch_stats": nested dict} of jax arrays on `device`."""
     check_weights(weights, PARAMETER_SHAPES, "fmnist-resnet/jax load")
     variables = {"params": {}, "batch_stats": {}}

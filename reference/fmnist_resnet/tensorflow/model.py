@@ -12,10 +12,15 @@ which is (1, 1) there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from keras import layers, ops
 
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
+
+if TYPE_CHECKING:   # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
+    import tensorflow as tf
 
 
 def batch_norm(name: str) -> layers.BatchNormalization:
@@ -34,7 +39,7 @@ def conv3x3(filters: int, stride: int, name: str) -> list[layers.Layer]:
 class BasicBlock(layers.Layer):
     """conv3x3(stride)-BN-ReLU-conv3x3-BN + shortcut, ReLU. [N, H, W, cin] -> [N, H/stride, W/stride, cout]."""
 
-    def __init__(self, in_channels: int, out_channels: int, stride: int, **kwargs):
+    def __init__(self, in_channels: int, out_channels: int, stride: int, **kwargs: Any):
         super().__init__(**kwargs)
         *self.pad1, self.conv1 = conv3x3(out_channels, stride, "conv1")
         self.bn1 = batch_norm("bn1")
@@ -45,7 +50,7 @@ class BasicBlock(layers.Layer):
             self.proj = layers.Conv2D(out_channels, 1, strides=stride, use_bias=False, name="proj")
             self.proj_bn = batch_norm("proj_bn")
 
-    def call(self, x, training=False):
+    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
         shortcut = x if self.proj is None else self.proj_bn(self.proj(x), training=training)
         out = x
         for pad in self.pad1:
@@ -56,7 +61,7 @@ class BasicBlock(layers.Layer):
 
 
 class ResNetSmall(keras.Model):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(name="resnet_small", **kwargs)
         (self.conv,) = conv3x3(spec.STEM_CHANNELS, 1, "stem_conv")
         self.bn = batch_norm("stem_bn")
@@ -70,7 +75,7 @@ class ResNetSmall(keras.Model):
         # One inference call on a dummy image creates every variable (the values come from load()).
         self(ops.zeros((1, spec.IMAGE_SIZE, spec.IMAGE_SIZE, spec.IN_CHANNELS)), training=False)
 
-    def call(self, x, training=False):
+    def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
         x = ops.relu(self.bn(self.conv(x), training=training))   # [N, 28, 28, 16]
         for block in self.blocks.values():                       # -> [N, 7, 7, 64]
             x = block(x, training=training)

@@ -25,12 +25,13 @@ from levelfield.reference.keras_backend import keras  # first: selects Keras' te
 import numpy as np
 
 from levelfield.reference.fmnist_resnet.common.model_spec import PARAMETER_SHAPES
+from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.weights import check_weights
 
 _BN_PARTS = {"scale": "gamma", "bias": "beta", "mean": "moving_mean", "var": "moving_variance"}
 
 
-def variables(model) -> dict:
+def variables(model: ResNetSmall) -> dict:
     """neutral name -> keras.Variable, for every name in PARAMETER_SHAPES."""
     out = {}
     for name in PARAMETER_SHAPES:
@@ -46,11 +47,11 @@ def variables(model) -> dict:
     return out
 
 
-def load_neutral(model, weights: dict[str, np.ndarray]) -> None:
+def load_neutral(model: ResNetSmall, weights: dict[str, np.ndarray]) -> None:
     check_weights(weights, PARAMETER_SHAPES, "fmnist-resnet/tensorflow load")
     for name, variable in variables(model).items():
         variable.assign(weights[name])
 
 
-def export_neutral(model) -> dict[str, np.ndarray]:
+def export_neutral(model: ResNetSmall) -> dict[str, np.ndarray]:
     return {name: np.array(variable.numpy(), dtype=np.float32) for name, variable in variables(model).items()}

@@ -51,7 +51,7 @@ def flax_shape(name: str) -> tuple[int, ...]:
     return shape
 
 
-def to_params(weights: dict[str, np.ndarray], device=None) -> dict:
+def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
     check_weights(weights, spec.PARAMETER_SHAPES, "seq-transformer/jax load")
     flat = {flax_path(name): jax.device_put(np.asarray(value, np.float32).reshape(flax_shape(name)), device)
             for name, value in weights.items()}

@@ -14,20 +14,25 @@ neutral init by weights.py, so Keras' initialisers never matter.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from keras import layers, ops
 
 from levelfield.reference.seq_transformer.common import model_spec as spec
 
+if TYPE_CHECKING:   # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
+    import tensorflow as tf
 
-def gelu_exact(x):
+
+def gelu_exact(x: tf.Tensor) -> tf.Tensor:
     return keras.activations.gelu(x, approximate=False)
 
 
 class EncoderLayer(layers.Layer):
     """x = x + MHA(LN(x)); x = x + FF(LN(x)) on [B, 12, 64]; no mask, no dropout."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.attention_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="attention_norm")
         self.attention = layers.MultiHeadAttention(num_heads=spec.NUM_HEADS, key_dim=spec.HEAD_DIM,
@@ -36,14 +41,14 @@ class EncoderLayer(layers.Layer):
         self.dense1 = layers.Dense(spec.FF_DIM, activation=gelu_exact, name="dense1")
         self.dense2 = layers.Dense(spec.D_MODEL, name="dense2")
 
-    def call(self, x):
+    def call(self, x: tf.Tensor) -> tf.Tensor:
         h = self.attention_norm(x)
         x = x + self.attention(h, h)                 # self-attention: query = value = key
         return x + self.dense2(self.dense1(self.mlp_norm(x)))
 
 
 class EncoderSmall(keras.Model):
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.token_embedding = layers.Embedding(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")
         self.position_embedding = layers.Embedding(spec.SEQ_LEN, spec.D_MODEL, name="position_embedding")
@@ -51,7 +56,7 @@ class EncoderSmall(keras.Model):
         self.final_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="final_norm")
         self.head = layers.Dense(spec.NUM_CLASSES, name="head")
 
-    def call(self, tokens):
+    def call(self, tokens: tf.Tensor) -> tf.Tensor:
         positions = ops.arange(spec.SEQ_LEN)                                          # [12]
         x = self.token_embedding(tokens) + self.position_embedding(positions)[None]  # [B, 12, 64]
         for layer in self.encoder_layers:

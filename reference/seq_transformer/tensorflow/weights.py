@@ -26,10 +26,15 @@ reshape, so export reshapes back to the neutral shape.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from levelfield.reference.seq_transformer.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
+
+if TYPE_CHECKING:   # annotations only: this mapping needs no Keras import of its own
+    from levelfield.reference.seq_transformer.tensorflow.model import EncoderSmall
 
 _NORM_PARTS = {"scale": "gamma", "bias": "beta"}
 
@@ -55,12 +60,12 @@ def _variables(model) -> dict[str, object]:
     return {name: by_path[keras_path(name)] for name in PARAMETER_SHAPES}
 
 
-def load_neutral(model, weights: dict[str, np.ndarray]) -> None:
+def load_neutral(model: EncoderSmall, weights: dict[str, np.ndarray]) -> None:
     check_weights(weights, PARAMETER_SHAPES, "seq-transformer/tensorflow load")
     for name, variable in _variables(model).items():
         variable.assign(np.asarray(weights[name], np.float32).reshape(variable.shape))
 
 
-def export_neutral(model) -> dict[str, np.ndarray]:
+def export_neutral(model: EncoderSmall) -> dict[str, np.ndarray]:
     return {name: np.ascontiguousarray(np.asarray(variable.numpy(), np.float32).reshape(PARAMETER_SHAPES[name]))
             for name, variable in _variables(model).items()}
