@@ -281,6 +281,7 @@ def build_implementation(options: InferOptions, task):
 
 
 def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+    from levelfield.reference.harness.result_file import RunSetup, build_result
     from levelfield.reference.harness.session import Session
 
     suite = cached_suite(options.rules_version, options.rules_dir)
@@ -291,20 +292,15 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     common = f"levelfield.reference.{task.package}.common"
     inputs_module = importlib.import_module(f"{common}.inputs")
     spec_module = importlib.import_module(f"{common}.model_spec")
-    n_eval = task.eval_samples
-    eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
-                                            user_conf=options.user_conf, dataset_samples=n_eval)
-    eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
-    if options.framework == NULL_FRAMEWORK:
-        eff["submittable"] = False
-        eff["null_cost"] = options.null_cost.as_dict()
+    eff = _effective_settings(options, suite, task)
     weights, weights_label = _weights(options, spec_module)
     _prepare_out(options.out, options.force)
     state.out_ready = True
     state.identity.update({"rules_version": suite.version, "weights": weights_label})
+    setup = RunSetup(options=options, suite=suite, task=task, eff=eff, weights_label=weights_label)
 
     eval_inputs, eval_labels = cached_eval_set(options.rules_version, options.rules_dir, task.id,
-                                               options.data_dir, n_eval)
+                                               options.data_dir, task.eval_samples)
     if impl is None:
         impl = build_implementation(options, task)
 
@@ -316,22 +312,41 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
                       max_predict_batch=inputs_module.MAX_PREDICT_BATCH)
     outcome = _on_compute_thread(session.run, state)
     state.phase = "scoring"
-    from levelfield.reference.harness.result_file import build_result
-    result = build_result(options, suite, task, eff, impl, weights_label, outcome)
+    result = build_result(setup, impl, outcome)
     if options.mode == "accuracy":
-        from levelfield.reference.harness.accuracy import score_accuracy_log
-        try:
-            accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
-        except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
-            raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
-        state.phase = "writing"
-        atomic_write_text(options.out / "accuracy.json",
-                          json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
+        accuracy = _write_accuracy(options, task, eval_labels, state)
         result["accuracy"] = accuracy
         result["submittable"] = result["submittable"] and accuracy["pass"]
     state.phase = "writing"
     atomic_write_text(options.out / "result.json", json.dumps(result, indent=2) + "\n", overwrite=True)
     return result
+
+
+def _effective_settings(options: InferOptions, suite, task) -> dict:
+    """What LoadGen is asked for: the rules' scenario settings for the profile under the user's
+    user.conf, the profile's performance repeats unless --repeats says otherwise, and for
+    framework `none` its cost model (never submittable)."""
+    eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
+                                            user_conf=options.user_conf, dataset_samples=task.eval_samples)
+    eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
+    if options.framework == NULL_FRAMEWORK:
+        eff["submittable"] = False
+        eff["null_cost"] = options.null_cost.as_dict()
+    return eff
+
+
+def _write_accuracy(options: InferOptions, task, eval_labels, state: _RunState) -> dict:
+    """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json;
+    a log that cannot be scored aborts the run as failed."""
+    from levelfield.reference.harness.accuracy import score_accuracy_log
+    try:
+        accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
+    except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
+        raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
+    state.phase = "writing"
+    atomic_write_text(options.out / "accuracy.json",
+                      json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
+    return accuracy
 
 
 def _on_compute_thread(work, state: _RunState):
