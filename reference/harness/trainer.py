@@ -76,6 +76,8 @@ class TrainOptions:
 
 @dataclass(kw_only=True)
 class RunOutcome:
+    """One run's record: summary.json's `runs` entries are these, field by field, in this order."""
+
     index: int
     seed: int
     status: str                       # success | aborted
@@ -141,7 +143,8 @@ class Schedule:
         return self.lrs[(epoch - 1) * self.steps_per_epoch: epoch * self.steps_per_epoch]
 
     def evaluates_after(self, epoch: int) -> bool:
-        """The rules' evaluation cadence; the last epoch is always evaluated, so every run ends with a score."""
+        """The rules' evaluation cadence; the last epoch is always evaluated, so a run that trains all
+        max_epochs still ends with a score."""
         return epoch % self.eval_every_epochs == 0 or epoch == self.max_epochs
 
 
