@@ -15,8 +15,9 @@ loads the initial weights (seed 0) and the profile's training rows, then:
   warm-up (tracing and compilation happen here in compiled mode);
 - steady step: `chunks` calls of `chunk_steps` steps each after one untimed
   call, each call's time / chunk_steps; the median is reported (calls of
-  several steps, as the trainer makes, so the per-call cost of building a
-  tf.data pipeline or moving indices to the device is shared as it is there).
+  several steps, as the trainer makes, so the per-call cost of making the
+  steps' index and rate tensors or moving them to the device is shared as
+  it is there).
 
 Ratios are eager / compiled: above 1 means compiling pays off. Data order and
 learning rates are reference/schedule.py's, as in the trainer.

@@ -1,7 +1,8 @@
 """What the JAX implementations share: the `train_steps` loop (one jitted step per batch, one host sync
 per call) and `host_rows`, the host-side cut of a chunked predict's padded outputs.
 
-    self.state, losses = run_steps(self._step_on_rows, self.state, batch_indices, learning_rates, device)
+    step = lambda state, rows, lr: self._step(state, self.train_images, self.train_labels, rows, lr)
+    self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
     return host_rows([forward(params, pad_rows(x[a:b], size)) for a, b, size in chunks], chunks)
 
 The trainer calls `train_steps` with chunks of varying length (the progress

@@ -3,11 +3,13 @@
     return run_steps(self._step, (self.train_images, self.train_labels), batch_indices, learning_rates,
                      self.device, np.int32)
 
-The trainer calls `train_steps` with chunks of its progress bar (about 20 per
-epoch). A `tf.data` pipeline per call (from_tensor_slices + prefetch) cost
-20-45 ms to set up on this CPU, which made `levelfield train` 16% slower than
-one call per epoch on ctr-dlrm (benchmarks: trainer); the indices and rates are
-tiny, so they are made tensors once per call on the host and split there.
+The trainer calls `train_steps` with the chunks of its progress bar (the
+first 1/20 of an epoch, later ones about a second of steps; progress.py), so a
+call's fixed cost counts. No `tf.data` pipeline feeds the step: one per call
+(from_tensor_slices + prefetch) cost 20-45 ms to set up on this CPU, which made
+`levelfield train` 16% slower than one call per epoch on ctr-dlrm (benchmarks:
+trainer). The indices and rates are tiny, so they are made tensors once per
+call on the host and split there, and a Python loop calls the step per batch.
 """
 
 from __future__ import annotations

@@ -111,11 +111,12 @@ def trainer(tmp_path):
 def finish_run(trainer, impl, tmp_path, advance_mj: int = 0, devices=None) -> dict:
     """run_start -> run_stop of a run on `impl`, the way run_one does it; the logged records by key."""
     log = RunLog(tmp_path / "result_0.txt")
-    meter = trainer._gpu_meter(impl)
-    start = meter.energy_mj() if meter else None
+    gpu = trainer._gpu_meter(impl)  # reads the energy counters at "run_start"
     for device in devices or []:
         device.energy_mj += advance_mj
-    trainer._finish(log, RunOutcome(0, 1, "aborted", "max epochs", 1, None, 0.0, 0.0), impl, meter, start)
+    outcome = RunOutcome.started(0, 1, log.path)
+    outcome.reason, outcome.epochs = "max epochs", 1
+    trainer._finish(log, outcome, impl, gpu)
     log.close()
     return {r["key"]: r for r in mllog_records(tmp_path / "result_0.txt")}
 

@@ -1,6 +1,7 @@
 """What result.json says about a completed `levelfield infer` run.
 
-    result = build_result(options, suite, task, eff, impl, "init(seed=0)", session_outcome)
+    setup = RunSetup(options=options, suite=suite, task=task, eff=eff, weights_label="init(seed=0)")
+    result = build_result(setup, impl, session_outcome)
 
 Identity (task, framework and version, compile mode, device, scenario, mode,
 profile, rules version, weights), then the figures: performance mode every
@@ -16,14 +17,38 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from levelfield.reference.harness.inference_result import performance_fields, run_entry
 
+if TYPE_CHECKING:
+    from levelfield.reference.harness.runner import InferOptions
+    from levelfield.reference.harness.session import LoadGenOutcome, SessionOutcome
+    from levelfield.reference.interface import Implementation
+    from levelfield.reference.null_model import NullImplementation
+    from levelfield.rules import Suite, Task
 
-def build_result(options, suite, task, eff: dict, impl, weights_label: str, outcome) -> dict:
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What a run was set up with before LoadGen started: result.json's identity and the settings
+    its figures are judged by. Built once by the runner, after --out was prepared."""
+
+    options: InferOptions
+    suite: Suite
+    task: Task               # for the run's profile
+    eff: dict                # the effective settings (settings.json's top level, before sizing fills them in)
+    weights_label: str       # the --weights path, or "init(seed=0)"
+
+
+def build_result(setup: RunSetup, impl: Implementation | NullImplementation, outcome: SessionOutcome) -> dict:
+    """result.json of a completed run: `impl` says which framework ran on what, `outcome`
+    (session.py) holds LoadGen's runs, the sizing and the warm-up time."""
     from levelfield.ground.environment import environment_fingerprint
     from levelfield.ground.sysinfo import collect_system_description, fingerprint
 
+    options, suite, task, eff, weights_label = setup.options, setup.suite, setup.task, setup.eff, setup.weights_label
     expected_version = str(suite.tools["loadgen"]["version"])
     percentile = eff.get("latency_percentile")
     result = {
@@ -60,7 +85,7 @@ def build_result(options, suite, task, eff: dict, impl, weights_label: str, outc
     return result
 
 
-def server_batches(runs, eff: dict) -> dict:
+def server_batches(runs: list[LoadGenOutcome], eff: dict) -> dict:
     """Server's batches over every run: how many, their sizes, and what one took under LoadGen's load
     (to compare with sizing's batch costs, measured alone: the difference is what serving costs)."""
     sizes = [size for run in runs for size in run.batch_sizes]

@@ -41,15 +41,19 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground.registry import task_module
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
-from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.interface import COMPILED, Implementation, Recipe
 from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
-from levelfield.reference.null_model import CostModel
+from levelfield.reference.null_model import CostModel, NullImplementation
+
+if TYPE_CHECKING:  # annotations only: rules objects come from cached_suite
+    from levelfield.rules import Suite, Task
 
 INIT_WEIGHTS_SEED = 0  # without --weights the runner measures the seed-0 initial model
 # Files and folders one run writes into --out; a second run refuses to touch them without --force.
@@ -198,7 +202,7 @@ def _prepare_out(out: Path, force: bool) -> None:
 
 
 @functools.lru_cache(maxsize=4)
-def cached_suite(rules_version: str | None, rules_dir: str | None):
+def cached_suite(rules_version: str | None, rules_dir: str | None) -> Suite:
     """The rules, parsed once per process: tests and benchmarks run many scenarios in one process
     (parsing and validating the YAML takes ~0.4 s); a CLI run reads them once anyway."""
     from levelfield.rules import load_suite
@@ -230,7 +234,7 @@ def _weights(options: InferOptions, spec_module) -> tuple[dict, str]:
     return load_weights(options.weights), str(options.weights)
 
 
-def infer(options: InferOptions, impl=None) -> dict:
+def infer(options: InferOptions, impl: Implementation | NullImplementation | None = None) -> dict:
     """Run one scenario in one mode; returns the result.json content (also written to options.out).
 
     `impl`: an already built implementation of options.task_id x options.framework (tests and
@@ -271,7 +275,7 @@ def _check_ids(suite, options: InferOptions) -> None:
         raise UserError(f"--repeats {options.repeats}: expected an integer >= 1")
 
 
-def build_implementation(options: InferOptions, task):
+def build_implementation(options: InferOptions, task: Task) -> Implementation | NullImplementation:
     """The implementation the options name: a framework's (compiled or eager), or `none` at its cost."""
     if options.framework == NULL_FRAMEWORK:
         from levelfield.reference.null_model import NullImplementation
@@ -281,6 +285,7 @@ def build_implementation(options: InferOptions, task):
 
 
 def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+    from levelfield.reference.harness.result_file import RunSetup, build_result
     from levelfield.reference.harness.session import Session
 
     suite = cached_suite(options.rules_version, options.rules_dir)
@@ -289,20 +294,15 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     if options.scenario not in task.scenarios:
         raise UserError(f"{task.path}: scenario {options.scenario!r} is not defined for {task.id}")
     inputs_module, spec_module = task_module(task, "inputs"), task_module(task, "model_spec")
-    n_eval = task.eval_samples
-    eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
-                                            user_conf=options.user_conf, dataset_samples=n_eval)
-    eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
-    if options.framework == NULL_FRAMEWORK:
-        eff["submittable"] = False
-        eff["null_cost"] = options.null_cost.as_dict()
+    eff = _effective_settings(options, suite, task)
     weights, weights_label = _weights(options, spec_module)
     _prepare_out(options.out, options.force)
     state.out_ready = True
     state.identity.update({"rules_version": suite.version, "weights": weights_label})
+    setup = RunSetup(options=options, suite=suite, task=task, eff=eff, weights_label=weights_label)
 
     eval_inputs, eval_labels = cached_eval_set(options.rules_version, options.rules_dir, task.id,
-                                               options.data_dir, n_eval)
+                                               options.data_dir, task.eval_samples)
     if impl is None:
         impl = build_implementation(options, task)
 
@@ -314,22 +314,41 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
                       max_predict_batch=inputs_module.MAX_PREDICT_BATCH)
     outcome = _on_compute_thread(session.run, state)
     state.phase = "scoring"
-    from levelfield.reference.harness.result_file import build_result
-    result = build_result(options, suite, task, eff, impl, weights_label, outcome)
+    result = build_result(setup, impl, outcome)
     if options.mode == "accuracy":
-        from levelfield.ground.accuracy import score_accuracy_log
-        try:
-            accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
-        except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
-            raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
-        state.phase = "writing"
-        atomic_write_text(options.out / "accuracy.json",
-                          json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
+        accuracy = _write_accuracy(options, task, eval_labels, state)
         result["accuracy"] = accuracy
         result["submittable"] = result["submittable"] and accuracy["pass"]
     state.phase = "writing"
     atomic_write_text(options.out / "result.json", json.dumps(result, indent=2) + "\n", overwrite=True)
     return result
+
+
+def _effective_settings(options: InferOptions, suite, task) -> dict:
+    """What LoadGen is asked for: the rules' scenario settings for the profile under the user's
+    user.conf, the profile's performance repeats unless --repeats says otherwise, and for
+    framework `none` its cost model (never submittable)."""
+    eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
+                                            user_conf=options.user_conf, dataset_samples=task.eval_samples)
+    eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
+    if options.framework == NULL_FRAMEWORK:
+        eff["submittable"] = False
+        eff["null_cost"] = options.null_cost.as_dict()
+    return eff
+
+
+def _write_accuracy(options: InferOptions, task, eval_labels, state: _RunState) -> dict:
+    """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json;
+    a log that cannot be scored aborts the run as failed."""
+    from levelfield.ground.accuracy import score_accuracy_log
+    try:
+        accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
+    except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
+        raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
+    state.phase = "writing"
+    atomic_write_text(options.out / "accuracy.json",
+                      json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
+    return accuracy
 
 
 def _on_compute_thread(work, state: _RunState):

@@ -21,6 +21,7 @@ evaluates and saves; the stop decision is broadcast so all ranks stop together.
 
 from __future__ import annotations
 
+from levelfield.ground import mllog_keys as LK
 import json
 import re
 import resource
@@ -31,6 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 from mlperf_logging.mllog import constants as K
 
 from levelfield.ground.registry import task_module
@@ -73,8 +75,10 @@ class TrainOptions:
     stop_at_target: bool = True      # False: train all max_epochs (calibration curves; never a result)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunOutcome:
+    """One run's record: summary.json's `runs` entries are these, field by field, in this order."""
+
     index: int
     seed: int
     status: str                       # success | aborted
@@ -90,6 +94,71 @@ class RunOutcome:
     peak_device_memory_mib: float | None = None
     device_memory_used_mib: float | None = None
     energy_j: float | None = None
+
+    @classmethod
+    def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:
+        """A run's record before it has done anything: aborted by an interrupt, until run_one gets further
+        (run_start makes the reason "max epochs", the target makes it a success)."""
+        return cls(index=index, seed=seed, status="aborted", reason="interrupted", epochs=0, time_to_train_s=None,
+                   time_to_first_step_s=0.0, peak_rss_mib=0.0, log=str(log_path) if log_path else "")
+
+
+@dataclass(frozen=True)
+class RunData:
+    """The rows a run trains and evaluates on: the profile's first train_samples / eval_samples."""
+
+    train_inputs: dict[str, np.ndarray]
+    train_labels: np.ndarray
+    eval_inputs: dict[str, np.ndarray]
+    eval_labels: np.ndarray
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a run steps, at which learning rate, and when it evaluates: fixed before run_start from the
+    seed, the recipe and the rules, in numpy (reference/schedule.py), so every framework and rank agrees."""
+
+    seed: int
+    train_samples: int
+    global_batch_size: int
+    steps_per_epoch: int
+    max_epochs: int
+    eval_every_epochs: int
+    lrs: np.ndarray               # float64 [max_epochs * steps_per_epoch], one per step
+
+    @classmethod
+    def for_run(cls, recipe: Recipe, settings: dict, seed: int, train_samples: int) -> Schedule:
+        batch, max_epochs = recipe.global_batch_size, settings["max_epochs"]
+        steps_per_epoch = train_samples // batch
+        return cls(seed=seed, train_samples=train_samples, global_batch_size=batch, steps_per_epoch=steps_per_epoch,
+                   max_epochs=max_epochs, eval_every_epochs=settings["eval_every_epochs"],
+                   lrs=learning_rates(recipe, steps_per_epoch, max_epochs))
+
+    def batches(self, epoch: int) -> np.ndarray:
+        """Row indices of the global batches of `epoch`, int64 [steps_per_epoch, global_batch_size];
+        epoch 0 is the warm-up's, never trained in the timed run."""
+        return batch_order(self.seed, epoch, self.train_samples, self.global_batch_size)
+
+    def epoch_lrs(self, epoch: int) -> np.ndarray:
+        """The learning rates of `epoch`'s steps (epochs count from 1)."""
+        return self.lrs[(epoch - 1) * self.steps_per_epoch: epoch * self.steps_per_epoch]
+
+    def evaluates_after(self, epoch: int) -> bool:
+        """The rules' evaluation cadence; the last epoch is always evaluated, so a run that trains all
+        max_epochs still ends with a score."""
+        return epoch % self.eval_every_epochs == 0 or epoch == self.max_epochs
+
+
+@dataclass(frozen=True)
+class DeviceMeter:
+    """The NVML counters of a run's GPUs (tools.accelerators.GpuMeter) and their energy at run_start:
+    the energy logged at run_stop is the difference, so it covers the timed run only."""
+
+    meter: object
+    energy_start_mj: int | None
+
+    def close(self) -> None:
+        self.meter.close()
 
 
 def peak_rss_mib() -> float:
@@ -132,6 +201,7 @@ class Trainer:
 
     # -- one run ------------------------------------------------------------------
     def _header(self, log: RunLog, seed: int, index: int) -> None:
+        """Who ran what under which rules, then init_start: the keys the checker reads first."""
         system = self.o.system or {}
         log.event(K.SUBMISSION_BENCHMARK, self.task.id)
         log.event(K.SUBMISSION_ORG, self.o.org)
@@ -141,118 +211,47 @@ class Trainer:
         log.event(K.CACHE_CLEAR, True)
         log.start(K.INIT_START)
         log.event(K.SEED, seed)
-        log.event("levelfield_run_index", index)
-        log.event("levelfield_rules_version", self.suite.version)
-        log.event("levelfield_profile", self.o.profile)
-        log.event("levelfield_submittable", self.suite.profiles[self.o.profile]["submittable"])
-        log.event("levelfield_quality_metric", self.task.quality["metric"])
-        log.event("levelfield_quality_target", self.task.quality["target"])
-
-    def _data(self, log: RunLog):
-        from levelfield.reference.datasets import load_dataset, verify_dataset
-
-        report = verify_dataset(self.task, self.o.data_dir)
-        report.raise_if_bad()
-        log.event("levelfield_dataset_digest", {c.label or c.what: c.actual for c in report.checks})
-        arrays = load_dataset(self.task, self.o.data_dir)
-        n_train, n_eval = self.task.train_samples, self.task.eval_samples
-        take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
-        train = (take(self.inputs_module.model_inputs(arrays, "train"), n_train),
-                 self.inputs_module.labels(arrays, "train")[:n_train])
-        evaluation = (take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
-                      self.inputs_module.labels(arrays, "eval")[:n_eval])
-        log.event(K.TRAIN_SAMPLES, n_train)
-        log.event(K.EVAL_SAMPLES, n_eval)
-        return train, evaluation
+        log.event(LK.RUN_INDEX, index)
+        log.event(LK.RULES_VERSION, self.suite.version)
+        log.event(LK.PROFILE, self.o.profile)
+        log.event(LK.SUBMITTABLE, self.suite.profiles[self.o.profile]["submittable"])
+        log.event(LK.QUALITY_METRIC, self.task.quality["metric"])
+        log.event(LK.QUALITY_TARGET, self.task.quality["target"])
 
     def run_one(self, index: int, seed: int) -> RunOutcome:
-        from levelfield.ground.sysinfo import collect_system_description, fingerprint
-
-        world = self.world
-        log = RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force) if world.primary else NullLog()
-        outcome = RunOutcome(index, seed, "aborted", "interrupted", 0, None, 0.0, 0.0,
-                             log=str(log.path) if log.path else "")
-        impl = meter = energy_start_mj = None
+        """One time-to-accuracy run, timed as MLPerf times it: init (data, model, warm-up) is not timed,
+        the clock runs from run_start to run_stop. An interrupt ends the log with run_stop aborted and
+        the run is returned as aborted; any other error ends it the same way and is raised."""
+        log = self._open_log(index)
+        outcome = RunOutcome.started(index, seed, log.path)
+        impl = gpu = None
         stopped = False  # run_stop logged
         self._finishing = False
         try:
+            # Init, not timed: data, model, initial weights, compilation.
             self._header(log, seed, index)
-            (train_inputs, train_labels), (eval_inputs, eval_labels) = self._data(log)
+            data = self._data(log)
             impl = self.impl_class(self.recipe, mode=self.o.mode)
-            log.event("levelfield_framework", self.o.framework)
-            log.event("levelfield_framework_version", impl.version())
-            log.event("levelfield_compile_mode", impl.mode)
-            log.event("levelfield_device", impl.device)
-            log.event("levelfield_world_size", world.size)
-            if world.size > 1:
-                log.event("levelfield_distributed_backend", world.backend)
-            log.event("levelfield_system_fingerprint", fingerprint(collect_system_description()))
-            log.event("levelfield_environment", environment_fingerprint(self.o.framework))
-            weights = self.spec_module.init_weights(seed)
-            impl.load(weights)
-            for name, value in impl.hyperparameters().items():  # read back from the loaded optimizer
-                log.event(self.suite.hyperparameter_log_keys[name], value)
-            impl.set_train_data(train_inputs, train_labels)
-            batch = self.recipe.global_batch_size
-            steps_per_epoch = len(train_labels) // batch
-            max_epochs = self.settings["max_epochs"]
-            lrs = learning_rates(self.recipe, steps_per_epoch, max_epochs)
-            # Warm-up: compile the train step and predict, then undo the step. Every rank takes the
-            # step (DDP's collectives need all of them); only rank 0 ever predicts.
-            started = time.perf_counter()
-            impl.train_steps(world.share(batch_order(seed, 0, len(train_labels), batch)[:1]), lrs[:1])
-            outcome.time_to_first_step_s = time.perf_counter() - started
-            if world.primary:
-                impl.predict(eval_inputs)
-            impl.load(weights)
-            log.event("levelfield_time_to_first_step_s", outcome.time_to_first_step_s)
+            weights = self._set_up(log, impl, data, seed)
+            schedule = Schedule.for_run(self.recipe, self.settings, seed, len(data.train_labels))
+            self._warm_up(outcome, impl, data, schedule, weights)
+            log.event(LK.TIME_TO_FIRST_STEP_S, outcome.time_to_first_step_s)
             log.end(K.INIT_STOP)
+            # The timed run: its time to train is run_start to run_stop.
             log.start(K.RUN_START)
-            meter = self._gpu_meter(impl)
-            energy_start_mj = meter.energy_mj() if meter else None
+            gpu = self._gpu_meter(impl)
             run_started = time.perf_counter()
-            outcome.reason = "max epochs"
-            progress = EpochProgress(self.task.id, self.o.framework, index, max_epochs, steps_per_epoch)
-            for epoch in range(1, max_epochs + 1):
-                outcome.epochs = epoch
-                log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
-                # This rank's share of the global batches (all of them in one process).
-                order = world.share(batch_order(seed, epoch, len(train_labels), batch))
-                epoch_lrs = lrs[(epoch - 1) * steps_per_epoch: epoch * steps_per_epoch]
-                # Only rank 0 shows progress; the other ranks train the epoch in one call.
-                chunks = progress.epoch(epoch, order, epoch_lrs) if world.primary else [(order, epoch_lrs)]
-                for rows in chunks:
-                    impl.train_steps(*rows)
-                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
-                if epoch % self.settings["eval_every_epochs"] and epoch != max_epochs:
-                    continue
-                reached = False
-                if world.primary:
-                    log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
-                    value = float(self.metric_module.score(impl.predict(eval_inputs), eval_labels))
-                    log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
-                    log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
-                    outcome.evals.append([epoch, value])
-                    progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
-                    reached = value >= self.task.quality["target"]
-                if world.agree(reached and self.o.stop_at_target):  # rank 0's decision, on every rank
-                    outcome.status, outcome.reason = "success", "target reached"
-                    break
+            self._train_to_target(log, outcome, impl, data, schedule)
             elapsed = time.perf_counter() - run_started
-            stopped = self._finish(log, outcome, impl, meter, energy_start_mj)
+            stopped = self._finish(log, outcome, impl, gpu)
             if outcome.status == "success":
-                outcome.time_to_train_s = elapsed
-                if self.o.save_weights and world.primary:
-                    from levelfield.reference.weights import save_weights
-                    save_weights(self.o.out / f"weights_{index}.npz", impl.export(), overwrite=self.o.force)
+                self._keep_success(outcome, impl, elapsed)
             return outcome
         except BaseException as error:
             self._finishing = True  # first: a signal from here on must not cut the log's end short
-            interrupted = isinstance(error, RunInterrupted) or self.interrupted_by is not None
-            # With several processes, another rank's failure surfaces here as a collective's error.
-            outcome.status, outcome.reason = "aborted", "interrupted" if interrupted else "error"
+            interrupted = self._mark_aborted(outcome, error)
             if not stopped:
-                stopped = self._finish(log, outcome, impl, meter, energy_start_mj)
+                self._finish(log, outcome, impl, gpu)
             if interrupted:  # recorded as aborted, never as a result; run() starts no further run
                 self.interrupted_by = self.interrupted_by or str(error)
                 return outcome
@@ -260,30 +259,150 @@ class Trainer:
         finally:
             # A crashed run keeps the .inprogress name: it is not a result, not even an aborted one.
             log.close(final=outcome.reason != "error")
-            if meter:
-                meter.close()
+            if gpu:
+                gpu.close()
 
-    def _gpu_meter(self, impl):
-        """NVML counters of the GPUs this run computes on (rank 0 reads all N), or None (CPU, no NVML)."""
+    def _open_log(self, index: int) -> RunLog | NullLog:
+        """Rank 0 writes the run's result file; the other ranks' lines would only repeat it."""
+        if not self.world.primary:
+            return NullLog()
+        return RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force)
+
+    def _data(self, log: RunLog) -> RunData:
+        """Check the dataset against the rules' digests before reading it: a result must say what it trained on."""
+        from levelfield.reference.datasets import load_dataset, verify_dataset
+
+        report = verify_dataset(self.task, self.o.data_dir)
+        report.raise_if_bad()
+        log.event(LK.DATASET_DIGEST, {c.label or c.what: c.actual for c in report.checks})
+        arrays = load_dataset(self.task, self.o.data_dir)
+        n_train, n_eval = self.task.train_samples, self.task.eval_samples
+        take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
+        data = RunData(train_inputs=take(self.inputs_module.model_inputs(arrays, "train"), n_train),
+                       train_labels=self.inputs_module.labels(arrays, "train")[:n_train],
+                       eval_inputs=take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
+                       eval_labels=self.inputs_module.labels(arrays, "eval")[:n_eval])
+        log.event(K.TRAIN_SAMPLES, n_train)
+        log.event(K.EVAL_SAMPLES, n_eval)
+        return data
+
+    def _set_up(self, log: RunLog, impl, data: RunData, seed: int) -> dict:
+        """Log what runs where, load the seed's initial weights and hand over the training rows; returns
+        the weights, which the warm-up loads again to undo its step."""
+        from levelfield.ground.sysinfo import collect_system_description, fingerprint
+
+        log.event(LK.FRAMEWORK, self.o.framework)
+        log.event(LK.FRAMEWORK_VERSION, impl.version())
+        log.event(LK.COMPILE_MODE, impl.mode)
+        log.event(LK.DEVICE, impl.device)
+        log.event(LK.WORLD_SIZE, self.world.size)
+        if self.world.size > 1:
+            log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
+        log.event(LK.SYSTEM_FINGERPRINT, fingerprint(collect_system_description()))
+        log.event(LK.ENVIRONMENT, environment_fingerprint(self.o.framework))
+        weights = self.spec_module.init_weights(seed)
+        impl.load(weights)
+        for name, value in impl.hyperparameters().items():  # read back from the loaded optimizer
+            log.event(self.suite.hyperparameter_log_keys[name], value)
+        impl.set_train_data(data.train_inputs, data.train_labels)
+        return weights
+
+    def _warm_up(self, outcome: RunOutcome, impl, data: RunData, schedule: Schedule, weights: dict) -> None:
+        """Compile the train step and predict before run_start, then undo the step by loading the initial
+        weights again (which also resets the optimizer). The step's duration is the time to first step.
+        Every rank takes the step (DDP's collectives need all of them); only rank 0 ever predicts."""
+        started = time.perf_counter()
+        impl.train_steps(self.world.share(schedule.batches(0)[:1]), schedule.lrs[:1])
+        outcome.time_to_first_step_s = time.perf_counter() - started  # now: an interrupted run reports it too
+        if self.world.primary:
+            impl.predict(data.eval_inputs)
+        impl.load(weights)
+
+    def _train_to_target(self, log: RunLog, outcome: RunOutcome, impl, data: RunData, schedule: Schedule) -> None:
+        """The timed epochs: train, evaluate at the rules' cadence, and stop at the target (a success)
+        or after max_epochs (aborted, reason "max epochs")."""
+        outcome.reason = "max epochs"
+        progress = EpochProgress(self.task.id, self.o.framework, outcome.index, schedule.max_epochs,
+                                 schedule.steps_per_epoch)
+        for epoch in range(1, schedule.max_epochs + 1):
+            outcome.epochs = epoch
+            self._train_epoch(log, impl, schedule, progress, epoch)
+            if not schedule.evaluates_after(epoch):
+                continue
+            value = self._evaluate(log, impl, data, epoch)
+            if value is not None:
+                outcome.evals.append([epoch, value])
+                progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
+            if self._stops_at(value):
+                outcome.status, outcome.reason = "success", "target reached"
+                return
+
+    def _train_epoch(self, log: RunLog, impl, schedule: Schedule, progress: EpochProgress, epoch: int) -> None:
+        """One epoch between epoch_start and epoch_stop: this rank's share of every global batch
+        (all of them in one process), in chunks that move rank 0's progress bar."""
+        log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
+        order = self.world.share(schedule.batches(epoch))
+        epoch_lrs = schedule.epoch_lrs(epoch)
+        # Only rank 0 shows progress; the other ranks train the epoch in one call.
+        chunks = progress.epoch(epoch, order, epoch_lrs) if self.world.primary else [(order, epoch_lrs)]
+        for rows in chunks:
+            impl.train_steps(*rows)
+        log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+
+    def _evaluate(self, log: RunLog, impl, data: RunData, epoch: int) -> float | None:
+        """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
+        between eval_start and eval_stop; None on ranks other than 0, which never evaluate."""
+        if not self.world.primary:
+            return None
+        log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
+        value = float(self.metric_module.score(impl.predict(data.eval_inputs), data.eval_labels))
+        log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
+        log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
+        return value
+
+    def _stops_at(self, value: float | None) -> bool:
+        """Rank 0's stop-at-target decision, on every rank (a collective: all of them stop together).
+        Without stop_at_target the run trains all max_epochs (calibration curves; never a result)."""
+        reached = value is not None and value >= self.task.quality["target"]
+        return self.world.agree(reached and self.o.stop_at_target)
+
+    def _keep_success(self, outcome: RunOutcome, impl, elapsed_s: float) -> None:
+        """A successful run's time to train (run_start to run_stop), and its weights when asked for (rank 0)."""
+        outcome.time_to_train_s = elapsed_s
+        if self.o.save_weights and self.world.primary:
+            from levelfield.reference.weights import save_weights
+            save_weights(self.o.out / f"weights_{outcome.index}.npz", impl.export(), overwrite=self.o.force)
+
+    def _mark_aborted(self, outcome: RunOutcome, error: BaseException) -> bool:
+        """Record why a run stopped early; True when a signal stopped it (now, or earlier while a run's end
+        was logged). With several processes, another rank's failure surfaces here as a collective's error."""
+        interrupted = isinstance(error, RunInterrupted) or self.interrupted_by is not None
+        outcome.status, outcome.reason = "aborted", "interrupted" if interrupted else "error"
+        return interrupted
+
+    def _gpu_meter(self, impl) -> DeviceMeter | None:
+        """NVML counters of the GPUs this run computes on (rank 0 reads all N) with their energy now, at
+        run_start; None on a CPU, on other ranks, or without NVML."""
         if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
             return None
         from levelfield.ground.accelerators import open_gpu_meter
-        return open_gpu_meter(self.world.size)
+        meter = open_gpu_meter(self.world.size)
+        return DeviceMeter(meter=meter, energy_start_mj=meter.energy_mj()) if meter else None
 
-    def _finish(self, log, outcome: RunOutcome, impl=None, meter=None, energy_start_mj=None) -> bool:
+    def _finish(self, log, outcome: RunOutcome, impl=None, gpu: DeviceMeter | None = None) -> bool:
         """Log the run's resource use and run_stop; returns True (run_stop written)."""
         self._finishing = True
         outcome.peak_rss_mib = peak_rss_mib()
-        log.event("levelfield_peak_rss_mib", outcome.peak_rss_mib)
+        log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib)
         if impl is not None:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
-        if meter is not None:
+        if gpu is not None:
             from levelfield.ground.accelerators import energy_j
-            outcome.device_memory_used_mib = meter.memory_used_mib()
-            outcome.energy_j = energy_j(energy_start_mj, meter.energy_mj())
-        for key, value in (("levelfield_peak_device_memory_mib", outcome.peak_device_memory_mib),
-                           ("levelfield_device_memory_used_mib", outcome.device_memory_used_mib),
-                           ("levelfield_energy_j", outcome.energy_j)):
+            outcome.device_memory_used_mib = gpu.meter.memory_used_mib()
+            outcome.energy_j = energy_j(gpu.energy_start_mj, gpu.meter.energy_mj())
+        for key, value in ((LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
+                           (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
+                           (LK.ENERGY_J, outcome.energy_j)):
             if value is not None:  # absent, never made up, where there is no GPU
                 log.event(key, value)
         log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})

@@ -6,12 +6,14 @@
     losses = impl.train_steps(batch_order(...), learning_rates(...))
     logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
 
-A tf.data pipeline feeds (row indices [B], learning rate) per step; the
-XLA-compiled step gathers the batch from the training tensors on the device,
-so the whole training set stays in TF memory. The step's signature never
-changes (int64 [B], float32 scalar, and the data tensors as arguments), so it
-is traced once per batch size; the per-step LR goes into the optimizer's
-learning-rate variable inside the step.
+The whole training set stays on the device as TF tensors (dense, sparse,
+labels). `train_steps` hands the trainer's row indices and learning rates to
+reference/tf_steps.py's `run_steps`, which makes them tensors once per call on
+the host and calls the XLA-compiled step once per batch; the step gathers the
+batch from the training tensors on the device, so only row indices and rates
+cross from the host. The step's signature never changes (the data tensors,
+int64 [B] rows, a float32 scalar LR), so it is traced once per batch size; the
+per-step LR goes into the optimizer's learning-rate variable inside the step.
 """
 
 from __future__ import annotations

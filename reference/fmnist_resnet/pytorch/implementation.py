@@ -1,6 +1,6 @@
 """fmnist-resnet in PyTorch: nn.Module + torch.optim.SGD, torch.compile'd model by default.
 
-from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation
+    from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation
     impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
     impl.load(init_weights(0))
     impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))

@@ -7,10 +7,12 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))
 
-The training set stays on the device as one tensor; a tf.data pipeline feeds
-each step's row indices and learning rate, and the XLA-compiled step gathers
-the batch on the device. The learning rate is an argument of the step (assigned
-to the optimizer's variable inside it), so changing it never retraces.
+The training set stays on the device as tensors (images NHWC, labels);
+`run_steps` (reference/tf_steps.py) calls the XLA-compiled step once per batch
+with that step's row indices (int32 [B]) and learning rate, made tensors once
+per call on the host, and the step gathers the batch on the device. The
+learning rate is an argument of the step (assigned to the optimizer's variable
+inside it), so changing it never retraces.
 """
 
 from __future__ import annotations

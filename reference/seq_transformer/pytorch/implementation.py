@@ -1,6 +1,6 @@
 """seq-transformer in PyTorch: nn.TransformerEncoder + torch.optim.AdamW, torch.compile'd model by default.
 
-from levelfield.reference.seq_transformer.pytorch.implementation import Implementation
+    from levelfield.reference.seq_transformer.pytorch.implementation import Implementation
     impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
     impl.load(init_weights(0))
     impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))

@@ -7,10 +7,12 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
 
-The training set lives in device tensors; tf.data streams (row indices, lr)
-per step and the XLA-compiled step gathers the batch on the device, so no
-batch crosses from the host. The step takes the training tensors and the lr
-as arguments (fixed shapes and dtypes: one trace, no retrace per step).
+The training set lives in device tensors; `run_steps` (reference/tf_steps.py)
+calls the XLA-compiled step once per batch with that step's row indices
+(int32 [B]) and lr, made tensors once per call on the host, and the step
+gathers the batch on the device, so no batch crosses from the host. The step
+takes the training tensors, the rows and the lr as arguments under a fixed
+input signature (one trace for every batch size, no retrace per step).
 
 Optimizer: Keras' AdamW adds epsilon to sqrt(v) before bias correction
 (alpha = lr*sqrt(1-b2^t)/(1-b1^t); p -= alpha*m/(sqrt(v)+eps)), which is not
