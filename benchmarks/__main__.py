@@ -39,23 +39,38 @@ DEFAULT_TASK = "ctr-dlrm"  # the fastest model: the harness's and the trainer's 
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("benchmarks", nargs="*", metavar="NAME",
-                        help=f"which to run, of {', '.join(BENCHMARKS)} (default: all)")
-    parser.add_argument("--task", default=DEFAULT_TASK,
-                        help=f"task of harness, trainer and noise (default {DEFAULT_TASK})")
-    parser.add_argument("--tasks", default=None,
-                        help="comma-separated tasks of compile and batch_latency (default: fmnist-resnet,"
-                             "seq-transformer,ctr-dlrm)")
-    parser.add_argument("--frameworks", default=None,
-                        help="comma-separated frameworks (default: pytorch,tensorflow,jax, and for harness also "
-                             "none = a predict that costs nothing, the harness's floor)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "benchmarks", nargs="*", metavar="NAME", help=f"which to run, of {', '.join(BENCHMARKS)} (default: all)"
+    )
+    parser.add_argument(
+        "--task", default=DEFAULT_TASK, help=f"task of harness, trainer and noise (default {DEFAULT_TASK})"
+    )
+    parser.add_argument(
+        "--tasks",
+        default=None,
+        help="comma-separated tasks of compile and batch_latency (default: fmnist-resnet,seq-transformer,ctr-dlrm)",
+    )
+    parser.add_argument(
+        "--frameworks",
+        default=None,
+        help="comma-separated frameworks (default: pytorch,tensorflow,jax, and for harness also "
+        "none = a predict that costs nothing, the harness's floor)",
+    )
     parser.add_argument("--quick", action="store_true", help="tiny run lengths: checks the code, not the numbers")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR, help="folder for the JSON result and its summary")
-    parser.add_argument("--profile-out", type=Path, default=None, metavar="DIR",
-                        help="run each benchmark under cProfile: DIR/<benchmark>.pstats, and the top 20 "
-                             "cumulative lines in the JSON and the summary (timings then are not results)")
+    parser.add_argument(
+        "--profile-out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run each benchmark under cProfile: DIR/<benchmark>.pstats, and the top 20 "
+        "cumulative lines in the JSON and the summary (timings then are not results)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.benchmarks) - set(BENCHMARKS))
     if unknown:
@@ -70,10 +85,16 @@ def context() -> dict:
         load = os.getloadavg()
     except OSError:
         load = None
-    return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            "host": socket.gethostname(), "levelfield": __version__, "python": platform.python_version(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(), "load_average_at_start": load,
-            "stderr_is_tty": sys.stderr.isatty()}  # progress bars (the trainer's, LoadGen's) draw only on a tty
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "levelfield": __version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "load_average_at_start": load,
+        "stderr_is_tty": sys.stderr.isatty(),
+    }  # progress bars (the trainer's, LoadGen's) draw only on a tty
 
 
 def result_path(out: Path) -> Path:
@@ -105,8 +126,12 @@ def run_one(name: str, args: argparse.Namespace, document: dict) -> None:
 
     bench = module(name)
     config = bench.QUICK if args.quick else bench.FULL
-    options = Options(task=args.task, tasks=split(args.tasks) or list(module("compile").DEFAULT_TASKS),
-                      frameworks=split(args.frameworks), report=lambda line: print(line, flush=True))
+    options = Options(
+        task=args.task,
+        tasks=split(args.tasks) or list(module("compile").DEFAULT_TASKS),
+        frameworks=split(args.frameworks),
+        report=lambda line: print(line, flush=True),
+    )
     print(f"\n{name}: {bench.TITLE}", flush=True)
     started = time.perf_counter()
     if args.profile_out is None:
@@ -129,8 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     from levelfield.ground.fsutil import atomic_write_text
 
     chosen = [name for name in BENCHMARKS if name in args.benchmarks] or list(BENCHMARKS)
-    document = {"context": context(), "quick": args.quick, "profiled": args.profile_out is not None,
-                "goals": snapshot(), "benchmarks": {}}
+    document = {
+        "context": context(),
+        "quick": args.quick,
+        "profiled": args.profile_out is not None,
+        "goals": snapshot(),
+        "benchmarks": {},
+    }
     started = time.perf_counter()
     try:
         check_ids(args)

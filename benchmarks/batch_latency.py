@@ -30,14 +30,14 @@ from benchmarks.options import Options
 
 TITLE = "batch latency: the SUT's predict + response rows per batch size, per task and framework (Server bounds)"
 DEFAULT_TASKS = ("fmnist-resnet", "seq-transformer", "ctr-dlrm")
-BOUND_BATCH = 128        # the batch size a Server bound must leave room for (module docstring)
-BOUND_STEP_MS = 10       # bounds are rounded up to a multiple of this
-BOUND_FLOOR_MS = 10      # ... and never below it: Python's GIL switch interval is 5 ms
+BOUND_BATCH = 128  # the batch size a Server bound must leave room for (module docstring)
+BOUND_STEP_MS = 10  # bounds are rounded up to a multiple of this
+BOUND_FLOOR_MS = 10  # ... and never below it: Python's GIL switch interval is 5 ms
 
 
 @dataclass(frozen=True)
 class Config:
-    largest_batch: int | None   # None: the task's MAX_PREDICT_BATCH
+    largest_batch: int | None  # None: the task's MAX_PREDICT_BATCH
 
 
 FULL = Config(largest_batch=None)
@@ -50,9 +50,9 @@ def measure(task_id: str, framework: str, largest_batch: int | None) -> dict:
     import threading
     from dataclasses import asdict
 
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.harness import runner, sizing
     from levelfield.reference.interface import Recipe
-    from levelfield.ground.registry import load_implementation
 
     task = runner.cached_suite(None, None).task(task_id)
     common = f"levelfield.reference.{task.package}.common"
@@ -82,12 +82,16 @@ def run(options: Options, config: Config) -> dict:
     results = {}
     for task_id in options.tasks:
         for framework in options.real_frameworks():
-            entry = run_in_child("benchmarks.batch_latency:measure",
-                                 {"task_id": task_id, "framework": framework, "largest_batch": config.largest_batch},
-                                 pstats_path=options.child_pstats())
+            entry = run_in_child(
+                "benchmarks.batch_latency:measure",
+                {"task_id": task_id, "framework": framework, "largest_batch": config.largest_batch},
+                pstats_path=options.child_pstats(),
+            )
             results.setdefault(task_id, {})[framework] = entry
-            options.report(f"{task_id:16s} {framework:10s} " + ", ".join(
-                f"{c['size']}: {c['median_ms']:.2f} ms" for c in entry["costs"]))
+            options.report(
+                f"{task_id:16s} {framework:10s} "
+                + ", ".join(f"{c['size']}: {c['median_ms']:.2f} ms" for c in entry["costs"])
+            )
     return {"tasks": results, "bound_batch": BOUND_BATCH}
 
 
@@ -105,9 +109,18 @@ def rows(result: dict) -> list[dict]:
     batch = result["bound_batch"]
     for task_id, frameworks in result["tasks"].items():
         slowest, bound = implied_bound_ms(frameworks, batch)
-        figures = "; ".join(f"{fw} {next((c['median_ms'] for c in e['costs'] if c['size'] == batch), float('nan')):.1f}"
-                            for fw, e in frameworks.items())
-        out.append({"compared": f"{task_id}: median latency of a batch of {batch} per framework (ms)",
-                    "figures": figures + (f"; bound 2 x {slowest:.1f} ms rounded up: {bound} ms" if bound else ""),
-                    "ratio": None, "ratio_text": "-", "goal": None, "value": bound})
+        figures = "; ".join(
+            f"{fw} {next((c['median_ms'] for c in e['costs'] if c['size'] == batch), float('nan')):.1f}"
+            for fw, e in frameworks.items()
+        )
+        out.append(
+            {
+                "compared": f"{task_id}: median latency of a batch of {batch} per framework (ms)",
+                "figures": figures + (f"; bound 2 x {slowest:.1f} ms rounded up: {bound} ms" if bound else ""),
+                "ratio": None,
+                "ratio_text": "-",
+                "goal": None,
+                "value": bound,
+            }
+        )
     return out

@@ -10,11 +10,11 @@ import importlib
 from types import ModuleType
 
 BENCHMARKS = {
-    "harness": "benchmarks.harness_efficiency",   # LoadGen runner vs a raw predict loop
-    "trainer": "benchmarks.trainer_overhead",     # levelfield train vs a bare training loop
-    "compile": "benchmarks.compile_modes",        # compiled vs eager mode
-    "checker": "benchmarks.checker_speed",        # levelfield check vs mlperf_logging; large trees
-    "noise": "benchmarks.noise",                  # CV of repeated Offline runs
+    "harness": "benchmarks.harness_efficiency",  # LoadGen runner vs a raw predict loop
+    "trainer": "benchmarks.trainer_overhead",  # levelfield train vs a bare training loop
+    "compile": "benchmarks.compile_modes",  # compiled vs eager mode
+    "checker": "benchmarks.checker_speed",  # levelfield check vs mlperf_logging; large trees
+    "noise": "benchmarks.noise",  # CV of repeated Offline runs
     "batch_latency": "benchmarks.batch_latency",  # predict latency per batch size (the Server bounds' basis)
 }
 

@@ -42,8 +42,15 @@ def run_in_child(target: str, kwargs: dict, *, env: dict | None = None, pstats_p
         command = [sys.executable, "-m", "benchmarks.child", target, json.dumps(kwargs), str(out)]
         if pstats_path is not None:
             command.append(str(pstats_path))
-        done = subprocess.run(command, cwd=REPO, env={**os.environ, **(env or {})}, capture_output=True,
-                              text=True, timeout=CHILD_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            command,
+            cwd=REPO,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
         if done.returncode != 0 or not out.exists():
             raise ChildFailed(f"{target}({kwargs}) failed with exit code {done.returncode}:\n{done.stderr[-3000:]}")
         return json.loads(out.read_text())

@@ -47,8 +47,8 @@ class Config:
     """
 
     profile: str
-    chunk_steps: int   # steps per timed train_steps call
-    chunks: int        # timed calls after the untimed one
+    chunk_steps: int  # steps per timed train_steps call
+    chunks: int  # timed calls after the untimed one
 
 
 FULL = Config(profile="submission", chunk_steps=4, chunks=5)
@@ -66,11 +66,21 @@ def run(options: Options, config: Config) -> dict:
                 with tempfile.TemporaryDirectory(prefix="levelfield-bench-inductor-") as cache:
                     entry[mode] = run_in_child(
                         "benchmarks.compile_modes:measure",
-                        {"task_id": task_id, "framework": framework, "mode": mode, "profile": config.profile,
-                         "chunk_steps": config.chunk_steps, "chunks": config.chunks},
-                        env={"TORCHINDUCTOR_CACHE_DIR": cache}, pstats_path=options.child_pstats())
-            entry["ratio"] = {"first_step": ratio(entry["eager"]["first_step_s"], entry["compiled"]["first_step_s"]),
-                              "step": ratio(entry["eager"]["step_ms_median"], entry["compiled"]["step_ms_median"])}
+                        {
+                            "task_id": task_id,
+                            "framework": framework,
+                            "mode": mode,
+                            "profile": config.profile,
+                            "chunk_steps": config.chunk_steps,
+                            "chunks": config.chunks,
+                        },
+                        env={"TORCHINDUCTOR_CACHE_DIR": cache},
+                        pstats_path=options.child_pstats(),
+                    )
+            entry["ratio"] = {
+                "first_step": ratio(entry["eager"]["first_step_s"], entry["compiled"]["first_step_s"]),
+                "step": ratio(entry["eager"]["step_ms_median"], entry["compiled"]["step_ms_median"]),
+            }
             results[task_id][framework] = entry
             options.report(format_entry(task_id, framework, entry))
     return {"profile": config.profile, "chunk_steps": config.chunk_steps, "chunks": config.chunks, "tasks": results}
@@ -79,11 +89,11 @@ def run(options: Options, config: Config) -> dict:
 def measure(task_id: str, framework: str, mode: str, profile: str, chunk_steps: int, chunks: int) -> dict:
     """In a child process: one implementation in one mode, timed (see the module docstring)."""
     import numpy as np
-    from levelfield.reference.interface import Recipe
-    from levelfield.ground.registry import load_implementation
-    from levelfield.reference.schedule import batch_order, learning_rates
 
     from benchmarks.tasks import load_task
+    from levelfield.ground.registry import load_implementation
+    from levelfield.reference.interface import Recipe
+    from levelfield.reference.schedule import batch_order, learning_rates
 
     kit = load_task(task_id, profile)
     (train_inputs, train_labels), _ = kit.splits()
@@ -110,16 +120,26 @@ def measure(task_id: str, framework: str, mode: str, profile: str, chunk_steps: 
         impl.train_steps(order[rows], lrs[rows])
         calls_s.append(time.perf_counter() - started)
     step_ms = [1000 * s / chunk_steps for s in calls_s[1:]]  # the first call is the untimed one
-    return {"framework_version": impl.version(), "mode": impl.mode, "device": str(impl.device), "batch_size": batch,
-            "import_s": import_s, "first_step_s": first_step_s, "step_ms_median": statistics.median(step_ms),
-            "step_ms_min": min(step_ms), "step_ms": step_ms}
+    return {
+        "framework_version": impl.version(),
+        "mode": impl.mode,
+        "device": str(impl.device),
+        "batch_size": batch,
+        "import_s": import_s,
+        "first_step_s": first_step_s,
+        "step_ms_median": statistics.median(step_ms),
+        "step_ms_min": min(step_ms),
+        "step_ms": step_ms,
+    }
 
 
 def format_entry(task_id: str, framework: str, e: dict) -> str:
     c, g, r = e["compiled"], e["eager"], e["ratio"]
-    return (f"{task_id:15s} {framework:10s} first step: compiled {c['first_step_s']:.2f} s, eager "
-            f"{g['first_step_s']:.2f} s (eager/compiled x{r['first_step']:.2f}); step: compiled "
-            f"{c['step_ms_median']:.2f} ms, eager {g['step_ms_median']:.2f} ms (x{r['step']:.2f})")
+    return (
+        f"{task_id:15s} {framework:10s} first step: compiled {c['first_step_s']:.2f} s, eager "
+        f"{g['first_step_s']:.2f} s (eager/compiled x{r['first_step']:.2f}); step: compiled "
+        f"{c['step_ms_median']:.2f} ms, eager {g['step_ms_median']:.2f} ms (x{r['step']:.2f})"
+    )
 
 
 def rows(result: dict) -> list[dict]:
@@ -127,10 +147,16 @@ def rows(result: dict) -> list[dict]:
     for task_id, frameworks in result["tasks"].items():
         for framework, e in frameworks.items():
             c, g = e["compiled"], e["eager"]
-            out.append({"compared": f"{task_id} / {framework} {c['framework_version']}: eager vs compiled "
-                                    f"(batch {c['batch_size']})",
-                        "figures": f"first step {c['first_step_s']:.2f} s compiled, {g['first_step_s']:.2f} s eager "
-                                   f"(x{e['ratio']['first_step']:.2f}); median step {c['step_ms_median']:.2f} ms "
-                                   f"compiled, {g['step_ms_median']:.2f} ms eager",
-                        "ratio": e["ratio"]["step"], "goal": None, "value": None})
+            out.append(
+                {
+                    "compared": f"{task_id} / {framework} {c['framework_version']}: eager vs compiled "
+                    f"(batch {c['batch_size']})",
+                    "figures": f"first step {c['first_step_s']:.2f} s compiled, {g['first_step_s']:.2f} s eager "
+                    f"(x{e['ratio']['first_step']:.2f}); median step {c['step_ms_median']:.2f} ms "
+                    f"compiled, {g['step_ms_median']:.2f} ms eager",
+                    "ratio": e["ratio"]["step"],
+                    "goal": None,
+                    "value": None,
+                }
+            )
     return out

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Goal:
-    text: str                       # the goal as a reader of the summary sees it
-    at_most: float | None = None    # met when the figure is <= this
-    at_least: float | None = None   # met when the figure is >= this
+    text: str  # the goal as a reader of the summary sees it
+    at_most: float | None = None  # met when the figure is <= this
+    at_least: float | None = None  # met when the figure is >= this
 
 
 GOALS = {

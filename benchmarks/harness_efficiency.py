@@ -47,8 +47,10 @@ from pathlib import Path
 
 import numpy as np
 
-TITLE = ("harness efficiency: the LoadGen runner against a raw predict loop over the same rows "
-         "(ratio 1.0 = the harness costs nothing)")
+TITLE = (
+    "harness efficiency: the LoadGen runner against a raw predict loop over the same rows "
+    "(ratio 1.0 = the harness costs nothing)"
+)
 DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax")  # none: the harness alone (a zero-cost predict)
 SUT_KINDS = ("fast", "plain")
 MAX_LIMIT_CALLS = 500  # of each timed batch loop in server_limits (the harness's floor takes microseconds per call)
@@ -70,17 +72,24 @@ def offline_samples(default: int, by_task: dict, task_id: str) -> int:
 class Config:
     """Run lengths; FULL for `make bench` (~1-2 min per framework), QUICK for tests (seconds)."""
 
-    offline_samples: int          # samples in the one Offline query (runner) and in the raw loop
-    singlestream_s: float         # LoadGen min duration of the SingleStream run; also the raw loop's length
-    server_run_ms: int            # LoadGen min duration of each Server search run
-    server_steps: int             # at most this many Server search runs (find_peak's MAX_STEPS)
-    repeats: int                  # best-of repeats of each raw measurement and Offline run
-    limits_s: float               # length of each timed batch loop of server_limits
+    offline_samples: int  # samples in the one Offline query (runner) and in the raw loop
+    singlestream_s: float  # LoadGen min duration of the SingleStream run; also the raw loop's length
+    server_run_ms: int  # LoadGen min duration of each Server search run
+    server_steps: int  # at most this many Server search runs (find_peak's MAX_STEPS)
+    repeats: int  # best-of repeats of each raw measurement and Offline run
+    limits_s: float  # length of each timed batch loop of server_limits
     offline_samples_by_task: dict = field(default_factory=dict)  # tasks whose query differs from offline_samples
 
 
-FULL = Config(offline_samples=262_144, singlestream_s=5.0, server_run_ms=10_000, server_steps=10, repeats=2,
-              limits_s=2.0, offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK)
+FULL = Config(
+    offline_samples=262_144,
+    singlestream_s=5.0,
+    server_run_ms=10_000,
+    server_steps=10,
+    repeats=2,
+    limits_s=2.0,
+    offline_samples_by_task=FULL_OFFLINE_SAMPLES_BY_TASK,
+)
 QUICK = Config(offline_samples=4096, singlestream_s=0.3, server_run_ms=300, server_steps=2, repeats=1, limits_s=0.1)
 
 
@@ -91,7 +100,7 @@ def in_thread(function, *args):
     def target():
         try:
             outcome["value"] = function(*args)
-        except BaseException as e:  # noqa: BLE001 - re-raised below
+        except BaseException as e:
             outcome["error"] = e
 
     worker = threading.Thread(target=target, name="levelfield-bench-raw")
@@ -112,10 +121,10 @@ class Bench:
 
     def __init__(self, task_id: str, framework: str, config: Config | None, workdir: Path):
         """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
+        from levelfield.ground.registry import load_implementation
         from levelfield.reference.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.null_model import CostModel, NullImplementation
-        from levelfield.ground.registry import load_implementation
 
         self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
         suite = runner.cached_suite(None, None)
@@ -148,7 +157,7 @@ class Bench:
         for _ in range(self.config.repeats):
             started = time.perf_counter()
             for start in range(0, samples, batch_size):
-                self._answer(indices[start:start + batch_size])
+                self._answer(indices[start : start + batch_size])
             best_s = min(best_s, time.perf_counter() - started)
         return samples / best_s
 
@@ -202,10 +211,19 @@ class Bench:
 
         self.runs += 1
         conf = _user_conf(self.workdir / f"user-{self.runs}.yaml", conf_text)
-        return InferOptions(task_id=self.task_id, framework=self.framework, scenario=scenario, mode="performance",
-                            out=self.workdir / f"{self.framework}-{scenario}-{self.runs}", profile="submission",
-                            user_conf=conf, sut=sut, progress=False, repeats=1,
-                            null_cost=CostModel() if self.framework == "none" else None)
+        return InferOptions(
+            task_id=self.task_id,
+            framework=self.framework,
+            scenario=scenario,
+            mode="performance",
+            out=self.workdir / f"{self.framework}-{scenario}-{self.runs}",
+            profile="submission",
+            user_conf=conf,
+            sut=sut,
+            progress=False,
+            repeats=1,
+            null_cost=CostModel() if self.framework == "none" else None,
+        )
 
     def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:
         """(result.json content, run folder) of one performance run with these user settings."""
@@ -236,8 +254,13 @@ def offline(bench: Bench) -> dict:
         runner[kind] = max(r["samples_per_s"] for r in results)
         batch = int(results[0]["sizing"]["chosen"].get("batch_size", batch or 1))
     raw = in_thread(bench.raw_offline_samples_per_s, samples, batch)  # the chunk the runner chose
-    return {"samples": samples, "batch_size": batch, "raw_samples_per_s": raw, "runner_samples_per_s": runner,
-            "ratio": {kind: value / raw for kind, value in runner.items()}}
+    return {
+        "samples": samples,
+        "batch_size": batch,
+        "raw_samples_per_s": raw,
+        "runner_samples_per_s": runner,
+        "ratio": {kind: value / raw for kind, value in runner.items()},
+    }
 
 
 def singlestream(bench: Bench) -> dict:
@@ -246,15 +269,22 @@ def singlestream(bench: Bench) -> dict:
     duration_ms = int(bench.config.singlestream_s * 1000)
     # The expected latency tells LoadGen how many queries to pre-generate for the duration.
     expected_ms = max(percentile_nearest_rank(raw_ns, 0.5) / 1e6, 0.001)
-    conf = (f"singlestream: {{min_duration_ms: {duration_ms}, min_query_count: 100, "
-            f"expected_latency_ms: {expected_ms:.6f}}}\n")
+    conf = (
+        f"singlestream: {{min_duration_ms: {duration_ms}, min_query_count: 100, "
+        f"expected_latency_ms: {expected_ms:.6f}}}\n"
+    )
     runner_us, queries = {}, {}
     for kind in SUT_KINDS:
         result, _ = bench.infer("singlestream", conf, kind)
         runner_us[kind] = result["p90_latency_ms"] * 1000
         queries[kind] = result["query_count"]
-    return {"raw_queries": len(raw_ns), "raw_p90_us": raw_p90_us, "runner_p90_us": runner_us,
-            "runner_queries": queries, "added_p90_us": {k: v - raw_p90_us for k, v in runner_us.items()}}
+    return {
+        "raw_queries": len(raw_ns),
+        "raw_p90_us": raw_p90_us,
+        "runner_p90_us": runner_us,
+        "runner_queries": queries,
+        "added_p90_us": {k: v - raw_p90_us for k, v in runner_us.items()},
+    }
 
 
 def server(bench: Bench, offline_samples_per_s: float) -> dict:
@@ -272,14 +302,25 @@ def server(bench: Bench, offline_samples_per_s: float) -> dict:
     rules = bench.task.loadgen_settings("submission", "server")
     peak = document["peak"]
     qps = peak["target_qps"] if peak else None
-    return {"max_qps": qps, "latency_bound_ms": rules["latency_bound_ms"],
-            "latency_percentile": rules["latency_percentile"], "run_ms": bench.config.server_run_ms,
-            "max_batch_size": peak["max_batch_size"] if peak else None,
-            "peak_batches": peak["batches"] if peak else None,
-            "limits": server_limits(bench, qps, peak["batches"], offline_samples_per_s) if peak else None,
-            "steps": [{"target_qps": step["target_qps"], "met": step["valid"], "samples_per_s": step["samples_per_s"],
-                       "batches": step["batches"]} for step in document["steps"]],
-            "ratio_to_offline": (qps / offline_samples_per_s) if qps else None}
+    return {
+        "max_qps": qps,
+        "latency_bound_ms": rules["latency_bound_ms"],
+        "latency_percentile": rules["latency_percentile"],
+        "run_ms": bench.config.server_run_ms,
+        "max_batch_size": peak["max_batch_size"] if peak else None,
+        "peak_batches": peak["batches"] if peak else None,
+        "limits": server_limits(bench, qps, peak["batches"], offline_samples_per_s) if peak else None,
+        "steps": [
+            {
+                "target_qps": step["target_qps"],
+                "met": step["valid"],
+                "samples_per_s": step["samples_per_s"],
+                "batches": step["batches"],
+            }
+            for step in document["steps"]
+        ],
+        "ratio_to_offline": (qps / offline_samples_per_s) if qps else None,
+    }
 
 
 def server_limits(bench: Bench, qps: float, batches: dict, offline_samples_per_s: float) -> dict:
@@ -298,11 +339,19 @@ def server_limits(bench: Bench, qps: float, batches: dict, offline_samples_per_s
     alone_ms = in_thread(bench.batch_ms, size, calls)
     arrivals_ms = in_thread(bench.batch_ms, size, calls, qps)
     under_load_ms = batches["mean_ms"]
-    factors = {"batch_size": (batches["mean_size"] / alone_ms * 1000) / offline_samples_per_s,
-               "load": alone_ms / under_load_ms,
-               "busy": qps * under_load_ms / 1000 / batches["mean_size"]}
-    return {"size": size, "calls": calls, "alone_ms": alone_ms, "arrivals_ms": arrivals_ms,
-            "under_load_ms": under_load_ms, "factors": factors}
+    factors = {
+        "batch_size": (batches["mean_size"] / alone_ms * 1000) / offline_samples_per_s,
+        "load": alone_ms / under_load_ms,
+        "busy": qps * under_load_ms / 1000 / batches["mean_size"],
+    }
+    return {
+        "size": size,
+        "calls": calls,
+        "alone_ms": alone_ms,
+        "arrivals_ms": arrivals_ms,
+        "under_load_ms": under_load_ms,
+        "factors": factors,
+    }
 
 
 def run(options, config: Config) -> dict:
@@ -327,8 +376,10 @@ def run(options, config: Config) -> dict:
 
 def format_offline(framework: str, r: dict) -> str:
     runs = ", ".join(f"{k} SUT {v:,.0f}/s (x{r['ratio'][k]:.2f})" for k, v in r["runner_samples_per_s"].items())
-    return (f"{framework:10s} Offline       {r['samples']} samples, chunks of {r['batch_size']}: raw loop "
-            f"{r['raw_samples_per_s']:,.0f} samples/s; runner {runs}")
+    return (
+        f"{framework:10s} Offline       {r['samples']} samples, chunks of {r['batch_size']}: raw loop "
+        f"{r['raw_samples_per_s']:,.0f} samples/s; runner {runs}"
+    )
 
 
 def format_singlestream(framework: str, r: dict) -> str:
@@ -344,12 +395,16 @@ def format_server(framework: str, r: dict) -> str:
     cost = ""
     if limits:
         f = limits["factors"]
-        cost = (f"; batches of {limits['size']} took {limits['under_load_ms']:.1f} ms under load, "
-                f"{limits['alone_ms']:.1f} ms alone, {limits['arrivals_ms']:.1f} ms beside Poisson wake-ups "
-                f"= batch size x{f['batch_size']:.2f} * load x{f['load']:.2f} * busy x{f['busy']:.2f}")
-    return (f"{framework:10s} Server        max QPS VALID with p{round(100 * r['latency_percentile'])} <= "
-            f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
-            f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput){cost}")
+        cost = (
+            f"; batches of {limits['size']} took {limits['under_load_ms']:.1f} ms under load, "
+            f"{limits['alone_ms']:.1f} ms alone, {limits['arrivals_ms']:.1f} ms beside Poisson wake-ups "
+            f"= batch size x{f['batch_size']:.2f} * load x{f['load']:.2f} * busy x{f['busy']:.2f}"
+        )
+    return (
+        f"{framework:10s} Server        max QPS VALID with p{round(100 * r['latency_percentile'])} <= "
+        f"{r['latency_bound_ms']:g} ms in {r['run_ms'] / 1000:g} s runs: {r['max_qps']:,.0f} "
+        f"(x{r['ratio_to_offline']:.3g} of the runner's Offline throughput){cost}"
+    )
 
 
 def rows(result: dict) -> list[dict]:
@@ -359,23 +414,53 @@ def rows(result: dict) -> list[dict]:
     for framework, e in result["frameworks"].items():
         o, single, server_result = e["offline"], e["singlestream"], e["server"]
         who = f"{result['task']} / {framework} {e['framework_version']}"
-        out.append({"compared": f"{who}: Offline, runner (fast SUT) vs raw predict loop",
-                    "figures": f"{o['runner_samples_per_s']['fast']:,.0f} vs {o['raw_samples_per_s']:,.0f} samples/s",
-                    "ratio": o["ratio"]["fast"], "goal": "harness_offline_ratio", "value": o["ratio"]["fast"]})
+        out.append(
+            {
+                "compared": f"{who}: Offline, runner (fast SUT) vs raw predict loop",
+                "figures": f"{o['runner_samples_per_s']['fast']:,.0f} vs {o['raw_samples_per_s']:,.0f} samples/s",
+                "ratio": o["ratio"]["fast"],
+                "goal": "harness_offline_ratio",
+                "value": o["ratio"]["fast"],
+            }
+        )
         added = single["added_p90_us"]["fast"]
-        out.append({"compared": f"{who}: SingleStream p90, runner (fast SUT) vs raw single-sample predict",
-                    "figures": f"+{added:.1f} us over {single['raw_p90_us']:.1f} us", "ratio": None,
-                    "ratio_text": "-", "goal": "harness_singlestream_added_p90_us", "value": added})
+        out.append(
+            {
+                "compared": f"{who}: SingleStream p90, runner (fast SUT) vs raw single-sample predict",
+                "figures": f"+{added:.1f} us over {single['raw_p90_us']:.1f} us",
+                "ratio": None,
+                "ratio_text": "-",
+                "goal": "harness_singlestream_added_p90_us",
+                "value": added,
+            }
+        )
         qps = server_result["max_qps"]
-        figures = (f"{qps:,.0f} vs {o['runner_samples_per_s']['fast']:,.0f} samples/s" if qps
-                   else "no target QPS met the latency bound")
+        figures = (
+            f"{qps:,.0f} vs {o['runner_samples_per_s']['fast']:,.0f} samples/s"
+            if qps
+            else "no target QPS met the latency bound"
+        )
         if server_result["limits"]:
             f = server_result["limits"]["factors"]
             figures += f" = batch size x{f['batch_size']:.2f} * load x{f['load']:.2f} * busy x{f['busy']:.2f}"
-        out.append({"compared": f"{who}: Server max valid target QPS vs Offline throughput", "figures": figures,
-                    "ratio": server_result["ratio_to_offline"], "goal": "harness_server_to_offline_ratio",
-                    "value": server_result["ratio_to_offline"]})
+        out.append(
+            {
+                "compared": f"{who}: Server max valid target QPS vs Offline throughput",
+                "figures": figures,
+                "ratio": server_result["ratio_to_offline"],
+                "goal": "harness_server_to_offline_ratio",
+                "value": server_result["ratio_to_offline"],
+            }
+        )
         if framework == "none":  # the harness's own Server floor, an absolute figure
-            out.append({"compared": f"{who}: Server max valid target QPS, the harness alone", "figures": figures,
-                        "ratio": None, "ratio_text": "-", "goal": "harness_server_floor_qps", "value": qps})
+            out.append(
+                {
+                    "compared": f"{who}: Server max valid target QPS, the harness alone",
+                    "figures": figures,
+                    "ratio": None,
+                    "ratio_text": "-",
+                    "goal": "harness_server_floor_qps",
+                    "value": qps,
+                }
+            )
     return out

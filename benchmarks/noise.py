@@ -61,24 +61,39 @@ def run(options: Options, config: Config) -> dict:
             values = [bench.infer("offline", conf)[0]["samples_per_s"] for _ in range(config.repeats)]
             raw = [in_thread(bench.raw_offline_samples_per_s, samples, batch) for _ in range(config.repeats)]
             mean = statistics.fmean(values)
-            entry = {"framework_version": bench.impl.version(), "samples_per_s": values, "mean_samples_per_s": mean,
-                     "stdev_samples_per_s": statistics.stdev(values), "min_samples_per_s": min(values),
-                     "max_samples_per_s": max(values), "raw_samples_per_s": raw}
+            entry = {
+                "framework_version": bench.impl.version(),
+                "samples_per_s": values,
+                "mean_samples_per_s": mean,
+                "stdev_samples_per_s": statistics.stdev(values),
+                "min_samples_per_s": min(values),
+                "max_samples_per_s": max(values),
+                "raw_samples_per_s": raw,
+            }
             entry["cv"] = ratio(entry["stdev_samples_per_s"], mean)
             entry["raw_cv"] = ratio(statistics.stdev(raw), statistics.fmean(raw))
             results[framework] = entry
-            options.report(f"{framework:10s} Offline {config.repeats} runs of {samples} samples: mean "
-                           f"{mean:,.0f}/s, stdev {entry['stdev_samples_per_s']:,.0f}/s, CV {100 * entry['cv']:.1f}% "
-                           f"(min {min(values):,.0f}, max {max(values):,.0f}); raw predict loop CV "
-                           f"{100 * entry['raw_cv']:.1f}%")
+            options.report(
+                f"{framework:10s} Offline {config.repeats} runs of {samples} samples: mean "
+                f"{mean:,.0f}/s, stdev {entry['stdev_samples_per_s']:,.0f}/s, CV {100 * entry['cv']:.1f}% "
+                f"(min {min(values):,.0f}, max {max(values):,.0f}); raw predict loop CV "
+                f"{100 * entry['raw_cv']:.1f}%"
+            )
     return {"task": options.task, "samples": samples, "repeats": config.repeats, "frameworks": results}
 
 
 def rows(result: dict) -> list[dict]:
-    return [{"compared": f"{result['task']} / {framework} {e['framework_version']}: Offline samples/s over "
-                         f"{result['repeats']} runs of {result['samples']} samples",
-             "figures": f"mean {e['mean_samples_per_s']:,.0f}/s, stdev {e['stdev_samples_per_s']:,.0f}/s, "
-                        f"min {e['min_samples_per_s']:,.0f}, max {e['max_samples_per_s']:,.0f}"
-                        + (f"; raw predict loop alone: CV {100 * e['raw_cv']:.2f}%" if "raw_cv" in e else ""),
-             "ratio": e["cv"], "ratio_text": f"CV {100 * e['cv']:.2f}%", "goal": "noise_offline_cv", "value": e["cv"]}
-            for framework, e in result["frameworks"].items()]
+    return [
+        {
+            "compared": f"{result['task']} / {framework} {e['framework_version']}: Offline samples/s over "
+            f"{result['repeats']} runs of {result['samples']} samples",
+            "figures": f"mean {e['mean_samples_per_s']:,.0f}/s, stdev {e['stdev_samples_per_s']:,.0f}/s, "
+            f"min {e['min_samples_per_s']:,.0f}, max {e['max_samples_per_s']:,.0f}"
+            + (f"; raw predict loop alone: CV {100 * e['raw_cv']:.2f}%" if "raw_cv" in e else ""),
+            "ratio": e["cv"],
+            "ratio_text": f"CV {100 * e['cv']:.2f}%",
+            "goal": "noise_offline_cv",
+            "value": e["cv"],
+        }
+        for framework, e in result["frameworks"].items()
+    ]

@@ -21,11 +21,11 @@ REAL_FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
 @dataclass
 class Options:
-    task: str                                  # the one task of harness, trainer and noise
-    tasks: list[str]                           # the tasks of compile
-    frameworks: list[str] | None               # None: each benchmark's own default
+    task: str  # the one task of harness, trainer and noise
+    tasks: list[str]  # the tasks of compile
+    frameworks: list[str] | None  # None: each benchmark's own default
     report: Callable[[str], None] = print
-    profile: object = None                     # a profiling.BenchmarkProfile while --profile-out is on
+    profile: object = None  # a profiling.BenchmarkProfile while --profile-out is on
 
     def real_frameworks(self) -> list[str]:
         """The frameworks asked for, minus `none` (the harness benchmark's zero-cost model)."""

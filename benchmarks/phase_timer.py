@@ -23,10 +23,12 @@ import time
 from collections import defaultdict
 
 # (module, attribute, phase name; None: the phase is named after the check code's prefix)
-WRAPPED = (("levelfield.checker.tree", "read_tree", "read_tree"),
-           ("levelfield.checker.loader", "load_submission", "load_submission"),
-           ("levelfield.rules", "load_suite", "load_suite"),
-           ("levelfield.checker.engine", "run_check", None))
+WRAPPED = (
+    ("levelfield.checker.tree", "read_tree", "read_tree"),
+    ("levelfield.checker.loader", "load_submission", "load_submission"),
+    ("levelfield.rules", "load_suite", "load_suite"),
+    ("levelfield.checker.engine", "run_check", None),
+)
 
 
 class PhaseTimer:
@@ -47,6 +49,7 @@ class PhaseTimer:
             finally:
                 self._totals[name] += time.perf_counter() - started
                 self._depth -= 1
+
         return timed
 
     def __enter__(self):

@@ -53,8 +53,10 @@ class BenchmarkProfile:
     def finish(self) -> dict:
         """Write <DIR>/<name>.pstats (this process) and, when children ran, <DIR>/<name>-children.pstats
         (their profiles merged; the per-child files are removed). Returns the paths and top-20 tables."""
-        out = {"pstats": str(self.out_dir / f"{self.name}.pstats"),
-               "top_cumulative": _dump(pstats.Stats(self.profiler), self.out_dir / f"{self.name}.pstats")}
+        out = {
+            "pstats": str(self.out_dir / f"{self.name}.pstats"),
+            "top_cumulative": _dump(pstats.Stats(self.profiler), self.out_dir / f"{self.name}.pstats"),
+        }
         children = [p for p in self._children if p.exists()]
         out["child_processes"] = len(children)
         if children:

@@ -27,10 +27,12 @@ def render(document: dict, source_name: str | None = None) -> str:
     context = document["context"]
     goals = document.get("goals", {})
     load = context.get("load_average_at_start")
-    machine = (f"levelfield {context['levelfield']}, Python {context['python']}, {context['machine']}, "
-               f"{context['cpu_count']} CPUs; load average at the start "
-               f"{' / '.join(f'{v:.1f}' for v in load) if load else 'unknown'}; "
-               f"{document.get('elapsed_s', 0):.0f} s in all.")
+    machine = (
+        f"levelfield {context['levelfield']}, Python {context['python']}, {context['machine']}, "
+        f"{context['cpu_count']} CPUs; load average at the start "
+        f"{' / '.join(f'{v:.1f}' for v in load) if load else 'unknown'}; "
+        f"{document.get('elapsed_s', 0):.0f} s in all."
+    )
     lines = [f"# levelfield benchmarks, {context['date']} on {context['host']}", "", machine, ""]
     if document.get("quick"):
         lines += ["**Quick run**: tiny run lengths that check the code; the figures say nothing about the machine.", ""]
@@ -54,8 +56,13 @@ def _section(name: str, result: dict, goals: dict) -> list[str]:
     for row in bench.rows(result):
         goal = goals.get(row["goal"]) if row["goal"] else None
         verdict = met(goal, row["value"])
-        cells = [row["compared"], row["figures"], row.get("ratio_text") or _ratio(row["ratio"]),
-                 goal["text"] if goal else "none set", {True: "yes", False: "**no**", None: "-"}[verdict]]
+        cells = [
+            row["compared"],
+            row["figures"],
+            row.get("ratio_text") or _ratio(row["ratio"]),
+            goal["text"] if goal else "none set",
+            {True: "yes", False: "**no**", None: "-"}[verdict],
+        ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return lines + [""]
 
@@ -64,8 +71,13 @@ def _profile(profile: dict) -> list[str]:
     lines = []
     parts = [("this process", profile["pstats"], profile["top_cumulative"])]
     if profile.get("children_pstats"):
-        parts.append((f"{profile['child_processes']} child process(es), merged", profile["children_pstats"],
-                      profile["children_top_cumulative"]))
+        parts.append(
+            (
+                f"{profile['child_processes']} child process(es), merged",
+                profile["children_pstats"],
+                profile["children_top_cumulative"],
+            )
+        )
     for label, path, table in parts:
         heading = f"Profile of {label} (cProfile: `{path}`), the largest cumulative times:"
         lines += [heading, "", "```text", *table.splitlines(), "```", ""]

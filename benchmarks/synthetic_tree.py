@@ -29,8 +29,11 @@ from levelfield.ground import layout as L
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.is_file() and not p.is_symlink() and p.name != L.MANIFEST)
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink() and p.name != L.MANIFEST
+    )
 
 
 def _sha256(path: Path) -> str:
@@ -54,7 +57,7 @@ class ScaledTree:
             raise ValueError(f"{self.source}: expected results of one system to replicate, found {systems}")
         self.system = systems[0]
         self.copies = 0
-        self.linked = True        # False once any file had to be copied
+        self.linked = True  # False once any file had to be copied
         self.manifest: list[str] = []
         for path in self.paths:
             if f"/{L.SYSTEMS}/" not in path and f"/{L.RESULTS}/" not in path:  # the code reference, once
@@ -88,8 +91,9 @@ class ScaledTree:
                 if renamed is not None:
                     self._place(path, renamed)
         self.copies = max(self.copies, copies)
-        (self.root / L.MANIFEST).write_text("".join(sorted(self.manifest, key=lambda line: line[66:])),
-                                            encoding="utf-8")
+        (self.root / L.MANIFEST).write_text(
+            "".join(sorted(self.manifest, key=lambda line: line[66:])), encoding="utf-8"
+        )
 
     @property
     def files(self) -> int:

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from levelfield.checker.findings import REGISTRY, RETIRED
 
-AREAS = {"CHK": "the checker itself", "STR": "structure and integrity", "SYS": "system description",
-         "TRN": "training logs", "REP": "reproducibility", "RUL": "rules version", "INF": "inference (LoadGen)",
-         "ACC": "accuracy"}
+AREAS = {
+    "CHK": "the checker itself",
+    "STR": "structure and integrity",
+    "SYS": "system description",
+    "TRN": "training logs",
+    "REP": "reproducibility",
+    "RUL": "rules version",
+    "INF": "inference (LoadGen)",
+    "ACC": "accuracy",
+}
 
 
 def render() -> str:
@@ -35,8 +42,10 @@ def render() -> str:
     ]
     for code in sorted(REGISTRY):
         check = REGISTRY[code]
-        lines.append(f"| [{code}](#{code.lower()}) | `{check.name}` | {check.severity} | "
-                     f"{check.doc_section('What:').replace('|', '/')} |")
+        lines.append(
+            f"| [{code}](#{code.lower()}) | `{check.name}` | {check.severity} | "
+            f"{check.doc_section('What:').replace('|', '/')} |"
+        )
     current_area = None
     for code in sorted(REGISTRY):
         check = REGISTRY[code]
@@ -51,10 +60,16 @@ def render() -> str:
 
 def retired_table() -> list[str]:
     """The "Retired codes" section: codes no check carries any more; none is ever given out again."""
-    lines = ["", "## Retired codes", "",
-             "These codes are never reused. `--select`, `--ignore` and waivers naming one are refused with",
-             "the codes that replaced it.", "",
-             "| code | name | retired | replaced by | why |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "",
+        "## Retired codes",
+        "",
+        "These codes are never reused. `--select`, `--ignore` and waivers naming one are refused with",
+        "the codes that replaced it.",
+        "",
+        "| code | name | retired | replaced by | why |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for code in sorted(RETIRED):
         retired = RETIRED[code]
         replaced = ", ".join(f"[{c}](#{c.lower()})" for c in retired.replaced_by) or "nothing"

@@ -50,7 +50,7 @@ class Context:
         self.suite = suite
         self.data_dir = data_dir
         self.profile = profile
-        self.cache: dict = {}   # results several checks share (e.g. an accuracy re-score), by name
+        self.cache: dict = {}  # results several checks share (e.g. an accuracy re-score), by name
 
     def task(self, task_id: str) -> Task:
         """The task's rules as the checked profile sets them (run lengths, and the demo's own target)."""
@@ -85,7 +85,7 @@ class Report:
     rules_version: str
     checks_run: list[str]
     profile: str = SUBMISSION_PROFILE
-    findings: list[Finding] = field(default_factory=list)     # every finding, waived ones marked
+    findings: list[Finding] = field(default_factory=list)  # every finding, waived ones marked
     # What was checked, for tools that build on a verdict (the leaderboard): the records the checks
     # saw and the rules they were judged by, so nothing is read a second time after the check.
     submission: object = field(default=None, repr=False)
@@ -115,8 +115,10 @@ def refuse_retired(code: str, where: str) -> None:
     retired = RETIRED.get(code)
     if retired is not None:
         replaced = ", ".join(retired.replaced_by) or "no check"
-        raise UserError(f"{where} {code}: code retired ({retired.name}, {retired.retired}); "
-                        f"it is checked now by {replaced} (docs/checks.md, Retired codes)")
+        raise UserError(
+            f"{where} {code}: code retired ({retired.name}, {retired.retired}); "
+            f"it is checked now by {replaced} (docs/checks.md, Retired codes)"
+        )
 
 
 def selected_codes(select: list[str], ignore: list[str]) -> list[str]:
@@ -126,8 +128,10 @@ def selected_codes(select: list[str], ignore: list[str]) -> list[str]:
         for prefix in prefixes:
             refuse_retired(prefix, option)
             if not any(code.startswith(prefix) for code in REGISTRY):
-                raise UserError(f"{option} {prefix}: matches no check code (codes look like TRN006; "
-                                f"areas: {', '.join(sorted({c[:3] for c in REGISTRY}))})")
+                raise UserError(
+                    f"{option} {prefix}: matches no check code (codes look like TRN006; "
+                    f"areas: {', '.join(sorted({c[:3] for c in REGISTRY}))})"
+                )
     codes = [c for c in sorted(REGISTRY) if not select or any(c.startswith(p) for p in select)]
     return [c for c in codes if not any(c.startswith(p) for p in ignore)]
 
@@ -136,9 +140,17 @@ def _import_checks() -> None:
     import levelfield.checker.checks  # noqa: F401 - registers every check
 
 
-def check_tree(root: Path, *, rules_dir: str | None = None, rules_version: str | None = None,
-               select: list[str] = (), ignore: list[str] = (), waivers: list[Waiver] = (),
-               data_dir: str | None = None, profile: str = SUBMISSION_PROFILE) -> Report:
+def check_tree(
+    root: Path,
+    *,
+    rules_dir: str | None = None,
+    rules_version: str | None = None,
+    select: list[str] = (),
+    ignore: list[str] = (),
+    waivers: list[Waiver] = (),
+    data_dir: str | None = None,
+    profile: str = SUBMISSION_PROFILE,
+) -> Report:
     from levelfield.checker.loader import declared_rules_version, load_submission
     from levelfield.checker.tree import read_tree
     from levelfield.rules import load_suite
@@ -170,14 +182,21 @@ def run_check(code: str, submission: Submission, context: Context) -> list[Findi
         findings = list(registered.func(submission, context))
     except UserError as error:  # e.g. the dataset needed to re-score is not on this machine
         raise UserError(f"check {code} {registered.name} could not run: {error}", hint=error.hint) from None
-    except Exception as error:  # noqa: BLE001 - a crashing check must surface, never pass silently
+    except Exception as error:
         where = traceback.extract_tb(error.__traceback__)[-1]
         internal = REGISTRY[INTERNAL_ERROR]
-        return [Finding(path=".", message=f"check {code} {registered.name} crashed: {type(error).__name__}: "
-                                          f"{str(error)[:200]} (at {Path(where.filename).name}:{where.lineno})",
-                        hint="a levelfield bug: please report it with this message; the check's verdict is "
-                             "unknown, so the submission cannot pass until it is fixed",
-                        code=INTERNAL_ERROR, name=internal.name, severity=ERROR)]
+        return [
+            Finding(
+                path=".",
+                message=f"check {code} {registered.name} crashed: {type(error).__name__}: "
+                f"{str(error)[:200]} (at {Path(where.filename).name}:{where.lineno})",
+                hint="a levelfield bug: please report it with this message; the check's verdict is "
+                "unknown, so the submission cannot pass until it is fixed",
+                code=INTERNAL_ERROR,
+                name=internal.name,
+                severity=ERROR,
+            )
+        ]
     for finding in findings:
         finding.code, finding.name, finding.severity = code, registered.name, registered.severity
         finding.hint = finding.hint or registered.doc_section("Fix:")  # every finding says how to fix it

@@ -45,31 +45,50 @@ def show(value: Any, limit: int = SHOW_LIMIT) -> str:
 
 @dataclass
 class Finding:
-    path: str                  # relative to the submission root, "/"-separated; "." for the tree itself
+    path: str  # relative to the submission root, "/"-separated; "." for the tree itself
     message: str
     line: int | None = None
     found: str | None = None
     expected: str | None = None
     hint: str | None = None
-    code: str = ""             # filled in by the engine from the check that yielded it
+    code: str = ""  # filled in by the engine from the check that yielded it
     name: str = ""
     severity: str = ERROR
     waived: str | None = None  # the waiver's reason when one applies
 
     @classmethod
-    def at(cls, path: str, message: str, *, line: int | None = None, found: Any = None, expected: Any = None,
-           hint: str | None = None) -> "Finding":
-        return cls(path=path, message=message, line=line,
-                   found=None if found is None else show(found),
-                   expected=None if expected is None else show(expected), hint=hint)
+    def at(
+        cls,
+        path: str,
+        message: str,
+        *,
+        line: int | None = None,
+        found: Any = None,
+        expected: Any = None,
+        hint: str | None = None,
+    ) -> Finding:
+        return cls(
+            path=path,
+            message=message,
+            line=line,
+            found=None if found is None else show(found),
+            expected=None if expected is None else show(expected),
+            hint=hint,
+        )
 
     def location(self) -> str:
         return f"{self.path}:{self.line}" if self.line else self.path
 
     def text(self) -> str:
         """`path[:line]: CODE message (found X, expected Y)`."""
-        detail = [part for part in (f"found {self.found}" if self.found is not None else None,
-                                    f"expected {self.expected}" if self.expected is not None else None) if part]
+        detail = [
+            part
+            for part in (
+                f"found {self.found}" if self.found is not None else None,
+                f"expected {self.expected}" if self.expected is not None else None,
+            )
+            if part
+        ]
         suffix = f" ({', '.join(detail)})" if detail else ""
         return f"{self.location()}: {self.code} {self.message}{suffix}"
 
@@ -100,7 +119,7 @@ class Check:
             return ""
         start += len(label)
         ends = [text.find(other, start) for other in DOC_SECTIONS if text.find(other, start) >= 0]
-        return text[start: min(ends) if ends else len(text)].strip()
+        return text[start : min(ends) if ends else len(text)].strip()
 
 
 REGISTRY: dict[str, Check] = {}
@@ -111,25 +130,34 @@ CheckFunction = TypeVar("CheckFunction", bound=Callable[..., Iterator[Finding]])
 @dataclass(frozen=True)
 class Retired:
     """A code no check carries any more: what it was called, when it went and what checks it now."""
+
     name: str
-    retired: str                   # the release it was last in, and the date it went
-    replaced_by: tuple[str, ...]   # the codes that check what it checked; empty when nothing does
+    retired: str  # the release it was last in, and the date it went
+    replaced_by: tuple[str, ...]  # the codes that check what it checked; empty when nothing does
     why: str
 
 
 # The one list of retired codes: docs/checks.md's "Retired codes" table is generated from it, the
 # registry refuses these codes and names, and --select / --ignore say what replaced them.
 RETIRED: dict[str, Retired] = {
-    "INF004": Retired("settings-not-submission", "after 0.1.0, 2026-11-24",
-                      ("INF009", "INF010", "INF011", "INF012", "INF013", "INF014"),
-                      "bundled nine conditions on the requested LoadGen settings; split one rule per code"),
-    "TRN002": Retired("log-out-of-order", "after 0.1.0, 2026-11-24", ("TRN012", "TRN013", "TRN014", "TRN015"),
-                      "bundled four ordering rules of the MLLOG log; split one rule per code"),
+    "INF004": Retired(
+        "settings-not-submission",
+        "after 0.1.0, 2026-11-24",
+        ("INF009", "INF010", "INF011", "INF012", "INF013", "INF014"),
+        "bundled nine conditions on the requested LoadGen settings; split one rule per code",
+    ),
+    "TRN002": Retired(
+        "log-out-of-order",
+        "after 0.1.0, 2026-11-24",
+        ("TRN012", "TRN013", "TRN014", "TRN015"),
+        "bundled four ordering rules of the MLLOG log; split one rule per code",
+    ),
 }
 
 
 def check(code: str, name: str, *, area: str, severity: str = ERROR) -> Callable[[CheckFunction], CheckFunction]:
     """Register a check under a stable code; the docstring must carry What/Why/Bad/Fix."""
+
     def register(func: CheckFunction) -> CheckFunction:
         problems = []
         if not CODE_PATTERN.match(code):
@@ -149,4 +177,5 @@ def check(code: str, name: str, *, area: str, severity: str = ERROR) -> Callable
             raise ValueError(f"check {code} {name}: " + "; ".join(problems))
         REGISTRY[code] = Check(code, name, area, severity, func)
         return func
+
     return register

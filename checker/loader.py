@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from levelfield.ground import layout as L
-from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
 from levelfield.checker.records import (
     REPEAT_FILE_ATTRIBUTE,
     RUN_FILE_ATTRIBUTE,
@@ -29,6 +27,8 @@ from levelfield.checker.records import (
     TrainingResult,
 )
 from levelfield.checker.tree import Tree
+from levelfield.ground import layout as L
+from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
 
 if TYPE_CHECKING:
     from levelfield.rules.loader import Suite
@@ -94,8 +94,9 @@ def load_submission(tree: Tree, suite: Suite) -> Submission:
         if top not in tree.dirs:
             sub.unknown.append((top, f"a file at the top level (expected only {L.MANIFEST} and <division>/)"))
         elif top not in suite.divisions:
-            sub.unknown_ids.append((top, f"division {top!r} is not one of rules {suite.version}'s "
-                                     f"({', '.join(suite.divisions)})"))
+            sub.unknown_ids.append(
+                (top, f"division {top!r} is not one of rules {suite.version}'s ({', '.join(suite.divisions)})")
+            )
     divisions = [d for d in divisions if d in suite.divisions]
     if not divisions:
         sub.missing.append((".", f"a division folder ({' or '.join(suite.divisions)}) holding <org>/"))
@@ -112,7 +113,9 @@ def load_submission(tree: Tree, suite: Suite) -> Submission:
         sub.missing.append((sub.division, "an organisation folder"))
         return sub
     for extra in orgs[1:]:
-        sub.unknown.append((f"{sub.division}/{extra}", f"a second organisation (one tree holds one; found {orgs[0]!r})"))
+        sub.unknown.append(
+            (f"{sub.division}/{extra}", f"a second organisation (one tree holds one; found {orgs[0]!r})")
+        )
     sub.org = orgs[0]
     sub.base = f"{sub.division}/{sub.org}"
     _classify(sub, suite)
@@ -127,7 +130,7 @@ def _classify(sub: Submission, suite) -> None:
     for path in sorted(sub.tree.files):
         if not path.startswith(prefix):
             continue  # other divisions/orgs were reported as unknown already
-        parts = path[len(prefix):].split("/")
+        parts = path[len(prefix) :].split("/")
         where = _place(parts, sub, suite)
         if isinstance(where, UnknownId):
             folder = prefix + "/".join(parts[: where.depth])
@@ -217,7 +220,10 @@ def _place(parts: list[str], sub: Submission, suite):
         if len(parts) > 2 and parts[1] == L.CODE_SRC:
             if sub.division == "open":
                 return "code_src", None
-            return "closed-division code: the closed division runs levelfield's reference code, named by code/levelfield.json"
+            return (
+                "closed-division code: the closed division runs levelfield's reference code, "
+                "named by code/levelfield.json"
+            )
         return f"unexpected in {L.CODE}/ (expected {L.CODE_REF} and, in the open division, {L.CODE_SRC}/)"
     if head != L.RESULTS:
         return f"unexpected entry (expected {L.SYSTEMS}/, {L.RESULTS}/, {L.CODE}/)"
@@ -227,11 +233,15 @@ def _place(parts: list[str], sub: Submission, suite):
     if not L.ID_PATTERN.match(system):
         return UnknownId(f"system id {system!r} is not a valid id (letters, digits, '.', '_', '-')", 2)
     if task not in suite.tasks:
-        return UnknownId(f"task {task!r} is not a task of rules {suite.version} "
-                         f"(expected one of: {', '.join(suite.tasks)})", 3)
+        return UnknownId(
+            f"task {task!r} is not a task of rules {suite.version} (expected one of: {', '.join(suite.tasks)})", 3
+        )
     if framework not in suite.frameworks:
-        return UnknownId(f"framework {framework!r} is not a framework of rules {suite.version} "
-                         f"(expected one of: {', '.join(suite.frameworks)})", 4)
+        return UnknownId(
+            f"framework {framework!r} is not a framework of rules {suite.version} "
+            f"(expected one of: {', '.join(suite.frameworks)})",
+            4,
+        )
     if rest == [L.ENVIRONMENT]:
         return "environment", (system, task, framework)
     if len(rest) == 2 and rest[0] == L.TRAINING:
@@ -248,8 +258,9 @@ def _place_inference(rest: list[str], task, result_key: tuple):
     scenario, mode = rest[0], rest[1]
     scenarios = list(task.scenarios)
     if scenario not in scenarios:
-        return UnknownId(f"scenario {scenario!r} is not a scenario of {task.id} "
-                         f"(expected one of: {', '.join(scenarios)})", 5)
+        return UnknownId(
+            f"scenario {scenario!r} is not a scenario of {task.id} (expected one of: {', '.join(scenarios)})", 5
+        )
     if mode not in L.MODES:
         return UnknownId(f"mode folder {mode!r} (expected one of: {', '.join(L.MODES)})", 6)
     run_key = (*result_key, scenario, mode)
@@ -258,8 +269,10 @@ def _place_inference(rest: list[str], task, result_key: tuple):
         if name in L.MODE_FILES[mode]:
             return "inference", (run_key, name, None)
         if mode == L.PERFORMANCE and name in L.LOADGEN_FILES:
-            return (f"LoadGen's {name} of a performance run belongs in its repeat's folder run_<i>/ "
-                    f"(an old-layout run folder: re-run `levelfield infer`, which writes run_1/ .. run_N/)")
+            return (
+                f"LoadGen's {name} of a performance run belongs in its repeat's folder run_<i>/ "
+                f"(an old-layout run folder: re-run `levelfield infer`, which writes run_1/ .. run_N/)"
+            )
         expected = list(L.MODE_FILES[mode]) + (["run_<i>/"] if mode == L.PERFORMANCE else [])
         return f"unexpected file in {mode}/ (expected: {', '.join(expected)})"
     folder, name = rest[2], rest[3]
@@ -284,8 +297,9 @@ def _find_missing(sub: Submission, suite) -> None:
         sub.missing.append((sub.path(L.RESULTS), "at least one result (training/ or <scenario>/<mode>/)"))
     for key in sorted(sub.result_keys()):
         if key not in sub.environments:
-            sub.missing.append((L.result_dir(sub.base, *key) + f"/{L.ENVIRONMENT}",
-                                "the environment capture of these runs"))
+            sub.missing.append(
+                (L.result_dir(sub.base, *key) + f"/{L.ENVIRONMENT}", "the environment capture of these runs")
+            )
     present = {(r.system, r.task, r.framework, r.scenario, r.mode): r for r in sub.inferences}
     for (system, task, framework, scenario, mode), run in sorted(present.items()):
         for name in L.MODE_FILES[mode]:
@@ -303,8 +317,12 @@ def _find_missing_repeats(sub: Submission, run: InferenceRun) -> None:
     """Each repeat present needs both LoadGen logs; a performance run needs at least one repeat.
     (How many repeats it needs, and that they are numbered 1..N, is INF008's.)"""
     if not run.repeats:
-        sub.missing.append((f"{run.folder}/{L.repeat_folder(1)}",
-                            f"the LoadGen logs of the run's repeats (run_<i>/{L.SUMMARY_LOG}, run_<i>/{L.DETAIL_LOG})"))
+        sub.missing.append(
+            (
+                f"{run.folder}/{L.repeat_folder(1)}",
+                f"the LoadGen logs of the run's repeats (run_<i>/{L.SUMMARY_LOG}, run_<i>/{L.DETAIL_LOG})",
+            )
+        )
     for repeat in run.repeats:
         for name, attribute in REPEAT_FILE_ATTRIBUTE.items():
             if getattr(repeat, attribute) is None:

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from levelfield.ground.parse import MllogFile
 from levelfield.checker.tree import Tree
+from levelfield.ground.parse import MllogFile
 
 
 @dataclass
 class JsonFile:
     path: str
-    data: Any = None           # None when unreadable; see the loader's malformed list
+    data: Any = None  # None when unreadable; see the loader's malformed list
 
 
 @dataclass
@@ -38,9 +38,14 @@ class TrainingResult:
 
 
 # The InferenceRun attribute holding each file directly in a <scenario>/<mode>/ folder.
-RUN_FILE_ATTRIBUTE = {"mlperf_log_detail.txt": "detail", "mlperf_log_summary.txt": "summary",
-                      "result.json": "result", "settings.json": "settings", "accuracy.json": "accuracy",
-                      "mlperf_log_accuracy.json.gz": "accuracy_log"}
+RUN_FILE_ATTRIBUTE = {
+    "mlperf_log_detail.txt": "detail",
+    "mlperf_log_summary.txt": "summary",
+    "result.json": "result",
+    "settings.json": "settings",
+    "accuracy.json": "accuracy",
+    "mlperf_log_accuracy.json.gz": "accuracy_log",
+}
 # The Repeat attribute holding each file of a performance repeat's run_<i>/ folder.
 REPEAT_FILE_ATTRIBUTE = {"mlperf_log_detail.txt": "detail", "mlperf_log_summary.txt": "summary"}
 
@@ -49,6 +54,7 @@ REPEAT_FILE_ATTRIBUTE = {"mlperf_log_detail.txt": "detail", "mlperf_log_summary.
 class Repeat:
     """One LoadGen run's logs: a performance repeat (its run_<i>/ folder), or an accuracy run (index None,
     the logs flat in its folder)."""
+
     index: int | None
     folder: str
     detail: MllogFile | None = None
@@ -70,14 +76,14 @@ class InferenceRun:
     framework: str
     scenario: str
     mode: str
-    folder: str                            # .../<scenario>/<mode>
-    detail: MllogFile | None = None        # accuracy mode: LoadGen's logs, flat in the folder
+    folder: str  # .../<scenario>/<mode>
+    detail: MllogFile | None = None  # accuracy mode: LoadGen's logs, flat in the folder
     summary: str | None = None
     result: JsonFile | None = None
     settings: JsonFile | None = None
     accuracy: JsonFile | None = None
-    accuracy_log: JsonFile | None = None   # the parsed JSON array of {seq_id, qsl_idx, data}
-    repeats: list[Repeat] = field(default_factory=list)   # performance mode: run_<i>/ folders, by index
+    accuracy_log: JsonFile | None = None  # the parsed JSON array of {seq_id, qsl_idx, data}
+    repeats: list[Repeat] = field(default_factory=list)  # performance mode: run_<i>/ folders, by index
 
     @property
     def key(self) -> tuple:
@@ -106,17 +112,17 @@ class Submission:
     tree: Tree
     division: str | None = None
     org: str | None = None
-    base: str = ""                                   # "<division>/<org>"
+    base: str = ""  # "<division>/<org>"
     systems: dict[str, SystemRecord] = field(default_factory=dict)
     trainings: list[TrainingResult] = field(default_factory=list)
     inferences: list[InferenceRun] = field(default_factory=list)
-    environments: dict[tuple, JsonFile] = field(default_factory=dict)   # (system, task, framework) -> file
+    environments: dict[tuple, JsonFile] = field(default_factory=dict)  # (system, task, framework) -> file
     code_ref: JsonFile | None = None
-    manifest: list[ManifestEntry] | None = None      # None: no MANIFEST file
+    manifest: list[ManifestEntry] | None = None  # None: no MANIFEST file
     # What the loader could not place or read, for the structure checks to report.
-    unknown: list[tuple[str, str]] = field(default_factory=list)       # (path, why it is not expected)
-    unknown_ids: list[tuple[str, str]] = field(default_factory=list)   # (path, which id the rules lack)
-    missing: list[tuple[str, str]] = field(default_factory=list)       # (path, what should be there)
+    unknown: list[tuple[str, str]] = field(default_factory=list)  # (path, why it is not expected)
+    unknown_ids: list[tuple[str, str]] = field(default_factory=list)  # (path, which id the rules lack)
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (path, what should be there)
     malformed: list[tuple[str, int | None, str]] = field(default_factory=list)  # (path, line, why)
 
     def path(self, *parts: str) -> str:

@@ -1,7 +1,7 @@
 """Reporters: findings as text for people and JSON for machines.
 
-    print(text_report(report))
-    print(json.dumps(json_report(report), indent=2))
+print(text_report(report))
+print(json.dumps(json_report(report), indent=2))
 """
 
 from __future__ import annotations
@@ -24,14 +24,17 @@ def text_report(report: Report, *, hints: bool = True) -> str:
     active = report.active
     counts = Counter(f.code for f in active)
     # Said on the verdict line itself, so a clean demo tree is never mistaken for a clean submission.
-    judged = f"rules {report.rules_version}" + ("" if report.profile == "submission" else
-                                                 f", judged as the {report.profile} profile (not results)")
+    judged = f"rules {report.rules_version}" + (
+        "" if report.profile == "submission" else f", judged as the {report.profile} profile (not results)"
+    )
     if not report.findings:
         lines.append(f"{report.root}: clean: {len(report.checks_run)} checks, {judged}, no findings")
     else:
         summary = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items())) or "none active"
-        lines.append(f"{report.root}: {len(active)} finding(s) ({summary}); "
-                     f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, {judged}")
+        lines.append(
+            f"{report.root}: {len(active)} finding(s) ({summary}); "
+            f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, {judged}"
+        )
     return "\n".join(lines)
 
 

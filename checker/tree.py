@@ -23,14 +23,14 @@ from pathlib import Path
 
 from levelfield.ground.errors import UserError
 
-MAX_FILE_BYTES = 64 * 1024 * 1024      # the largest accuracy log of rules 1.0 is a few MB
-MAX_FILES = 50_000                     # a large round: thousands of results x ~10 files
-MAX_DEPTH = 16                         # the layout is 9 folders deep (performance/run_<i>/)
+MAX_FILE_BYTES = 64 * 1024 * 1024  # the largest accuracy log of rules 1.0 is a few MB
+MAX_FILES = 50_000  # a large round: thousands of results x ~10 files
+MAX_DEPTH = 16  # the layout is 9 folders deep (performance/run_<i>/)
 
 
 @dataclass
 class FileData:
-    path: str          # relative to the root, "/"-separated
+    path: str  # relative to the root, "/"-separated
     size: int
     sha256: str
     data: bytes
@@ -43,7 +43,7 @@ class Tree:
     dirs: set[str] = field(default_factory=set)
     # Entries that exist but were not read: (relpath, kind) with kind symlink | special | too-large | too-deep.
     refused: list[tuple[str, str]] = field(default_factory=list)
-    truncated: bool = False            # more than MAX_FILES files: the rest were not read
+    truncated: bool = False  # more than MAX_FILES files: the rest were not read
 
 
 def _read(dir_fd: int, name: str, size_limit: int) -> bytes | None:
@@ -70,8 +70,9 @@ def _read(dir_fd: int, name: str, size_limit: int) -> bytes | None:
 def read_tree(root: Path, *, max_file_bytes: int = MAX_FILE_BYTES, max_files: int = MAX_FILES) -> Tree:
     root = Path(root)
     if root.is_symlink() or not root.is_dir():
-        raise UserError(f"{root}: not a submission folder (expected a directory holding MANIFEST and "
-                        f"<division>/<org>/)")
+        raise UserError(
+            f"{root}: not a submission folder (expected a directory holding MANIFEST and <division>/<org>/)"
+        )
     tree = Tree(root=root)
     root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:

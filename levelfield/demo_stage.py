@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:   # annotations only: each part imports the harness when it runs, in its own process
+if TYPE_CHECKING:  # annotations only: each part imports the harness when it runs, in its own process
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation
 
@@ -46,14 +46,14 @@ class StageFailed(Exception):
 class StageOptions:
     task_id: str
     framework: str
-    runs_dir: Path                # <framework>-training and <framework>-<scenario>-<mode> go below it
-    system: dict                  # the demo's filled-in system description
+    runs_dir: Path  # <framework>-training and <framework>-<scenario>-<mode> go below it
+    system: dict  # the demo's filled-in system description
     org: str
     seed: int
     data_dir: str | None = None
     rules_dir: str | None = None
     rules_version: str | None = None
-    weights_file: str | None = None   # the infer part: the weights the train part saved
+    weights_file: str | None = None  # the infer part: the weights the train part saved
 
 
 def say(framework: str, text: str) -> None:
@@ -66,44 +66,81 @@ def train_part(o: StageOptions) -> Path:
 
     out = o.runs_dir / f"{o.framework}-training"
     started = time.perf_counter()
-    summary = train(TrainOptions(task_id=o.task_id, framework=o.framework, out=out, profile=PROFILE, seed=o.seed,
-                                 org=o.org, system=o.system, data_dir=o.data_dir, rules_dir=o.rules_dir,
-                                 rules_version=o.rules_version, force=True, save_weights=True))
+    summary = train(
+        TrainOptions(
+            task_id=o.task_id,
+            framework=o.framework,
+            out=out,
+            profile=PROFILE,
+            seed=o.seed,
+            org=o.org,
+            system=o.system,
+            data_dir=o.data_dir,
+            rules_dir=o.rules_dir,
+            rules_version=o.rules_version,
+            force=True,
+            save_weights=True,
+        )
+    )
     write_summary(summary, out, o.rules_dir)
     run = summary["runs"][0]
     last = f"{summary['quality_metric']} {run['evals'][-1][1]:.4f}" if run["evals"] else "no evaluation"
     if run["status"] != "success":
-        raise StageFailed(f"training ended {run['status']} ({run['reason']}, {last} after {run['epochs']} "
-                          f"epoch(s), demo target {summary['quality_target']}); logs in {out}/")
-    say(o.framework, f"train: {last} >= {summary['quality_target']} at epoch {run['epochs']}, time to target "
-                     f"{run['time_to_train_s']:.1f} s, first step {run['time_to_first_step_s']:.1f} s "
-                     f"({time.perf_counter() - started:.0f} s with init)")
+        raise StageFailed(
+            f"training ended {run['status']} ({run['reason']}, {last} after {run['epochs']} "
+            f"epoch(s), demo target {summary['quality_target']}); logs in {out}/"
+        )
+    say(
+        o.framework,
+        f"train: {last} >= {summary['quality_target']} at epoch {run['epochs']}, time to target "
+        f"{run['time_to_train_s']:.1f} s, first step {run['time_to_first_step_s']:.1f} s "
+        f"({time.perf_counter() - started:.0f} s with init)",
+    )
     return out / f"weights_{run['index']}.npz"
 
 
-def infer_step(o: StageOptions, impl: Implementation | NullImplementation, weights: Path, scenario: str,
-               mode: str) -> None:
+def infer_step(
+    o: StageOptions, impl: Implementation | NullImplementation, weights: Path, scenario: str, mode: str
+) -> None:
     from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
 
     out = o.runs_dir / f"{o.framework}-{scenario}-{mode}"
     started = time.perf_counter()
     try:
-        result = infer(InferOptions(task_id=o.task_id, framework=o.framework, scenario=scenario, mode=mode, out=out,
-                                    profile=PROFILE, weights=weights, force=True, data_dir=o.data_dir,
-                                    rules_dir=o.rules_dir, rules_version=o.rules_version), impl=impl)
+        result = infer(
+            InferOptions(
+                task_id=o.task_id,
+                framework=o.framework,
+                scenario=scenario,
+                mode=mode,
+                out=out,
+                profile=PROFILE,
+                weights=weights,
+                force=True,
+                data_dir=o.data_dir,
+                rules_dir=o.rules_dir,
+                rules_version=o.rules_version,
+            ),
+            impl=impl,
+        )
     except InferAborted as error:
         raise StageFailed(f"{scenario} {mode}: {error.status}: {error}; logs in {out}/") from None
     took = f"({time.perf_counter() - started:.0f} s)"
     if mode == "accuracy":
         acc = result["accuracy"]
         verdict = "pass" if acc["pass"] else "FAIL"
-        say(o.framework, f"{scenario} accuracy: {acc['metric']} {acc['value']:.4f} (threshold "
-                         f"{acc['threshold']:.4f}) {verdict} {took}")
+        say(
+            o.framework,
+            f"{scenario} accuracy: {acc['metric']} {acc['value']:.4f} (threshold "
+            f"{acc['threshold']:.4f}) {verdict} {took}",
+        )
         return
     from levelfield.commands.infer import performance_line
 
-    say(o.framework, f"{scenario} performance: {performance_line(result)}, "
-                     f"{result['result_validity'] or 'NO RESULT'} {took}")
+    say(
+        o.framework,
+        f"{scenario} performance: {performance_line(result)}, {result['result_validity'] or 'NO RESULT'} {took}",
+    )
 
 
 def infer_part(o: StageOptions, weights: Path, scenarios: list[str]) -> dict:
@@ -111,9 +148,17 @@ def infer_part(o: StageOptions, weights: Path, scenarios: list[str]) -> dict:
     from levelfield.reference.harness.runner import InferOptions, build_implementation, cached_suite
 
     suite = cached_suite(o.rules_version, o.rules_dir)
-    impl = build_implementation(InferOptions(task_id=o.task_id, framework=o.framework, scenario=scenarios[0],
-                                             mode=MODES[0], out=o.runs_dir, profile=PROFILE),
-                                suite.task(o.task_id).for_profile(PROFILE))
+    impl = build_implementation(
+        InferOptions(
+            task_id=o.task_id,
+            framework=o.framework,
+            scenario=scenarios[0],
+            mode=MODES[0],
+            out=o.runs_dir,
+            profile=PROFILE,
+        ),
+        suite.task(o.task_id).for_profile(PROFILE),
+    )
     timings = {}
     for scenario in scenarios:
         for mode in MODES:

@@ -50,10 +50,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import EXIT_USER_ERROR, UserError
-from levelfield.reference.harness.trainer import TrainOptions, Trainer, write_summary
+from levelfield.reference.harness.trainer import Trainer, TrainOptions, write_summary
 from levelfield.reference.harness.world import World, check_nproc
 
-if TYPE_CHECKING:   # annotations only: torch is imported only when N > 1
+if TYPE_CHECKING:  # annotations only: torch is imported only when N > 1
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
 
 # Signals torch's agent catches and forwards to the ranks; restored in the launcher afterwards.
@@ -71,21 +71,26 @@ def check_launch(trainer: Trainer, nproc: int) -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device not in impl.multiprocess_devices:
         supported = " or ".join(impl.multiprocess_devices) or "no device"
-        raise UserError(f"--nproc {nproc}: {impl.task_id}/{impl.framework} trains with several processes on "
-                        f"{supported} only, this machine offers {device}",
-                        hint="use --nproc 1 on this machine; docs/training.md (several processes) says why")
+        raise UserError(
+            f"--nproc {nproc}: {impl.task_id}/{impl.framework} trains with several processes on "
+            f"{supported} only, this machine offers {device}",
+            hint="use --nproc 1 on this machine; docs/training.md (several processes) says why",
+        )
     batch = trainer.recipe.global_batch_size
     if batch % nproc:
-        raise UserError(f"--nproc {nproc}: global_batch_size {batch} does not split into {nproc} equal shares",
-                        hint="choose --nproc dividing the global batch size, or another global_batch_size (--set)")
+        raise UserError(
+            f"--nproc {nproc}: global_batch_size {batch} does not split into {nproc} equal shares",
+            hint="choose --nproc dividing the global batch size, or another global_batch_size (--set)",
+        )
     if device == "cuda":
         available, what = torch.cuda.device_count(), "CUDA devices (one per process)"
     else:
         # More processes than cores would time-slice the ranks and measure the scheduler, not the framework.
         available, what = len(os.sched_getaffinity(0)), "CPU cores available to this process"
     if nproc > available:
-        raise UserError(f"--nproc {nproc}: more processes than the {available} {what}",
-                        hint=f"use --nproc {available} or fewer")
+        raise UserError(
+            f"--nproc {nproc}: more processes than the {available} {what}", hint=f"use --nproc {available} or fewer"
+        )
 
 
 def launch(options: TrainOptions, nproc: int) -> str | None:
@@ -112,10 +117,15 @@ def launch(options: TrainOptions, nproc: int) -> str | None:
         options_file = scratch / "options.json"
         options_file.write_text(json.dumps(asdict(options), default=str))
         config = LaunchConfig(
-            min_nodes=1, max_nodes=1, nproc_per_node=nproc, run_id=uuid.uuid4().hex,
-            rdzv_backend="c10d", rdzv_endpoint="localhost:0",  # what torchrun --standalone sets
+            min_nodes=1,
+            max_nodes=1,
+            nproc_per_node=nproc,
+            run_id=uuid.uuid4().hex,
+            rdzv_backend="c10d",
+            rdzv_endpoint="localhost:0",  # what torchrun --standalone sets
             max_restarts=0,  # a failed rank fails the run: a restart would reset the clock of a timed run
-            logs_specs=DefaultLogsSpecs(log_dir=str(scratch / "logs")))  # the ranks' error files
+            logs_specs=DefaultLogsSpecs(log_dir=str(scratch / "logs")),
+        )  # the ranks' error files
         elastic_launch(config, sys.executable)("-u", "-m", __name__, str(options_file))
         return None
     except SignalException as stopped:  # the agent has already forwarded it to every rank and waited
@@ -133,14 +143,14 @@ def failure_error(failed: ChildFailedError, nproc: int) -> UserError:
     rank, failure = failed.get_first_failure()
     message = _failure_message(failure)
     if failure.exitcode == EXIT_USER_ERROR and message.startswith(_USER_ERROR_PREFIX):
-        text, _, hint = message[len(_USER_ERROR_PREFIX):].partition(_HINT_SEPARATOR)
+        text, _, hint = message[len(_USER_ERROR_PREFIX) :].partition(_HINT_SEPARATOR)
         return UserError(text, hint=hint or None)
     others = sorted(r for r in failed.failures if r != rank)
     also = f"; rank(s) {', '.join(map(str, others))} failed after it" if others else ""
-    return UserError(f"--nproc {nproc}: rank {rank} failed ({_how(failure)}): {message}{also}; "
-                     "torchrun stopped the other ranks",
-                     hint="the ranks' own messages above ([rank<N>]: lines) show the cause; "
-                          "rank 0's log ends with run_stop aborted")
+    return UserError(
+        f"--nproc {nproc}: rank {rank} failed ({_how(failure)}): {message}{also}; torchrun stopped the other ranks",
+        hint="the ranks' own messages above ([rank<N>]: lines) show the cause; rank 0's log ends with run_stop aborted",
+    )
 
 
 def _failure_message(failure) -> str:
@@ -160,8 +170,9 @@ def join(timeout_s: float) -> World:
     from levelfield.reference.torch_parallel import broadcast_decision, join_process_group
 
     rank, size, backend = join_process_group(timeout_s)
-    return World(rank=rank, size=size, backend=backend,
-                 broadcast=lambda decision: broadcast_decision(decision, backend))
+    return World(
+        rank=rank, size=size, backend=backend, broadcast=lambda decision: broadcast_decision(decision, backend)
+    )
 
 
 def worker_main(options_file: str) -> int:

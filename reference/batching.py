@@ -27,8 +27,10 @@ def predict_chunks(n: int, max_batch: int) -> list[tuple[int, int, int]]:
     """(start, stop, padded size) of each chunk of a request of n >= 1 rows."""
     if n < 1:
         raise ValueError(f"predict needs at least one row, got {n}")
-    return [(start, min(start + max_batch, n), bucket_size(min(max_batch, n - start), max_batch))
-            for start in range(0, n, max_batch)]
+    return [
+        (start, min(start + max_batch, n), bucket_size(min(max_batch, n - start), max_batch))
+        for start in range(0, n, max_batch)
+    ]
 
 
 def pad_rows(array: np.ndarray, size: int) -> np.ndarray:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from levelfield.ground.registry import task_module
 from levelfield.ground.errors import UserError
+from levelfield.ground.registry import task_module
 from levelfield.rules.loader import Task, display_path
 
 # dataset kind -> the task whose common/dataset.py reads it (`load(task, data_dir)`, `verify(task, data_dir)`).
@@ -56,7 +56,7 @@ class DigestCheck:
     what: str
     expected: str
     actual: str
-    label: str = ""       # short name for tables: the file name, or "N arrays"
+    label: str = ""  # short name for tables: the file name, or "N arrays"
 
     @property
     def ok(self) -> bool:
@@ -71,9 +71,9 @@ class DatasetReport:
     """What `verify_dataset` checked for one task, and how to fix a mismatch."""
 
     task_id: str
-    dataset: str          # the dataset's name in the rules, e.g. fashion-mnist
-    kind: str             # idx-files | generated
-    source: str           # the data folder read, or the generator name
+    dataset: str  # the dataset's name in the rules, e.g. fashion-mnist
+    kind: str  # idx-files | generated
+    source: str  # the data folder read, or the generator name
     checks: tuple[DigestCheck, ...]
     hint: str | None = None
 
@@ -109,7 +109,7 @@ def arrays_digest(arrays: dict[str, np.ndarray], order: list[str]) -> str:
         array = np.asarray(arrays[name])
         if array.dtype.kind not in "biuf":
             raise ValueError(f"{name}: cannot digest dtype {array.dtype} (numeric arrays only)")
-        little = array.dtype.newbyteorder("<")          # '|u1' stays '|u1'
+        little = array.dtype.newbyteorder("<")  # '|u1' stays '|u1'
         shape = ",".join(str(d) for d in array.shape)
         h.update(f"{name}\n{little.str}\n{shape}\n".encode())
         h.update(np.ascontiguousarray(array, dtype=little).tobytes(order="C"))
@@ -126,13 +126,17 @@ def _module_for(task):
     if spec["kind"] == "generated":
         name = _GENERATORS.get(spec["generator"])
         if name is None:
-            raise UserError(f"{_rules_file(task)}: $.dataset.generator: unknown generator {spec['generator']!r} "
-                            f"(expected one of: {', '.join(_GENERATORS)})")
+            raise UserError(
+                f"{_rules_file(task)}: $.dataset.generator: unknown generator {spec['generator']!r} "
+                f"(expected one of: {', '.join(_GENERATORS)})"
+            )
     else:
         name = _FILE_READERS.get(spec["kind"])
         if name is None:
-            raise UserError(f"{_rules_file(task)}: $.dataset.kind: unknown dataset kind {spec['kind']!r} "
-                            f"(expected one of: generated, {', '.join(_FILE_READERS)})")
+            raise UserError(
+                f"{_rules_file(task)}: $.dataset.kind: unknown dataset kind {spec['kind']!r} "
+                f"(expected one of: generated, {', '.join(_FILE_READERS)})"
+            )
     return task_module(name, "dataset")
 
 
@@ -144,13 +148,17 @@ def generate_arrays(task: Task) -> dict[str, np.ndarray]:
     except ValueError as e:  # a generator's complaint about its params
         raise UserError(f"{_rules_file(task)}: $.dataset.params: {e}") from None
     if list(arrays) != list(spec["arrays"]):
-        raise UserError(f"{_rules_file(task)}: $.dataset.arrays: generator {spec['generator']} makes "
-                        f"{', '.join(arrays)}; rules list {', '.join(spec['arrays'])}")
+        raise UserError(
+            f"{_rules_file(task)}: $.dataset.arrays: generator {spec['generator']} makes "
+            f"{', '.join(arrays)}; rules list {', '.join(spec['arrays'])}"
+        )
     for name, want in spec["arrays"].items():
         got = arrays[name]
         if list(got.shape) != list(want["shape"]) or got.dtype != np.dtype(want["dtype"]):
-            raise UserError(f"{_rules_file(task)}: $.dataset.arrays.{name}: generated {got.dtype} "
-                            f"{list(got.shape)}, rules expect {want['dtype']} {list(want['shape'])}")
+            raise UserError(
+                f"{_rules_file(task)}: $.dataset.arrays.{name}: generated {got.dtype} "
+                f"{list(got.shape)}, rules expect {want['dtype']} {list(want['shape'])}"
+            )
     return arrays
 
 
@@ -168,11 +176,16 @@ def expected_digests(task: Task) -> dict[str, str]:
 
 def _generated_report(task, arrays: dict[str, np.ndarray]) -> DatasetReport:
     spec = task.dataset
-    check = DigestCheck(what=f"{spec['generator']} arrays ({', '.join(spec['arrays'])})",
-                        expected=spec["sha256"], actual=arrays_digest(arrays, list(spec["arrays"])),
-                        label=_arrays_label(spec))
-    hint = (f"the generator or its params changed; if on purpose, give the generator a new name and pin the "
-            f"new digest in {_rules_file(task)} ($.dataset.sha256)")
+    check = DigestCheck(
+        what=f"{spec['generator']} arrays ({', '.join(spec['arrays'])})",
+        expected=spec["sha256"],
+        actual=arrays_digest(arrays, list(spec["arrays"])),
+        label=_arrays_label(spec),
+    )
+    hint = (
+        f"the generator or its params changed; if on purpose, give the generator a new name and pin the "
+        f"new digest in {_rules_file(task)} ($.dataset.sha256)"
+    )
     return DatasetReport(task.id, spec["name"], "generated", spec["generator"], (check,), hint)
 
 

@@ -32,8 +32,8 @@ import numpy as np
 if TYPE_CHECKING:
     from levelfield.rules.loader import Task
 
-COMPILED = "compiled"   # torch.compile, tf.function(jit_compile=True), jax.jit
-EAGER = "eager"         # the framework's eager mode, for debugging and comparison
+COMPILED = "compiled"  # torch.compile, tf.function(jit_compile=True), jax.jit
+EAGER = "eager"  # the framework's eager mode, for debugging and comparison
 MODES = (COMPILED, EAGER)
 
 
@@ -54,15 +54,21 @@ class Recipe:
         if unknown:
             raise ValueError(f"not tunable in {task.id}: {', '.join(sorted(unknown))}")
         tunable.update(overrides)
-        return cls(global_batch_size=int(tunable["global_batch_size"]),
-                   learning_rate=float(tunable["learning_rate"]),
-                   warmup_epochs=float(tunable.get("warmup_epochs", 0)),
-                   fixed=dict(task.hyperparameters["fixed"]))
+        return cls(
+            global_batch_size=int(tunable["global_batch_size"]),
+            learning_rate=float(tunable["learning_rate"]),
+            warmup_epochs=float(tunable.get("warmup_epochs", 0)),
+            fixed=dict(task.hyperparameters["fixed"]),
+        )
 
     def as_dict(self) -> dict:
         """Every hyperparameter by its rules name, for logs and for the closed-division check."""
-        return {**self.fixed, "global_batch_size": self.global_batch_size,
-                "learning_rate": self.learning_rate, "warmup_epochs": self.warmup_epochs}
+        return {
+            **self.fixed,
+            "global_batch_size": self.global_batch_size,
+            "learning_rate": self.learning_rate,
+            "warmup_epochs": self.warmup_epochs,
+        }
 
 
 class Implementation(abc.ABC):

@@ -20,20 +20,22 @@ import functools
 import optax
 
 
-def sgd_with_l2(learning_rate: float, momentum: float, weight_decay: float,
-                nesterov: bool = False) -> optax.GradientTransformation:
+def sgd_with_l2(
+    learning_rate: float, momentum: float, weight_decay: float, nesterov: bool = False
+) -> optax.GradientTransformation:
     """torch.optim.SGD's update (coupled L2 weight decay, lr outside the momentum buffer)."""
-    return optax.chain(optax.add_decayed_weights(weight_decay),
-                       optax.sgd(learning_rate, momentum=momentum, nesterov=nesterov))
+    return optax.chain(
+        optax.add_decayed_weights(weight_decay), optax.sgd(learning_rate, momentum=momentum, nesterov=nesterov)
+    )
 
 
-@functools.lru_cache(maxsize=None)
-def adamw(learning_rate: float, b1: float, b2: float, eps: float,
-          weight_decay: float) -> optax.GradientTransformation:
+@functools.cache
+def adamw(learning_rate: float, b1: float, b2: float, eps: float, weight_decay: float) -> optax.GradientTransformation:
     """optax.adamw with injectable hyperparameters; the same object for the same configuration."""
     # No mask: decay every parameter, as torch.optim.AdamW does for its one param group.
-    return optax.inject_hyperparams(optax.adamw)(learning_rate=learning_rate, b1=b1, b2=b2, eps=eps,
-                                                 weight_decay=weight_decay)
+    return optax.inject_hyperparams(optax.adamw)(
+        learning_rate=learning_rate, b1=b1, b2=b2, eps=eps, weight_decay=weight_decay
+    )
 
 
 def adam(learning_rate: float, b1: float, b2: float, eps: float) -> optax.GradientTransformation:

@@ -16,19 +16,25 @@ compilations would land inside run_start..run_stop and be timed as training
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
 
 
-def run_steps(step: Callable[[Any, jax.Array, jax.Array], tuple[Any, jax.Array]], state: Any,
-              batch_indices: np.ndarray, learning_rates: np.ndarray, device: jax.Device) -> tuple[Any, np.ndarray]:
+def run_steps(
+    step: Callable[[Any, jax.Array, jax.Array], tuple[Any, jax.Array]],
+    state: Any,
+    batch_indices: np.ndarray,
+    learning_rates: np.ndarray,
+    device: jax.Device,
+) -> tuple[Any, np.ndarray]:
     """(state after every step, float32 losses [steps]); `step(state, rows, lr) -> (state, loss)` is jitted."""
-    rows = np.asarray(batch_indices, np.int32)        # [steps, batch]; the training sets have < 2**31 rows
-    lrs = np.asarray(learning_rates, np.float32)      # [steps]
+    rows = np.asarray(batch_indices, np.int32)  # [steps, batch]; the training sets have < 2**31 rows
+    lrs = np.asarray(learning_rates, np.float32)  # [steps]
     losses = []
-    for step_rows, lr in zip(rows, lrs):
+    for step_rows, lr in zip(rows, lrs, strict=True):
         state, loss = step(state, jax.device_put(step_rows, device), jax.device_put(lr, device))
         losses.append(loss)
     # The one host sync of the call: every loss at once, as numpy (no device-side stack to compile).
@@ -44,5 +50,6 @@ def host_rows(outputs: list, chunks: list[tuple[int, int, int]]) -> np.ndarray:
     so those compilations would land inside LoadGen's timed run (tests/test_no_recompile.py).
     """
     fetched = jax.device_get(outputs)
-    return np.concatenate([np.asarray(rows)[: stop - start] for rows, (start, stop, _) in zip(fetched, chunks)]
-                          ).astype(np.float32, copy=False)
+    return np.concatenate(
+        [np.asarray(rows)[: stop - start] for rows, (start, stop, _) in zip(fetched, chunks, strict=True)]
+    ).astype(np.float32, copy=False)

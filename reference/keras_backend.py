@@ -23,11 +23,13 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")  # must precede the first `
 # every start bury the progress output; warnings and errors still show. A user's setting wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-import keras  # noqa: E402
+import keras
 
 if keras.backend.backend() != "tensorflow":
-    raise ImportError(f"the TensorFlow reference needs Keras' tensorflow backend; KERAS_BACKEND is "
-                      f"{keras.backend.backend()!r} (unset it or set KERAS_BACKEND=tensorflow)")
+    raise ImportError(
+        f"the TensorFlow reference needs Keras' tensorflow backend; KERAS_BACKEND is "
+        f"{keras.backend.backend()!r} (unset it or set KERAS_BACKEND=tensorflow)"
+    )
 
 
 def _not_retracing(record: logging.LogRecord) -> bool:

@@ -23,11 +23,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-
-from levelfield.ground.registry import task_module
 import numpy as np
 
-if TYPE_CHECKING:   # annotations only, as in reference/interface.py
+from levelfield.ground.registry import task_module
+
+if TYPE_CHECKING:  # annotations only, as in reference/interface.py
     from levelfield.rules.loader import Task
 
 FRAMEWORK = "none"
@@ -69,7 +69,7 @@ class NullImplementation:
     """The inference half of reference/interface.py's Implementation for any task, at `cost`."""
 
     framework = FRAMEWORK
-    mode = "none"      # nothing is compiled or eager: result.json's compile_mode says so
+    mode = "none"  # nothing is compiled or eager: result.json's compile_mode says so
     device = "cpu"
 
     def __init__(self, task: Task, cost: CostModel | None = None):

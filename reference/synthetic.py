@@ -39,7 +39,7 @@ class RawStream:
 
     # Sub-stream ids; a generator uses one per purpose so that e.g. changing the
     # number of eval samples never shifts the training data.
-    EFFECTS = 0   # planted model parameters (weights, permutations)
+    EFFECTS = 0  # planted model parameters (weights, permutations)
     TRAIN = 1
     EVAL = 2
 
@@ -80,7 +80,7 @@ class RawStream:
         total = int(cumulative[-1])
         if total <= 0 or total >= 2**62:
             raise ValueError(f"sum of weights must be in (0, 2**62), got {total}")
-        u = (self.raw(n) % _U64(total)).astype(np.int64)             # uniform in [0, total)
+        u = (self.raw(n) % _U64(total)).astype(np.int64)  # uniform in [0, total)
         return np.searchsorted(cumulative, u, side="right").astype(np.int64)
 
 

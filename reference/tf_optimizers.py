@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import tensorflow as tf
 from keras import ops
+
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 
 class TorchSGD(keras.optimizers.Optimizer):
@@ -31,8 +32,15 @@ class TorchSGD(keras.optimizers.Optimizer):
     base class's variable, assigned once per step.
     """
 
-    def __init__(self, learning_rate: float, momentum: float, weight_decay: float, nesterov: bool = False,
-                 name: str = "torch_sgd", **kwargs: Any):
+    def __init__(
+        self,
+        learning_rate: float,
+        momentum: float,
+        weight_decay: float,
+        nesterov: bool = False,
+        name: str = "torch_sgd",
+        **kwargs: Any,
+    ):
         if nesterov:
             raise NotImplementedError("nesterov momentum is not needed by any levelfield task")
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
@@ -46,8 +54,9 @@ class TorchSGD(keras.optimizers.Optimizer):
         super().build(variables)
         self.momentums = [self.add_variable_from_reference(v, "momentum") for v in variables]
 
-    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
-                    learning_rate: tf.Tensor | float) -> None:
+    def update_step(
+        self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable, learning_rate: tf.Tensor | float
+    ) -> None:
         lr = ops.cast(learning_rate, variable.dtype)
         grad = ops.add(ops.cast(gradient, variable.dtype), ops.multiply(self.coupled_weight_decay, variable))
         buf = self.momentums[self._get_variable_index(variable)]
@@ -55,8 +64,12 @@ class TorchSGD(keras.optimizers.Optimizer):
         self.assign_sub(variable, ops.multiply(lr, buf))
 
     def get_config(self) -> dict:
-        return {**super().get_config(), "momentum": self.momentum,
-                "weight_decay": self.coupled_weight_decay, "nesterov": self.nesterov}
+        return {
+            **super().get_config(),
+            "momentum": self.momentum,
+            "weight_decay": self.coupled_weight_decay,
+            "nesterov": self.nesterov,
+        }
 
 
 class TorchAdam(keras.optimizers.Adam):
@@ -69,8 +82,9 @@ class TorchAdam(keras.optimizers.Adam):
         w <- w - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
     """
 
-    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
-                    learning_rate: tf.Tensor | float) -> None:
+    def update_step(
+        self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable, learning_rate: tf.Tensor | float
+    ) -> None:
         lr = tf.cast(learning_rate, variable.dtype)
         gradient = tf.convert_to_tensor(gradient)  # embedding grads arrive as IndexedSlices: use them dense
         step = tf.cast(self.iterations + 1, variable.dtype)
@@ -87,8 +101,9 @@ class TorchAdam(keras.optimizers.Adam):
 class TorchAdamW(keras.optimizers.AdamW):
     """keras.optimizers.AdamW with epsilon added to the bias-corrected sqrt(v), as torch.optim.AdamW."""
 
-    def update_step(self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable,
-                    learning_rate: tf.Tensor | float) -> None:
+    def update_step(
+        self, gradient: tf.Tensor | tf.IndexedSlices, variable: tf.Variable, learning_rate: tf.Tensor | float
+    ) -> None:
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
         # The embedding's gradient is tf.IndexedSlices; Keras would then update only the looked-up

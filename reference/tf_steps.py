@@ -14,19 +14,25 @@ call on the host and split there, and a Python loop calls the step per batch.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
 
 
-def run_steps(step: Callable[..., tf.Tensor], data: tuple[tf.Tensor, ...], batch_indices: np.ndarray,
-              learning_rates: np.ndarray, device: str, index_dtype: type[np.integer]) -> np.ndarray:
+def run_steps(
+    step: Callable[..., tf.Tensor],
+    data: tuple[tf.Tensor, ...],
+    batch_indices: np.ndarray,
+    learning_rates: np.ndarray,
+    device: str,
+    index_dtype: type[np.integer],
+) -> np.ndarray:
     """float32 losses [steps]; `step(*data, rows, lr) -> loss` is the (compiled) train step."""
     if len(batch_indices) == 0:
         return np.zeros(0, np.float32)
-    rows = tf.unstack(tf.constant(np.asarray(batch_indices, index_dtype)))        # [batch] per step, on the host
+    rows = tf.unstack(tf.constant(np.asarray(batch_indices, index_dtype)))  # [batch] per step, on the host
     rates = tf.unstack(tf.constant(np.asarray(learning_rates, np.float32)))
     with tf.device(device):
-        losses = [step(*data, step_rows, lr) for step_rows, lr in zip(rows, rates)]
+        losses = [step(*data, step_rows, lr) for step_rows, lr in zip(rows, rates, strict=True)]
     return tf.stack(losses).numpy().astype(np.float32)  # the one host sync: every loss at once

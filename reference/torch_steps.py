@@ -11,22 +11,28 @@ never recompiles anything, and runs the optimizer step eagerly (foreach).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
 
-def run_steps(loss: Callable[[torch.Tensor], torch.Tensor], model: torch.nn.Module, optimizer: torch.optim.Optimizer,
-              batch_indices: np.ndarray, learning_rates: np.ndarray, device: str | torch.device) -> np.ndarray:
+def run_steps(
+    loss: Callable[[torch.Tensor], torch.Tensor],
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch_indices: np.ndarray,
+    learning_rates: np.ndarray,
+    device: str | torch.device,
+) -> np.ndarray:
     """float32 losses [steps]; `loss(rows) -> scalar tensor` is the mean loss of the batch of int64 `rows` [batch]."""
-    if len(batch_indices) == 0:       # the trainer may hand over an empty chunk; torch.stack([]) would raise
+    if len(batch_indices) == 0:  # the trainer may hand over an empty chunk; torch.stack([]) would raise
         return np.zeros(0, np.float32)
     indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(device)  # [steps, batch]
     model.train()
     losses = []
     # float64 then float(): the exact value of the trainer's (float32 or float64) rate, as torch's param_groups hold it.
-    for rows, lr in zip(indices, np.asarray(learning_rates, np.float64)):
+    for rows, lr in zip(indices, np.asarray(learning_rates, np.float64), strict=True):
         for group in optimizer.param_groups:
             group["lr"] = float(lr)
         optimizer.zero_grad(set_to_none=True)

@@ -51,14 +51,17 @@ class Task:
         """Python package name of the task's folder under reference/ (`fmnist-resnet` -> `fmnist_resnet`)."""
         return self.id.replace("-", "_")
 
-    def for_profile(self, profile: str) -> "Task":
+    def for_profile(self, profile: str) -> Task:
         """The task as a run with `profile` sees it: the profile's training, quality target and
         inference reference value replace the task's (only the demo profile, which trains on a
         subset, overrides the latter two; the loader refuses them on a submittable profile)."""
         spec = self.profiles[profile]
-        return replace(self, training=self.training_settings(profile),
-                       quality={**self.quality, **spec.get("quality", {})},
-                       inference={**self.inference, **spec.get("inference", {})})
+        return replace(
+            self,
+            training=self.training_settings(profile),
+            quality={**self.quality, **spec.get("quality", {})},
+            inference={**self.inference, **spec.get("inference", {})},
+        )
 
     @property
     def train_samples(self) -> int:
@@ -97,14 +100,20 @@ class Suite:
 
     def task(self, task_id: str) -> Task:
         if task_id not in self.tasks:
-            raise UserError(f"unknown task {task_id!r} in rules {self.version} "
-                            f"(expected one of: {', '.join(self.tasks)})")
+            raise UserError(
+                f"unknown task {task_id!r} in rules {self.version} (expected one of: {', '.join(self.tasks)})"
+            )
         return self.tasks[task_id]
 
     def check_id(self, kind: str, value: str) -> str:
         """Validate a framework / scenario / division / mode id given by the user."""
-        allowed = {"framework": self.frameworks, "scenario": self.scenarios,
-                   "division": self.divisions, "mode": self.modes, "profile": list(self.profiles)}[kind]
+        allowed = {
+            "framework": self.frameworks,
+            "scenario": self.scenarios,
+            "division": self.divisions,
+            "mode": self.modes,
+            "profile": list(self.profiles),
+        }[kind]
         if value not in allowed:
             raise UserError(f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
         return value
@@ -142,14 +151,17 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         raise UserError(f"{display_path(root)}: no rules version found (expected <version>/{SUITE_FILE})")
     version = version or versions[-1]
     if version not in versions:
-        raise UserError(f"rules version {version!r} not found in {display_path(root)} "
-                        f"(available: {', '.join(versions)})")
+        raise UserError(
+            f"rules version {version!r} not found in {display_path(root)} (available: {', '.join(versions)})"
+        )
     folder = root / version
     suite_path = folder / SUITE_FILE
     raw = _load_validated(suite_path, "suite")
     if raw["rules_version"] != version:
-        raise SchemaError(display_path(suite_path),
-                          [f"$.rules_version: expected {version!r} (the folder name), got {show(raw['rules_version'])}"])
+        raise SchemaError(
+            display_path(suite_path),
+            [f"$.rules_version: expected {version!r} (the folder name), got {show(raw['rules_version'])}"],
+        )
     tasks, problems = {}, []
     for task_id in raw["tasks"]:  # report every broken task file at once, not one per attempt
         try:
@@ -160,10 +172,20 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         raise UserError("\n".join(problems))
     _check_no_stray_task_files(folder, raw["tasks"])
     return Suite(
-        version=version, path=folder, status=raw["status"], tools=raw["tools"],
-        frameworks=raw["frameworks"], divisions=raw["divisions"], scenarios=raw["scenarios"],
-        modes=raw["modes"], loadgen_seeds=raw["loadgen_seeds"], profiles=raw["profiles"],
-        hyperparameter_log_keys=raw["hyperparameter_log_keys"], checks=raw["checks"], tasks=tasks)
+        version=version,
+        path=folder,
+        status=raw["status"],
+        tools=raw["tools"],
+        frameworks=raw["frameworks"],
+        divisions=raw["divisions"],
+        scenarios=raw["scenarios"],
+        modes=raw["modes"],
+        loadgen_seeds=raw["loadgen_seeds"],
+        profiles=raw["profiles"],
+        hyperparameter_log_keys=raw["hyperparameter_log_keys"],
+        checks=raw["checks"],
+        tasks=tasks,
+    )
 
 
 def _load_validated(path: Path, schema: str) -> Any:
@@ -197,8 +219,9 @@ def _check_no_stray_task_files(folder: Path, task_ids: list[str]) -> None:
     """A task file the suite does not list is a typo or a leftover; refuse rather than ignore it."""
     for path in sorted((folder / TASKS_DIR).glob("*.yaml")):
         if path.stem not in task_ids:
-            raise UserError(f"{display_path(path)}: task file not listed in {SUITE_FILE} "
-                            f"(listed: {', '.join(task_ids)})")
+            raise UserError(
+                f"{display_path(path)}: task file not listed in {SUITE_FILE} (listed: {', '.join(task_ids)})"
+            )
 
 
 def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
@@ -220,11 +243,15 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
         problems.append(f"$.hyperparameters: {name!r} is both fixed and tunable")
     training = raw["training"]
     if 2 * training["olympic_drop"] >= training["runs"]:
-        problems.append(f"$.training.olympic_drop: dropping {training['olympic_drop']} from each end of "
-                        f"{training['runs']} runs leaves none (expected 2 x olympic_drop < runs)")
+        problems.append(
+            f"$.training.olympic_drop: dropping {training['olympic_drop']} from each end of "
+            f"{training['runs']} runs leaves none (expected 2 x olympic_drop < runs)"
+        )
     if training["max_failed_runs"] > training["olympic_drop"]:
-        problems.append(f"$.training.max_failed_runs: expected <= olympic_drop ({training['olympic_drop']}), "
-                        f"since a failed run must be a dropped one; got {training['max_failed_runs']}")
+        problems.append(
+            f"$.training.max_failed_runs: expected <= olympic_drop ({training['olympic_drop']}), "
+            f"since a failed run must be a dropped one; got {training['max_failed_runs']}"
+        )
     hyperparameters = [*raw["hyperparameters"]["fixed"], *raw["hyperparameters"]["tunable"]]
     for name in hyperparameters:
         if name not in suite_raw["hyperparameter_log_keys"]:
@@ -232,15 +259,18 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
     inference, quality = raw["inference"], raw["quality"]
     threshold = inference["reference_value"] * inference["accuracy_ratio"]
     if threshold > quality["target"]:
-        problems.append(f"$.inference.reference_value: {inference['reference_value']} x accuracy_ratio "
-                        f"{inference['accuracy_ratio']} = {threshold:.4g} is above the quality target "
-                        f"{quality['target']}, so a model trained to the target could fail inference accuracy")
+        problems.append(
+            f"$.inference.reference_value: {inference['reference_value']} x accuracy_ratio "
+            f"{inference['accuracy_ratio']} = {threshold:.4g} is above the quality target "
+            f"{quality['target']}, so a model trained to the target could fail inference accuracy"
+        )
     rcp = raw.get("reference_convergence")
     for framework, epochs in (rcp or {}).get("epochs_to_target", {}).items():
         where = f"$.reference_convergence.epochs_to_target.{framework}"
         if framework not in suite_raw["frameworks"]:
-            problems.append(f"{where}: not a framework of {SUITE_FILE} (expected one of: "
-                            f"{', '.join(suite_raw['frameworks'])})")
+            problems.append(
+                f"{where}: not a framework of {SUITE_FILE} (expected one of: {', '.join(suite_raw['frameworks'])})"
+            )
         if len(epochs) != len(rcp["seeds"]):
             problems.append(f"{where}: {len(epochs)} values for {len(rcp['seeds'])} seeds (expected one per seed)")
     problems += _cross_check_profiles(raw, suite_raw)
@@ -250,25 +280,35 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
 def _cross_check_profiles(raw: dict, suite_raw: dict) -> list[str]:
     problems = []
     for profile in sorted(set(suite_raw["profiles"]) - set(raw["profiles"])):
-        problems.append(f"$.profiles: profile {profile!r} of {SUITE_FILE} is missing (every task defines every "
-                        f"profile's run lengths)")
+        problems.append(
+            f"$.profiles: profile {profile!r} of {SUITE_FILE} is missing (every task defines every "
+            f"profile's run lengths)"
+        )
     for profile, spec in raw["profiles"].items():
         where = f"$.profiles.{profile}"
         if profile not in suite_raw["profiles"]:
-            problems.append(f"{where}: not a profile of {SUITE_FILE} "
-                            f"(expected one of: {', '.join(suite_raw['profiles'])})")
+            problems.append(
+                f"{where}: not a profile of {SUITE_FILE} (expected one of: {', '.join(suite_raw['profiles'])})"
+            )
             continue
         overrides = [key for key in ("quality", "inference") if key in spec]
-        overrides += [f"{name}.latency_bound_ms" for name, run in spec.items()
-                      if isinstance(run, dict) and "latency_bound_ms" in run]
+        overrides += [
+            f"{name}.latency_bound_ms"
+            for name, run in spec.items()
+            if isinstance(run, dict) and "latency_bound_ms" in run
+        ]
         if overrides and suite_raw["profiles"][profile]["submittable"]:
-            problems.append(f"{where}: a submittable profile may not override {' or '.join(overrides)} "
-                            f"(results must meet the task's own target and constraints)")
+            problems.append(
+                f"{where}: a submittable profile may not override {' or '.join(overrides)} "
+                f"(results must meet the task's own target and constraints)"
+            )
         target = spec.get("quality", raw["quality"])["target"]
         reference = spec.get("inference", raw["inference"])["reference_value"]
         threshold = reference * raw["inference"]["accuracy_ratio"]
         if ("quality" in spec or "inference" in spec) and threshold > target:
-            problems.append(f"{where}.inference.reference_value: {reference} x accuracy_ratio "
-                            f"{raw['inference']['accuracy_ratio']} = {threshold:.4g} is above the profile's "
-                            f"quality target {target}")
+            problems.append(
+                f"{where}.inference.reference_value: {reference} x accuracy_ratio "
+                f"{raw['inference']['accuracy_ratio']} = {threshold:.4g} is above the profile's "
+                f"quality target {target}"
+            )
     return problems

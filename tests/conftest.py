@@ -13,19 +13,46 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 300) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout_s: float = 300
+) -> subprocess.CompletedProcess:
     """`python -m levelfield ARGS` in a fresh process, as a user would run it."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "levelfield", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout_s)
+    return subprocess.run(
+        [sys.executable, "-m", "levelfield", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
 
 
 def start_long_training(out: Path) -> subprocess.Popen:
     """`levelfield train` in the background for minutes (ctr-dlrm, PyTorch eager, 2 submission-profile runs),
     for tests that interrupt or kill it mid-run."""
-    return subprocess.Popen([sys.executable, "-m", "levelfield", "train", "--task", "ctr-dlrm", "--framework",
-                             "pytorch", "--eager", "--runs", "2", "--seed", "1", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "levelfield",
+            "train",
+            "--task",
+            "ctr-dlrm",
+            "--framework",
+            "pytorch",
+            "--eager",
+            "--runs",
+            "2",
+            "--seed",
+            "1",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def assert_user_error(result: subprocess.CompletedProcess, *fragments: str) -> None:

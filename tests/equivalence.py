@@ -11,8 +11,8 @@ import itertools
 
 import numpy as np
 
-from levelfield.reference.interface import Recipe
 from levelfield.ground.registry import load_implementation
+from levelfield.reference.interface import Recipe
 from levelfield.rules import load_suite
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -42,8 +42,14 @@ def assert_close_across(what: str, values: dict[str, np.ndarray], atol: float) -
     assert worst <= atol, f"{what}: max abs diff {worst:.3g} ({pair}) exceeds {atol:.3g}"
 
 
-def forward_outputs(task_id: str, weights: dict, inputs: dict, mode: str,
-                    frameworks=FRAMEWORKS, per_framework_weights: dict | None = None) -> dict[str, np.ndarray]:
+def forward_outputs(
+    task_id: str,
+    weights: dict,
+    inputs: dict,
+    mode: str,
+    frameworks=FRAMEWORKS,
+    per_framework_weights: dict | None = None,
+) -> dict[str, np.ndarray]:
     """predict() of every framework on the same inputs; `per_framework_weights` overrides one framework's weights."""
     out = {}
     for fw in frameworks:
@@ -52,9 +58,16 @@ def forward_outputs(task_id: str, weights: dict, inputs: dict, mode: str,
     return out
 
 
-def training_results(task_id: str, weights: dict, inputs: dict, labels: np.ndarray,
-                     batch_indices: np.ndarray, lrs: np.ndarray, mode: str,
-                     frameworks=FRAMEWORKS) -> dict[str, tuple[np.ndarray, dict]]:
+def training_results(
+    task_id: str,
+    weights: dict,
+    inputs: dict,
+    labels: np.ndarray,
+    batch_indices: np.ndarray,
+    lrs: np.ndarray,
+    mode: str,
+    frameworks=FRAMEWORKS,
+) -> dict[str, tuple[np.ndarray, dict]]:
     """(losses per step, exported weights after the steps) for every framework."""
     results = {}
     for fw in frameworks:

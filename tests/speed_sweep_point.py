@@ -36,14 +36,34 @@ def main() -> int:
         for scenario in SCENARIOS:
             # One repeat: the sweep tests sizing, which repeats do not change (each repeat is one
             # more run with the same settings).
-            result = infer(InferOptions(task_id=TASK, framework="none", scenario=scenario, mode="performance",
-                                        out=args.out / f"{profile}-{scenario}", profile=profile, repeats=1,
-                                        null_cost=cost, progress=False))
-            entries.append({"profile": profile, "scenario": scenario, "cost": cost.as_dict(),
-                            "valid": result["valid"], "invalid_reasons": result["invalid_reasons"],
-                            "metric": result["metric"], "value": result[result["metric"]],
-                            "chosen": result["sizing"]["chosen"], "resized": result["sizing"]["resized"],
-                            "loadgen_run_s": result["loadgen_run_s"], "warmup_s": result["warmup_s"]})
+            result = infer(
+                InferOptions(
+                    task_id=TASK,
+                    framework="none",
+                    scenario=scenario,
+                    mode="performance",
+                    out=args.out / f"{profile}-{scenario}",
+                    profile=profile,
+                    repeats=1,
+                    null_cost=cost,
+                    progress=False,
+                )
+            )
+            entries.append(
+                {
+                    "profile": profile,
+                    "scenario": scenario,
+                    "cost": cost.as_dict(),
+                    "valid": result["valid"],
+                    "invalid_reasons": result["invalid_reasons"],
+                    "metric": result["metric"],
+                    "value": result[result["metric"]],
+                    "chosen": result["sizing"]["chosen"],
+                    "resized": result["sizing"]["resized"],
+                    "loadgen_run_s": result["loadgen_run_s"],
+                    "warmup_s": result["warmup_s"],
+                }
+            )
             print(json.dumps(entries[-1]), flush=True)
     (args.out / "summary.json").write_text(json.dumps(entries, indent=2) + "\n")
     return 0

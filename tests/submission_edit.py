@@ -37,8 +37,11 @@ def first(root: Path, suffix: str) -> Path:
 
 def reseal(root: Path) -> None:
     """Rewrite MANIFEST from the tree's regular files (what `levelfield package` would have written)."""
-    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root).as_posix()}\n"
-             for p in files(root) if p.relative_to(root).as_posix() != "MANIFEST"]
+    lines = [
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root).as_posix()}\n"
+        for p in files(root)
+        if p.relative_to(root).as_posix() != "MANIFEST"
+    ]
     (root / "MANIFEST").write_text("".join(lines), encoding="utf-8")
 
 
@@ -50,7 +53,7 @@ def edit_mllog(path: Path, key: str, change, occurrence: int = 0) -> None:
     out, seen = [], 0
     for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
         if line.startswith(MLLOG_PREFIX):
-            entry = json.loads(line[len(MLLOG_PREFIX):])
+            entry = json.loads(line[len(MLLOG_PREFIX) :])
             if entry.get("key") == key:
                 if seen == occurrence:
                     new = change(entry)

@@ -55,8 +55,13 @@ def installed_shape(dest: Path) -> Path:
 
 
 def lint(tree: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _LINT, str(tree), "--no-cache", "--config", str(PYPROJECT)],
-                          cwd=tree, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _LINT, str(tree), "--no-cache", "--config", str(PYPROJECT)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -77,18 +82,32 @@ def test_the_import_contracts_hold(tree):
 
 # (file in the installed shape, the import added, the contract whose name must show as broken)
 FORBIDDEN = [
-    ("levelfield/ground/stats.py", "import levelfield.checker.engine",
-     "The ground floor imports no stage and no framework"),
-    ("levelfield/checker/checks/accuracy.py", "import levelfield.reference.harness.runner",
-     "The harness, the checker and the tools never import each other"),
-    ("levelfield/reference/harness/trainer.py", "import torch",
-     "The harness, the checker, the tools and the CLI's own modules import no"),
-    ("levelfield/rules/loader.py", "import levelfield.reference.datasets",
-     "The rules import only the ground floor"),
-    ("levelfield/reference/fmnist_resnet/common/metric.py", "import levelfield.reference.harness.trainer",
-     "Task code (reference/ outside the harness) knows no stage"),
-    ("levelfield/tools/leaderboard/rows.py", "import levelfield.reference.ctr_dlrm.jax.implementation",
-     "Of reference/, the checker and the tools import the datasets and the tasks'"),
+    (
+        "levelfield/ground/stats.py",
+        "import levelfield.checker.engine",
+        "The ground floor imports no stage and no framework",
+    ),
+    (
+        "levelfield/checker/checks/accuracy.py",
+        "import levelfield.reference.harness.runner",
+        "The harness, the checker and the tools never import each other",
+    ),
+    (
+        "levelfield/reference/harness/trainer.py",
+        "import torch",
+        "The harness, the checker, the tools and the CLI's own modules import no",
+    ),
+    ("levelfield/rules/loader.py", "import levelfield.reference.datasets", "The rules import only the ground floor"),
+    (
+        "levelfield/reference/fmnist_resnet/common/metric.py",
+        "import levelfield.reference.harness.trainer",
+        "Task code (reference/ outside the harness) knows no stage",
+    ),
+    (
+        "levelfield/tools/leaderboard/rows.py",
+        "import levelfield.reference.ctr_dlrm.jax.implementation",
+        "Of reference/, the checker and the tools import the datasets and the tasks'",
+    ),
     ("levelfield/reference/harness/runner.py", "import levelfield.cli", "Nothing below the CLI imports it"),
 ]
 
@@ -108,6 +127,10 @@ def test_a_forbidden_import_breaks_its_contract(tree, tmp_path, path, statement,
 def test_task_modules_are_resolved_by_the_registry_only():
     """No module builds a `levelfield.reference.<task>` path from strings but the registry."""
     built = re.compile(r"""f["']levelfield\.reference\.\{""")
-    offenders = [str(path.relative_to(REPO)) for folder in package_dirs().values() for path in folder.rglob("*.py")
-                 if built.search(path.read_text()) and path.name != "registry.py"]
+    offenders = [
+        str(path.relative_to(REPO))
+        for folder in package_dirs().values()
+        for path in folder.rglob("*.py")
+        if built.search(path.read_text()) and path.name != "registry.py"
+    ]
     assert offenders == []

@@ -19,8 +19,14 @@ from conftest import REPO
 
 def run_bench(tmp_path: Path, *args: str, timeout_s: float = 600) -> tuple[subprocess.CompletedProcess, dict, str]:
     """Run the benchmarks with --quick into tmp_path; (process, JSON document, Markdown summary)."""
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", *args, "--quick", "--out", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout_s, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *args, "--quick", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     files = list(tmp_path.glob("*.json"))
     assert len(files) == 1, files
@@ -59,7 +65,7 @@ def test_quick_harness_benchmark_writes_json(tmp_path):
             assert f["batch_size"] * f["load"] * f["busy"] == pytest.approx(server["ratio_to_offline"], rel=1e-9)
             assert server["limits"]["alone_ms"] > 0 and server["limits"]["arrivals_ms"] > 0
     assert "Offline" in proc.stdout and "SingleStream" in proc.stdout and "Server" in proc.stdout
-    assert_table(markdown, "harness", rows=7)   # Offline, SingleStream, Server per framework; none's Server floor
+    assert_table(markdown, "harness", rows=7)  # Offline, SingleStream, Server per framework; none's Server floor
 
 
 def test_quick_trainer_benchmark(tmp_path):
@@ -119,21 +125,39 @@ def test_quick_noise_benchmark_with_profile_and_rerendered_summary(tmp_path):
     assert "noise.pstats" in markdown and "cumtime" in markdown
     # The summary can be rendered again from the JSON alone.
     source = next(tmp_path.glob("*.json"))
-    again = subprocess.run([sys.executable, "-m", "benchmarks.summary", str(source), "--stdout"], cwd=REPO,
-                           capture_output=True, text=True, timeout=60, check=False)
+    again = subprocess.run(
+        [sys.executable, "-m", "benchmarks.summary", str(source), "--stdout"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert again.returncode == 0, again.stderr
     assert again.stdout == markdown
 
 
 def test_unknown_benchmark_is_refused(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "harnes", "--out", str(tmp_path)], cwd=REPO,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "harnes", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "harnes" in proc.stderr and "harness" in proc.stderr
 
 
 def test_unknown_framework_is_refused_before_anything_runs(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "compile", "--frameworks", "jaxx", "--out",
-                           str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "compile", "--frameworks", "jaxx", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "jaxx" in proc.stderr and "Traceback" not in proc.stderr
     assert not list(tmp_path.iterdir())
 
@@ -153,6 +177,6 @@ def test_the_bound_derivation_rounds_up_to_ten_ms_with_a_floor():
     def frameworks(*medians):
         return {f"fw{i}": {"costs": [{"size": 128, "median_ms": m}]} for i, m in enumerate(medians)}
 
-    assert implied_bound_ms(frameworks(33.0, 47.2, 41.0), 128) == (47.2, 100)   # 2 x 47.2 = 94.4 -> 100
-    assert implied_bound_ms(frameworks(1.2, 2.4), 128) == (2.4, 10)             # the 10 ms floor
-    assert implied_bound_ms(frameworks(1.2), 64) == (None, None)                # no figure at that size
+    assert implied_bound_ms(frameworks(33.0, 47.2, 41.0), 128) == (47.2, 100)  # 2 x 47.2 = 94.4 -> 100
+    assert implied_bound_ms(frameworks(1.2, 2.4), 128) == (2.4, 10)  # the 10 ms floor
+    assert implied_bound_ms(frameworks(1.2), 64) == (None, None)  # no figure at that size

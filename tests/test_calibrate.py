@@ -21,6 +21,10 @@ def test_margin_lowers_the_target():
 def test_a_user_mistake_is_one_line_not_a_traceback():
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--out", "/tmp/x"],
-                          capture_output=True, text=True)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--out", "/tmp/x"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "unknown task 'nope'" in done.stderr and "Traceback" not in done.stderr

@@ -20,8 +20,8 @@ from tests.conftest import REPO, assert_user_error, run_cli
 from tests.submission_edit import copy_tree, edit_mllog, first, reseal
 from tests.test_checker_fixtures import EXAMPLE
 
-
 # --- parsing -------------------------------------------------------------------------------------
+
 
 def test_duplicate_json_keys_are_an_error_not_a_silent_override():
     data, error = parse_json(b'{"value": 0.95, "value": 0.80}')
@@ -64,6 +64,7 @@ def test_gzip_bomb_stops_at_the_limit():
 
 # --- registry ------------------------------------------------------------------------------------
 
+
 def test_every_check_is_documented_and_named_as_a_problem():
     for code, registered in REGISTRY.items():
         for label in ("What:", "Why:", "Bad:", "Fix:"):
@@ -83,6 +84,7 @@ def test_a_retired_code_or_name_is_refused_at_registration(code):
 
     def body(sub, ctx):
         return iter(())
+
     body.__doc__ = documented
     with pytest.raises(ValueError, match="retired"):
         check(code, "a-new-rule", area="test")(body)
@@ -98,7 +100,7 @@ def test_every_retired_code_names_registered_replacements_and_is_in_the_retired_
         assert retired.replaced_by and set(retired.replaced_by) <= set(REGISTRY), code
         assert f"| {code} | `{retired.name}` | {retired.retired} |" in table
     before = docs.render().split("## Retired codes", 1)[0]
-    assert not any(code in before for code in RETIRED)   # a retired code is nowhere but its table
+    assert not any(code in before for code in RETIRED)  # a retired code is nowhere but its table
 
 
 def test_selecting_ignoring_or_waiving_a_retired_code_says_what_replaced_it(tmp_path):
@@ -116,6 +118,7 @@ def test_docs_checks_md_is_generated_from_the_checks():
 
 # --- engine --------------------------------------------------------------------------------------
 
+
 def test_a_crashing_check_becomes_an_internal_error_finding(monkeypatch):
     registered = REGISTRY["TRN006"]
 
@@ -123,11 +126,14 @@ def test_a_crashing_check_becomes_an_internal_error_finding(monkeypatch):
         raise TypeError("unexpected value")
         yield  # pragma: no cover - a generator, like every check
 
-    monkeypatch.setitem(REGISTRY, "TRN006", type(registered)(registered.code, registered.name, registered.area,
-                                                              registered.severity, broken))
+    monkeypatch.setitem(
+        REGISTRY,
+        "TRN006",
+        type(registered)(registered.code, registered.name, registered.area, registered.severity, broken),
+    )
     report = check_tree(EXAMPLE)
     assert report.failed
-    errors = [f for f in report.active if f.severity == "error"]   # a warning of the example may remain (REP003)
+    errors = [f for f in report.active if f.severity == "error"]  # a warning of the example may remain (REP003)
     assert [(f.code, "TRN006" in f.message, "TypeError" in f.message) for f in errors] == [("CHK001", True, True)]
 
 
@@ -138,10 +144,12 @@ def test_select_and_ignore_take_codes_and_prefixes():
 
 # --- CLI -----------------------------------------------------------------------------------------
 
+
 def _planted_seed(tmp_path: Path) -> Path:
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
-    seed = json.loads(first(tree, "training/result_0.txt").read_text().split('"key": "seed", "value": ')[1]
-                      .split(",")[0])
+    seed = json.loads(
+        first(tree, "training/result_0.txt").read_text().split('"key": "seed", "value": ')[1].split(",")[0]
+    )
     edit_mllog(first(tree, "training/result_1.txt"), "seed", lambda e: {**e, "value": seed})
     reseal(tree)
     return tree
@@ -186,6 +194,7 @@ def test_list_prints_every_check():
 
 # --- safety --------------------------------------------------------------------------------------
 
+
 def test_a_symlink_to_a_secret_outside_the_tree_is_never_read(tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-7f3a9c\n")
@@ -201,13 +210,16 @@ def test_a_symlink_to_a_secret_outside_the_tree_is_never_read(tmp_path):
 
 
 def test_importing_the_checker_imports_no_framework():
-    code = ("import sys, levelfield.checker.engine, levelfield.checker.checks, levelfield.tools.package; "
-            "print(sorted(m for m in ('torch', 'tensorflow', 'jax', 'flax', 'keras') if m in sys.modules))")
+    code = (
+        "import sys, levelfield.checker.engine, levelfield.checker.checks, levelfield.tools.package; "
+        "print(sorted(m for m in ('torch', 'tensorflow', 'jax', 'flax', 'keras') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 # --- tampering (acceptance): each edit is caught with the right code, MANIFEST or not -------------
+
 
 def test_one_changed_byte_in_a_log_is_caught(tmp_path):
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
@@ -220,7 +232,7 @@ def test_swapped_accelerator_name_in_the_system_description_is_caught(tmp_path):
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     system = next(tree.glob("*/*/systems/*.json"))
     data = json.loads(system.read_text())
-    data["accelerator_model_name"] = "NVIDIA H100 80GB HBM3"   # the runs observed no accelerator
+    data["accelerator_model_name"] = "NVIDIA H100 80GB HBM3"  # the runs observed no accelerator
     system.write_text(json.dumps(data, indent=2))
     reseal(tree)
     assert "SYS001" in {f.code for f in check_tree(tree).active}

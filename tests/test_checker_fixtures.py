@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.checker.engine import check_tree
 import levelfield.checker.checks  # noqa: F401 - registers every check
+from levelfield.checker.engine import check_tree
 from levelfield.checker.findings import REGISTRY
 from tests.submission_edit import (
     copy_tree,
@@ -51,6 +51,7 @@ def test_example_submission_checks_clean():
 
 
 # --- planted defects: each returns extra check_tree kwargs (e.g. a rules folder) or None ---------
+
 
 def _training_log(tree, i=0):
     return first(tree, f"training/result_{i}.txt")
@@ -92,7 +93,7 @@ def plant_str005(tree, tmp):
 def plant_str006(tree, tmp):
     path = first(tree, "performance/run_1/mlperf_log_summary.txt")
     data = bytearray(path.read_bytes())
-    data[-2] ^= 0x20   # one byte of a file no other check reads: only the MANIFEST sees it
+    data[-2] ^= 0x20  # one byte of a file no other check reads: only the MANIFEST sees it
     path.write_bytes(bytes(data))
     return {"reseal": False}
 
@@ -137,8 +138,10 @@ def plant_sys004(tree, tmp):
 
 
 def plant_sys005(tree, tmp):
-    edit_json(first(tree, "offline/performance/result.json"),
-              lambda d: d["system_fingerprint"].update(host_processor_model_name="AMD EPYC 9654"))
+    edit_json(
+        first(tree, "offline/performance/result.json"),
+        lambda d: d["system_fingerprint"].update(host_processor_model_name="AMD EPYC 9654"),
+    )
 
 
 def plant_trn001(tree, tmp):
@@ -153,8 +156,9 @@ def plant_trn003(tree, tmp):
 
 def plant_trn004(tree, tmp):
     for i in (0, 1):
-        edit_mllog(_training_log(tree, i), "run_stop",
-                   lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted"}})
+        edit_mllog(
+            _training_log(tree, i), "run_stop", lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted"}}
+        )
 
 
 def plant_trn005(tree, tmp):
@@ -169,6 +173,7 @@ def plant_trn006(tree, tmp):
         nonlocal seed
         seed = entry["value"]
         return entry
+
     edit_mllog(_training_log(tree, 0), "seed", take)
     edit_mllog(_training_log(tree, 1), "seed", set_value(seed))
 
@@ -189,7 +194,7 @@ def plant_trn012(tree, tmp):
     lines = log.read_text().splitlines(keepends=True)
     i = next(n for n, line in enumerate(lines) if '"key": "init_stop"' in line)
     j = next(n for n, line in enumerate(lines) if '"key": "run_start"' in line)
-    a, b = (json.loads(lines[n][len(":::MLLOG "):]) for n in (i, j))
+    a, b = (json.loads(lines[n][len(":::MLLOG ") :]) for n in (i, j))
     a["time_ms"], b["time_ms"] = b["time_ms"], a["time_ms"]
     lines[i], lines[j] = (":::MLLOG " + json.dumps(entry) + "\n" for entry in (b, a))
     log.write_text("".join(lines))
@@ -199,9 +204,9 @@ def plant_trn013(tree, tmp):
     # An eval after run_stop, a millisecond after the last line: order of time kept, order of events not.
     log = _training_log(tree)
     lines = log.read_text().splitlines(keepends=True)
-    last = json.loads(lines[-1][len(":::MLLOG "):])
+    last = json.loads(lines[-1][len(":::MLLOG ") :])
     last_eval = next(line for line in reversed(lines) if '"key": "eval_accuracy"' in line)
-    evaluation = json.loads(last_eval[len(":::MLLOG "):])
+    evaluation = json.loads(last_eval[len(":::MLLOG ") :])
     lines.append(":::MLLOG " + json.dumps({**evaluation, "time_ms": last["time_ms"] + 1}) + "\n")
     log.write_text("".join(lines))
 
@@ -240,7 +245,7 @@ def plant_trn011(tree, tmp):
     shifted = []
     for i, line in enumerate(lines):  # move init_start and everything before it 2 hours earlier
         if i <= start:
-            entry = json.loads(line[len(":::MLLOG "):])
+            entry = json.loads(line[len(":::MLLOG ") :])
             entry["time_ms"] -= 7_200_000
             line = ":::MLLOG " + json.dumps(entry) + "\n"
         shifted.append(line)
@@ -252,14 +257,27 @@ def plant_rep001(tree, tmp):
 
 
 def plant_rep002(tree, tmp):
-    edit_mllog(_training_log(tree), "levelfield_dataset_digest",
-               lambda e: {**e, "value": {k: "f" * 64 for k in e["value"]}})
+    edit_mllog(
+        _training_log(tree), "levelfield_dataset_digest", lambda e: {**e, "value": dict.fromkeys(e["value"], "f" * 64)}
+    )
 
 
 def plant_rep003(tree, tmp):
-    edit_mllog(_training_log(tree), "levelfield_environment",
-               lambda e: {**e, "value": {**e["value"], "levelfield_git": {
-                   **e["value"]["levelfield_git"], "dirty": True, "dirty_files": ["reference/ctr_dlrm/jax/model.py"]}}})
+    edit_mllog(
+        _training_log(tree),
+        "levelfield_environment",
+        lambda e: {
+            **e,
+            "value": {
+                **e["value"],
+                "levelfield_git": {
+                    **e["value"]["levelfield_git"],
+                    "dirty": True,
+                    "dirty_files": ["reference/ctr_dlrm/jax/model.py"],
+                },
+            },
+        },
+    )
 
 
 def plant_rul001(tree, tmp):
@@ -278,6 +296,7 @@ def _set_validity(tree, verdict):
     def judged(d):
         d["runs"][0].update(valid=verdict == "VALID", result_validity=verdict)
         d.update(valid=verdict == "VALID", result_validity=verdict)
+
     edit_json(_performance(tree) / "result.json", judged)
     summary = detail.parent / "mlperf_log_summary.txt"
     summary.write_text(summary.read_text().replace("Result is : VALID", f"Result is : {verdict}"))
@@ -289,13 +308,16 @@ def plant_inf001(tree, tmp):
 
 def plant_inf002(tree, tmp):
     with _detail(tree).open("a") as f:
-        f.write(':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
-                '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n')
+        f.write(
+            ':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
+            '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n'
+        )
 
 
 def plant_inf003(tree, tmp):
     def short(entry):
         return {**entry, "value": "01-01-2026 00:00:10.000"}
+
     edit_mllog(_detail(tree), "power_begin", set_value("01-01-2026 00:00:00.000"))
     edit_mllog(_detail(tree), "power_end", short)
 
@@ -337,7 +359,7 @@ def _drop_repeats(tree, keep: list[int]) -> Path:
 
     folder = _performance(tree)
     for run in sorted(folder.glob("run_*")):
-        if int(run.name[len("run_"):]) not in keep:
+        if int(run.name[len("run_") :]) not in keep:
             shutil.rmtree(run)
 
     def kept(d):
@@ -345,6 +367,7 @@ def _drop_repeats(tree, keep: list[int]) -> Path:
         d["repeats"] = len(d["runs"])
         d["statistics"] = spread([entry[d["metric"]] for entry in d["runs"]])
         d[d["metric"]] = d["statistics"]["mean"]
+
     edit_json(folder / "result.json", kept)
     return folder
 
@@ -384,7 +407,7 @@ def plant_acc003(tree, tmp):
     edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
 
 
-PLANTS = {name[len("plant_"):].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
+PLANTS = {name[len("plant_") :].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
 
 
 # --- settings only other scenarios have: the example's runs are all Offline --------------------------
@@ -401,19 +424,21 @@ def _refiled(scenario: str, plant=lambda rules: {}):
 
     from levelfield.checker.checks.settings import PERCENTILE_KEYS, profile_rules
     from levelfield.checker.engine import Context
+    from levelfield.ground.loadgen_names import SCENARIO_NAMES
     from levelfield.ground.metrics import NS_PER_MS
     from levelfield.ground.parse import parse_mllog
-    from levelfield.ground.loadgen_names import SCENARIO_NAMES
 
     report = check_tree(EXAMPLE, select=["INF001"])
     ctx = Context(report.suite)
     run = next(r for r in report.submission.inferences if r.mode == "performance")
     run = dataclasses.replace(run, scenario=scenario)
     rules = profile_rules(ctx, run)
-    asked = {"requested_scenario": SCENARIO_NAMES[scenario],
-             "requested_min_duration_ms": rules["min_duration_ms"],
-             "requested_min_query_count": rules["min_query_count"],
-             f"requested_{PERCENTILE_KEYS[scenario]}": rules["latency_percentile"]}
+    asked = {
+        "requested_scenario": SCENARIO_NAMES[scenario],
+        "requested_min_duration_ms": rules["min_duration_ms"],
+        "requested_min_query_count": rules["min_query_count"],
+        f"requested_{PERCENTILE_KEYS[scenario]}": rules["latency_percentile"],
+    }
     if scenario == "multistream":
         asked["requested_multi_stream_samples_per_query"] = rules["samples_per_query"]
     if scenario == "server":
@@ -421,11 +446,25 @@ def _refiled(scenario: str, plant=lambda rules: {}):
     asked.update(plant(rules))
     repeats = []
     for repeat in run.repeats:
-        lines = [line for line in (EXAMPLE / repeat.detail_path).read_text().splitlines()
-                 if not any(f'"key": "{key}"' in line for key in asked)]
-        lines += [":::MLLOG " + json.dumps({"key": key, "value": value, "time_ms": 0.0,
-                                            "namespace": "mlperf::logging", "event_type": "POINT_IN_TIME",
-                                            "metadata": {}}) for key, value in asked.items()]
+        lines = [
+            line
+            for line in (EXAMPLE / repeat.detail_path).read_text().splitlines()
+            if not any(f'"key": "{key}"' in line for key in asked)
+        ]
+        lines += [
+            ":::MLLOG "
+            + json.dumps(
+                {
+                    "key": key,
+                    "value": value,
+                    "time_ms": 0.0,
+                    "namespace": "mlperf::logging",
+                    "event_type": "POINT_IN_TIME",
+                    "metadata": {},
+                }
+            )
+            for key, value in asked.items()
+        ]
         detail = parse_mllog(("\n".join(lines) + "\n").encode(), repeat.detail_path)
         repeats.append(dataclasses.replace(repeat, detail=detail))
     sub = dataclasses.replace(report.submission, inferences=[dataclasses.replace(run, repeats=repeats)])

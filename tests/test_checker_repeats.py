@@ -38,19 +38,27 @@ def findings(tree, **kwargs):
 
 def test_the_example_holds_three_repeats_per_performance_result():
     for result in EXAMPLE.rglob("performance/result.json"):
-        assert sorted(p.name for p in result.parent.iterdir()) == ["result.json", "run_1", "run_2", "run_3",
-                                                                    "settings.json"]
+        assert sorted(p.name for p in result.parent.iterdir()) == [
+            "result.json",
+            "run_1",
+            "run_2",
+            "run_3",
+            "settings.json",
+        ]
         data = json.loads(result.read_text())
         assert data["repeats"] == len(data["runs"]) == data["statistics"]["n"] == 3
 
 
 # --- every repeat's logs are read --------------------------------------------------------------------
 
+
 def test_an_error_in_the_last_repeat_is_found_in_that_repeats_log(tree, baseline):
     detail = first(tree, RUN_3_DETAIL)
     with detail.open("a") as f:
-        f.write(':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
-                '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n')
+        f.write(
+            ':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
+            '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n'
+        )
     found = [f for f in findings(tree) if f.code not in baseline]
     assert [(f.code, f.path) for f in found] == [("INF002", detail.relative_to(tree).as_posix())]
     assert found[0].line == len(detail.read_text().splitlines())
@@ -62,11 +70,12 @@ def test_a_later_repeat_judged_invalid_is_found_however_valid_the_first(tree, ba
     found = {(f.code, f.path) for f in findings(tree) if f.code not in baseline}
     where = detail.relative_to(tree).as_posix()
     assert ("INF001", where) in found
-    assert ("INF007", where.replace("detail", "summary")) in found   # run_3's summary still says VALID
-    assert {code for code, _ in found} == {"INF001", "INF006", "INF007"}   # result.json: runs[2] and valid
+    assert ("INF007", where.replace("detail", "summary")) in found  # run_3's summary still says VALID
+    assert {code for code, _ in found} == {"INF001", "INF006", "INF007"}  # result.json: runs[2] and valid
 
 
 # --- INF006: result.json against the repeats --------------------------------------------------------
+
 
 def _inf006(tree) -> list[str]:
     return [f.message for f in findings(tree) if f.code == "INF006"]
@@ -80,16 +89,20 @@ def test_one_repeats_value_edited_in_result_json_is_caught(tree):
 def test_a_narrowed_confidence_interval_is_caught(tree):
     def narrower(d):
         d["statistics"]["ci95_low"] = d["statistics"]["mean"] * 0.999
+
     edit_json(_performance(tree) / "result.json", narrower)
-    assert _inf006(tree) == ["statistics.ci95_low differs from levelfield.ground.stats.spread over the 3 repeats' "
-                             "mlperf_log_detail.txt"]
+    assert _inf006(tree) == [
+        "statistics.ci95_low differs from levelfield.ground.stats.spread over the 3 repeats' mlperf_log_detail.txt"
+    ]
 
 
 def test_a_dropped_slow_repeat_with_the_mean_left_alone_is_caught(tree):
     """result.json edited to claim the mean of its two best repeats: the logs say otherwise."""
+
     def best_two(d):
         values = sorted(entry[d["metric"]] for entry in d["runs"])
         d[d["metric"]] = sum(values[1:]) / 2
+
     edit_json(_performance(tree) / "result.json", best_two)
     assert _inf006(tree) == ["samples_per_s (the mean) differs from the mean of the 3 repeats' mlperf_log_detail.txt"]
 
@@ -102,6 +115,7 @@ def test_valid_must_be_every_repeat_valid(tree):
 
 
 # --- INF008: the repeat count -----------------------------------------------------------------------
+
 
 def test_a_gap_in_the_repeats_is_inf008_and_nothing_else(tree, baseline):
     folder = _drop_repeats(tree, keep=[1, 3])
@@ -116,7 +130,8 @@ def test_result_json_claiming_more_repeats_than_its_folders_is_inf008(tree, base
     edit_json(_performance(tree) / "result.json", lambda d: d.update(repeats=4))
     found = [f for f in findings(tree) if f.code not in baseline]
     assert [(f.code, f.message, f.found, f.expected) for f in found] == [
-        ("INF008", "repeats differs from the run_<i>/ folders", "4", "3")]
+        ("INF008", "repeats differs from the run_<i>/ folders", "4", "3")
+    ]
 
 
 def test_the_count_is_judged_against_the_checked_profile():
@@ -128,6 +143,7 @@ def test_the_count_is_judged_against_the_checked_profile():
 
 
 # --- the loader: what lies where ---------------------------------------------------------------------
+
 
 def test_an_old_layout_performance_folder_is_reported_as_such(tree):
     folder = _performance(tree)

@@ -11,8 +11,12 @@ def quickstart_commands() -> list[str]:
     text = (REPO / "README.md").read_text()
     section = re.search(r"^## Quickstart\n(.*?)^## ", text, re.S | re.M)
     assert section, "README.md has no '## Quickstart' section"
-    return [line.strip() for block in re.findall(r"```sh\n(.*?)```", section.group(1), re.S)
-            for line in block.strip().splitlines() if line.strip()]
+    return [
+        line.strip()
+        for block in re.findall(r"```sh\n(.*?)```", section.group(1), re.S)
+        for line in block.strip().splitlines()
+        if line.strip()
+    ]
 
 
 def test_quickstart_is_exactly_two_commands():

@@ -24,6 +24,7 @@ def all_command_paths() -> list[list[str]]:
                 for name, sub in action.choices.items():
                     found.append(prefix + [name])
                     walk(sub, prefix + [name])
+
     walk(build_parser(), [])
     return found
 
@@ -51,10 +52,14 @@ def test_no_command_prints_usage_and_fails():
     assert result.returncode == 2 and "usage:" in result.stderr
 
 
-@pytest.mark.parametrize("module", ["levelfield.cli", "levelfield.checker", "levelfield.rules",
-                                    "levelfield.ground.sysinfo", "levelfield.reference"])
+@pytest.mark.parametrize(
+    "module",
+    ["levelfield.cli", "levelfield.checker", "levelfield.rules", "levelfield.ground.sysinfo", "levelfield.reference"],
+)
 def test_importing_does_not_import_a_framework(module):
-    code = (f"import sys, {module}; from levelfield.cli import build_parser; build_parser(); "
-            f"print(sorted(m for m in {FRAMEWORKS!r} if m in sys.modules))")
+    code = (
+        f"import sys, {module}; from levelfield.cli import build_parser; build_parser(); "
+        f"print(sorted(m for m in {FRAMEWORKS!r} if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out

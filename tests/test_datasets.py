@@ -27,22 +27,23 @@ NO_ENV = {"LEVELFIELD_DATA_DIR": ""}  # a developer's own setting must not chang
 
 # --- arrays_digest: the documented byte layout -----------------------------------------------------
 
+
 def test_arrays_digest_hashes_the_documented_byte_layout():
     arrays = {"a": np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32), "b": np.array([7, 8], dtype=np.uint8)}
     expected = hashlib.sha256(
-        b"b\n|u1\n2\n" + bytes([7, 8])
-        + b"a\n<i4\n2,3\n" + b"".join(v.to_bytes(4, "little") for v in range(1, 7))).hexdigest()
+        b"b\n|u1\n2\n" + bytes([7, 8]) + b"a\n<i4\n2,3\n" + b"".join(v.to_bytes(4, "little") for v in range(1, 7))
+    ).hexdigest()
     assert arrays_digest(arrays, ["b", "a"]) == expected
 
 
 def test_arrays_digest_ignores_memory_layout_but_not_meaning():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     digest = arrays_digest({"x": a}, ["x"])
-    assert arrays_digest({"x": a.astype(">f4")}, ["x"]) == digest          # big-endian in memory
-    assert arrays_digest({"x": np.asfortranarray(a)}, ["x"]) == digest     # column-major in memory
-    assert arrays_digest({"x": a.reshape(4, 3)}, ["x"]) != digest          # same bytes, other shape
-    assert arrays_digest({"x": a.astype(np.float64)}, ["x"]) != digest     # same values, other dtype
-    assert arrays_digest({"y": a}, ["y"]) != digest                        # other name
+    assert arrays_digest({"x": a.astype(">f4")}, ["x"]) == digest  # big-endian in memory
+    assert arrays_digest({"x": np.asfortranarray(a)}, ["x"]) == digest  # column-major in memory
+    assert arrays_digest({"x": a.reshape(4, 3)}, ["x"]) != digest  # same bytes, other shape
+    assert arrays_digest({"x": a.astype(np.float64)}, ["x"]) != digest  # same values, other dtype
+    assert arrays_digest({"y": a}, ["y"]) != digest  # other name
     with pytest.raises(ValueError, match="numeric arrays only"):
         arrays_digest({"s": np.array(["text"])}, ["s"])
 
@@ -53,6 +54,7 @@ def test_arrays_digest_depends_on_order():
 
 
 # --- dispatch on the rules --------------------------------------------------------------------------
+
 
 def test_every_task_verifies_against_the_shipped_rules():
     for task in SUITE.tasks.values():
@@ -83,6 +85,7 @@ def test_unknown_generator_is_a_user_error(monkeypatch):
 
 # --- the CLI ------------------------------------------------------------------------------------------
 
+
 def test_cli_verify_all_ok():
     result = run_cli("data", "verify", env=NO_ENV)
     assert result.returncode == 0, result.stderr
@@ -107,8 +110,11 @@ def test_cli_unknown_task_names_the_value_and_the_allowed_ids():
 def test_cli_missing_data_folder(tmp_path: Path):
     missing = tmp_path / "no-such-folder"
     result = run_cli("data", "verify", "--task", "fmnist-resnet", "--data-dir", str(missing), env=NO_ENV)
-    assert_user_error(result, f"levelfield: error: {missing}: fashion-mnist data folder not found",
-                      "levelfield: hint: apt-get install -y dataset-fashion-mnist")
+    assert_user_error(
+        result,
+        f"levelfield: error: {missing}: fashion-mnist data folder not found",
+        "levelfield: hint: apt-get install -y dataset-fashion-mnist",
+    )
 
 
 def test_cli_missing_folder_still_checks_the_other_tasks(tmp_path: Path):
@@ -127,8 +133,11 @@ def test_cli_corrupted_byte(tmp_path: Path):
     actual = hashlib.sha256(data).hexdigest()
     expected = FMNIST.dataset["files"]["train_images"]["sha256"]
     result = run_cli("data", "verify", "--task", "fmnist-resnet", "--data-dir", str(tmp_path), env=NO_ENV)
-    assert_user_error(result, f"{path}: SHA-256 mismatch (found {actual}, expected {expected})",
-                      "apt-get install --reinstall dataset-fashion-mnist")
+    assert_user_error(
+        result,
+        f"{path}: SHA-256 mismatch (found {actual}, expected {expected})",
+        "apt-get install --reinstall dataset-fashion-mnist",
+    )
     assert "MISMATCH" in result.stdout and result.stdout.count(" ok\n") == 3
 
 

@@ -1,6 +1,6 @@
 """Generated datasets: bit-identical across processes, pinned by the rules, and the data mean what they say.
 
-    .venv/bin/python -m pytest tests/test_datasets_generated.py -q
+.venv/bin/python -m pytest tests/test_datasets_generated.py -q
 """
 
 from __future__ import annotations
@@ -58,8 +58,9 @@ def test_digest_is_identical_in_separate_processes_and_equals_rules():
     outputs = []
     for hash_seed in ("1", "2"):  # different interpreter state: hash seeds, fresh imports
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        result = subprocess.run([sys.executable, "-c", DIGEST_SCRIPT], capture_output=True, text=True,
-                                env=env, timeout=120, check=True)
+        result = subprocess.run(
+            [sys.executable, "-c", DIGEST_SCRIPT], capture_output=True, text=True, env=env, timeout=120, check=True
+        )
         outputs.append(dict(line.split() for line in result.stdout.splitlines()))
     assert outputs[0] == outputs[1]
     assert outputs[0] == {"seq-transformer": SEQ.dataset["sha256"], "ctr-dlrm": CTR.dataset["sha256"]}
@@ -69,16 +70,20 @@ def test_load_dataset_returns_the_rules_arrays():
     for task in (SEQ, CTR):
         arrays = load_dataset(task)
         assert {n: (list(a.shape), str(a.dtype)) for n, a in arrays.items()} == {
-            n: (spec["shape"], spec["dtype"]) for n, spec in task.dataset["arrays"].items()}
+            n: (spec["shape"], spec["dtype"]) for n, spec in task.dataset["arrays"].items()
+        }
 
 
-@pytest.mark.parametrize("task, changes", [
-    (SEQ, {"seed": SEQ.dataset["params"]["seed"] + 1}),
-    (SEQ, {"vocab_size": 9}),
-    (CTR, {"seed": CTR.dataset["params"]["seed"] + 1}),
-    (CTR, {"cardinalities": [1000, 500, 200, 100, 50, 20, 10, 4]}),
-    (CTR, {"interaction_pairs": [[0, 1], [2, 3], [0, 4], [5, 7]]}),
-])
+@pytest.mark.parametrize(
+    "task, changes",
+    [
+        (SEQ, {"seed": SEQ.dataset["params"]["seed"] + 1}),
+        (SEQ, {"vocab_size": 9}),
+        (CTR, {"seed": CTR.dataset["params"]["seed"] + 1}),
+        (CTR, {"cardinalities": [1000, 500, 200, 100, 50, 20, 10, 4]}),
+        (CTR, {"interaction_pairs": [[0, 1], [2, 3], [0, 4], [5, 7]]}),
+    ],
+)
 def test_changing_a_param_changes_the_digest(task, changes):
     module = seq if task is SEQ else ctr
     order = list(task.dataset["arrays"])
@@ -102,7 +107,7 @@ def test_seq_targets_are_sorted_permutations_of_inputs():
         for digit in range(vocab):  # same multiset per row: equal counts of every digit
             assert ((inputs == digit).sum(axis=1) == (targets == digit).sum(axis=1)).all()
         frequencies = np.bincount(inputs.ravel(), minlength=vocab) / inputs.size
-        assert np.allclose(frequencies, 1 / vocab, atol=0.01)           # uniform digits
+        assert np.allclose(frequencies, 1 / vocab, atol=0.01)  # uniform digits
         assert (np.diff(inputs.astype(np.int16), axis=1) >= 0).all(axis=1).mean() < 0.01  # inputs not pre-sorted
 
 
@@ -139,24 +144,28 @@ def test_ctr_bayes_auc_is_the_stated_number_and_above_the_quality_target(ctr_arr
 def test_ctr_interactions_are_needed_to_reach_the_target(ctr_arrays):
     """Without the planted pairwise tables even the true first-order model stays below the target."""
     effects = ctr.planted_effects(CTR.dataset["params"])
-    first_order = ctr.click_probability({**effects, "interactions": []},
-                                        ctr_arrays["eval_dense"], ctr_arrays["eval_sparse"])
+    first_order = ctr.click_probability(
+        {**effects, "interactions": []}, ctr_arrays["eval_dense"], ctr_arrays["eval_sparse"]
+    )
     assert 0.6 < roc_auc(ctr_arrays["eval_labels"], first_order) < CTR.quality["target"]
 
 
 def test_raw_stream_is_pinned():
     """PCG64 + SeedSequence words numpy promises never to change; a change here breaks every digest."""
     assert RawStream(1, RawStream.EFFECTS).raw(3).tolist() == [
-        12894911395248688958, 3215922745726220339, 11900336460650645987]
+        12894911395248688958,
+        3215922745726220339,
+        11900336460650645987,
+    ]
     assert RawStream(1, RawStream.EVAL).raw(1).tolist() == [4301196022613586579]
 
 
 def test_raw_stream_primitives_stay_in_range():
     stream = RawStream(7, RawStream.TRAIN)
     u = stream.uniform(10000)
-    assert u.dtype == np.float64 and 0.0 <= u.min() and u.max() < 1.0
+    assert u.dtype == np.float64 and u.min() >= 0.0 and u.max() < 1.0
     f = stream.uniform_float32(10000)
-    assert f.dtype == np.float32 and 0.0 <= f.min() and f.max() < 1.0
+    assert f.dtype == np.float32 and f.min() >= 0.0 and f.max() < 1.0
     ints = stream.integers(10000, 7)
     assert set(np.unique(ints).tolist()) == set(range(7))
     assert sorted(stream.permutation(50).tolist()) == list(range(50))

@@ -1,6 +1,6 @@
 """Fashion-MNIST: the real files load, digests are checked before parsing, the IDX reader rejects bad files.
 
-    .venv/bin/python -m pytest tests/test_datasets_idx.py -q
+.venv/bin/python -m pytest tests/test_datasets_idx.py -q
 """
 
 from __future__ import annotations
@@ -88,16 +88,17 @@ def test_missing_file_names_it_and_the_folder(fmnist_copy: Path):
 
 
 def test_search_order_argument_then_env_then_default(fmnist_copy: Path, tmp_path: Path, monkeypatch):
-    assert verify_dataset(TASK).source == str(FMNIST_DIR)                      # default_dir
+    assert verify_dataset(TASK).source == str(FMNIST_DIR)  # default_dir
     monkeypatch.setenv(DATA_DIR_ENV, str(fmnist_copy))
-    assert verify_dataset(TASK).source == str(fmnist_copy)                     # env beats default
+    assert verify_dataset(TASK).source == str(fmnist_copy)  # env beats default
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "nowhere"))
     assert verify_dataset(TASK, data_dir=FMNIST_DIR).source == str(FMNIST_DIR)  # argument beats env
     with pytest.raises(UserError, match=r"nowhere: fashion-mnist data folder not found \(from \$LEVELFIELD"):
-        verify_dataset(TASK)                                                    # a named folder is never skipped
+        verify_dataset(TASK)  # a named folder is never skipped
 
 
 # --- the IDX reader on crafted files --------------------------------------------------------------
+
 
 def write_idx(path: Path, type_byte: int, dims: list[int], payload: bytes, compress: bool = True) -> Path:
     data = bytes([0, 0, type_byte, len(dims)]) + struct.pack(f">{len(dims)}I", *dims) + payload
@@ -119,10 +120,13 @@ def test_reader_parses_big_endian_int32(tmp_path: Path):
     assert read_idx(path, [3], "int32").tolist() == [-1, 7, 70000]
 
 
-@pytest.mark.parametrize("type_byte, dims, shape, found", [
-    (0x0D, [2, 3, 4], [2, 3, 4], "0x00000d03"),   # float data where uint8 is expected
-    (0x08, [24], [2, 3, 4], "0x00000801"),         # a 1-D (labels) file where 3-D images are expected
-])
+@pytest.mark.parametrize(
+    "type_byte, dims, shape, found",
+    [
+        (0x0D, [2, 3, 4], [2, 3, 4], "0x00000d03"),  # float data where uint8 is expected
+        (0x08, [24], [2, 3, 4], "0x00000801"),  # a 1-D (labels) file where 3-D images are expected
+    ],
+)
 def test_reader_rejects_wrong_magic(tmp_path: Path, type_byte, dims, shape, found):
     path = write_idx(tmp_path / "bad.gz", type_byte, dims, bytes(24 * (4 if type_byte == 0x0D else 1)))
     with pytest.raises(UserError) as info:

@@ -19,8 +19,11 @@ from conftest import REPO, assert_user_error, run_cli
 
 # Short enough for the test suite, long enough for LoadGen's early stopping at the 99th percentile
 # (its minimum query count stays the demo's). The target is one any run reaches: 4 steps teach nothing.
-SHORT_DEMO = {"training": {"max_epochs": 1, "runs": 1, "train_samples": 1024, "eval_samples": 256},
-              "quality": {"target": 0.01}, "inference": {"reference_value": 0.01}}
+SHORT_DEMO = {
+    "training": {"max_epochs": 1, "runs": 1, "train_samples": 1024, "eval_samples": 256},
+    "quality": {"target": 0.01},
+    "inference": {"reference_value": 0.01},
+}
 
 
 @pytest.fixture(scope="module")

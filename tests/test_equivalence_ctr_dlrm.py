@@ -13,8 +13,8 @@ import itertools
 
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build
+
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
 from levelfield.reference.datasets import load_dataset
@@ -23,10 +23,10 @@ from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 
 TASK = "ctr-dlrm"
-SAMPLES = 2048        # training rows placed in framework memory
-BATCH = 64            # rows per training step
-PREDICT_ROWS = 64     # rows of the forward comparison: one predict bucket, and the training batch's
-                      # shape, so JAX's eager mode compiles its per-op kernels once for both
+SAMPLES = 2048  # training rows placed in framework memory
+BATCH = 64  # rows per training step
+PREDICT_ROWS = 64  # rows of the forward comparison: one predict bucket, and the training batch's
+# shape, so JAX's eager mode compiles its per-op kernels once for both
 # A different LR each step: 0.01 is the rules' default, 0.03 and 0.002 stay inside [1e-4, 0.05].
 LEARNING_RATES = np.array([0.01, 0.03, 0.002])
 
@@ -56,6 +56,7 @@ LOSS_ATOL = 1e-5
 PARAM_ATOL = 3e-4
 BULK_PARAM_ATOL = 2e-6
 BULK_QUANTILE = 0.999
+
 
 @pytest.fixture(scope="module")
 def weights():
@@ -97,7 +98,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     _, frameworks = impls
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     perturbed = {name: value.copy() for name, value in weights.items()}
-    perturbed["top.dense1.kernel"][0, 0] += 1e-2   # scales hidden unit 0's share of every logit
+    perturbed["top.dense1.kernel"][0, 0] += 1e-2  # scales hidden unit 0's share of every logit
     outputs = forward(frameworks, weights, batch, per_framework_weights={"tensorflow": perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
@@ -106,10 +107,10 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
 def test_three_adam_steps_agree(impls, weights, data):
     mode, frameworks = impls
     inputs, y = data
-    batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[:len(LEARNING_RATES)]
+    batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LEARNING_RATES)]
     results = {}
     for fw, impl in frameworks.items():
-        impl.load(weights)                           # also resets Adam's moments and step count
+        impl.load(weights)  # also resets Adam's moments and step count
         impl.set_train_data(inputs, y)
         results[fw] = (impl.train_steps(batches, LEARNING_RATES), impl.export())
     for fw, (losses, _) in results.items():
@@ -118,13 +119,15 @@ def test_three_adam_steps_agree(impls, weights, data):
     for a, b in itertools.combinations(results, 2):
         diffs = np.concatenate([np.abs(results[a][1][n] - results[b][1][n]).ravel() for n in model_spec.TRAINABLE])
         bulk = float(np.quantile(diffs, BULK_QUANTILE))
-        assert bulk <= BULK_PARAM_ATOL, (f"{mode}: {BULK_QUANTILE:.1%} quantile of weight diffs {bulk:.3g} ({a} vs {b}) "
-                                         f"exceeds {BULK_PARAM_ATOL:.3g}; {int(np.sum(diffs > BULK_PARAM_ATOL))} weights off")
+        assert bulk <= BULK_PARAM_ATOL, (
+            f"{mode}: {BULK_QUANTILE:.1%} quantile of weight diffs {bulk:.3g} ({a} vs {b}) "
+            f"exceeds {BULK_PARAM_ATOL:.3g}; {int(np.sum(diffs > BULK_PARAM_ATOL))} weights off"
+        )
 
     # Embedding rows no batch gathered have exactly zero gradient in every framework
     # (dense gradients, not sparse updates), so Adam's update 0 / (0 + eps) leaves them
     # bit-identical to the initial weights; every other touched weight moved.
-    sparse = inputs["sparse"][batches.ravel()]       # [steps * BATCH, fields]
+    sparse = inputs["sparse"][batches.ravel()]  # [steps * BATCH, fields]
     for f in range(model_spec.NUM_FIELDS):
         name = f"embedding{f}.table"
         untouched = np.setdiff1d(np.arange(model_spec.CARDINALITIES[f]), sparse[:, f])

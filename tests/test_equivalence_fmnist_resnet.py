@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build, worst_pair
+
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
 from levelfield.reference.schedule import batch_order
 
@@ -48,7 +48,7 @@ FORWARD_ATOL = 1e-5
 LOSS_ATOL = 5e-6
 PARAM_ATOL = 1e-5
 
-BATCH = 32          # training batch and predict batch (a power of two: one predict bucket)
+BATCH = 32  # training batch and predict batch (a power of two: one predict bucket)
 STEPS = 3
 LEARNING_RATES = np.array([2e-3, 5e-4, 1e-3])  # a different rate every step; small: see above
 TRAIN_ROWS = 256
@@ -71,15 +71,24 @@ def numpy_forward(weights: dict, images: np.ndarray, batch_stats: dict | None = 
         x = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
         kh, kw = kernel.shape[:2]
         ho, wo = (x.shape[1] - kh) // stride + 1, (x.shape[2] - kw) // stride + 1
-        return sum(np.einsum("nhwc,co->nhwo", x[:, i:i + stride * (ho - 1) + 1:stride,
-                                                 j:j + stride * (wo - 1) + 1:stride], kernel[i, j])
-                   for i in range(kh) for j in range(kw))
+        return sum(
+            np.einsum(
+                "nhwc,co->nhwo",
+                x[:, i : i + stride * (ho - 1) + 1 : stride, j : j + stride * (wo - 1) + 1 : stride],
+                kernel[i, j],
+            )
+            for i in range(kh)
+            for j in range(kw)
+        )
 
     def bn(x, prefix):
         if batch_stats is None:
             mean, var = w[f"{prefix}.mean"], w[f"{prefix}.var"]
         else:
-            mean, var = batch_stats[f"{prefix}.mean"], batch_stats[f"{prefix}.var"] = x.mean((0, 1, 2)), x.var((0, 1, 2))
+            mean, var = batch_stats[f"{prefix}.mean"], batch_stats[f"{prefix}.var"] = (
+                x.mean((0, 1, 2)),
+                x.var((0, 1, 2)),
+            )
         return (x - mean) / np.sqrt(var + spec.BN_EPSILON) * w[f"{prefix}.scale"] + w[f"{prefix}.bias"]
 
     x = np.maximum(bn(conv(images[..., None], "stem.conv.kernel", 1, 1), "stem.bn"), 0)
@@ -127,7 +136,7 @@ def torch_var_as_biased(exported: dict, initial: dict, batch: int, steps: int) -
     torch: v_k = d^k v_0 + (1 - d) sum_i d^(k-i) * n/(n-1) * s_i;  biased: the same without n/(n-1).
     So biased v_k = d^k v_0 + (v_k - d^k v_0) * (n-1)/n, exactly, for a fixed n.
     """
-    decay = spec.BN_DECAY ** steps
+    decay = spec.BN_DECAY**steps
     out = dict(exported)
     for prefix, n in bn_rows_per_batch(batch).items():
         name = f"{prefix}.var"
@@ -156,8 +165,7 @@ def test_forward_logits_agree(impls):
     outputs = predict_all(impls, weights, images)
     assert all(o.shape == (BATCH, spec.NUM_CLASSES) and o.dtype == np.float32 for o in outputs.values())
     # The float64 numpy network joins the comparison: agreeing with each other is not enough.
-    assert_close_across("eval-mode logits", {**outputs, "numpy float64": numpy_forward(weights, images)},
-                        FORWARD_ATOL)
+    assert_close_across("eval-mode logits", {**outputs, "numpy float64": numpy_forward(weights, images)}, FORWARD_ATOL)
 
 
 def test_perturbed_weight_breaks_forward_equivalence(impls):
@@ -200,26 +208,29 @@ def apply_configured_optimizer(fw: str, impl, param: np.ndarray, grads: list, lr
     """The implementation's own optimizer configuration, applied to one parameter vector with given gradients."""
     if fw == "pytorch":
         import torch
+
         p = torch.nn.Parameter(torch.tensor(param))
         opt = type(impl.optimizer)([p], **impl.optimizer.defaults)
-        for g, lr in zip(grads, lrs):
+        for g, lr in zip(grads, lrs, strict=True):
             opt.param_groups[0]["lr"] = float(lr)
             p.grad = torch.tensor(g)
             opt.step()
         return p.detach().numpy()
     if fw == "tensorflow":
         import keras
+
         v = keras.Variable(param)
         opt = type(impl.optimizer).from_config(impl.optimizer.get_config())
-        for g, lr in zip(grads, lrs):
+        for g, lr in zip(grads, lrs, strict=True):
             opt.learning_rate = float(lr)
             opt.apply_gradients([(g, v)])
         return np.asarray(v.numpy())
     import jax.numpy as jnp
     import optax
+
     p = jnp.asarray(param)
     state = impl.tx.init(p)
-    for g, lr in zip(grads, lrs):
+    for g, lr in zip(grads, lrs, strict=True):
         state.hyperparams["learning_rate"] = jnp.float32(lr)
         updates, state = impl.tx.update(jnp.asarray(g), state, p)
         p = optax.apply_updates(p, updates)
@@ -234,7 +245,7 @@ def test_optimizer_update_matches_torch(impls):
     grads = [rng.normal(0, 0.1, 6).astype(np.float32) for _ in range(3)]
     lrs = [0.1, 0.03, 0.2]
     expected, buf = param.astype(np.float64), np.zeros(6)
-    for g, lr in zip(grads, lrs):
+    for g, lr in zip(grads, lrs, strict=True):
         g = g + fixed["weight_decay"] * expected
         buf = fixed["momentum"] * buf + g
         expected = expected - lr * buf

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, assert_close_across, forward_outputs, training_results
+
 from levelfield.reference.interface import MODES
 from levelfield.reference.schedule import batch_order
 from levelfield.reference.seq_transformer.common.model_spec import PARAMETER_SHAPES, init_weights
@@ -45,9 +45,9 @@ def spread_weights(seed: int) -> dict[str, np.ndarray]:
 
 FORWARD_WEIGHTS = spread_weights(seed=1)
 _TOKENS = np.random.default_rng(20261122).integers(0, 10, size=(64, 12)).astype(np.int32)
-INPUTS = {"tokens": _TOKENS}                                   # int32 [64, 12]
-LABELS = np.sort(_TOKENS, axis=1).astype(np.int64)             # int64 [64, 12]
-BATCH_INDICES = batch_order(seed=3, epoch=0, num_samples=64, batch_size=16)[:3]   # int64 [3, 16]
+INPUTS = {"tokens": _TOKENS}  # int32 [64, 12]
+LABELS = np.sort(_TOKENS, axis=1).astype(np.int64)  # int64 [64, 12]
+BATCH_INDICES = batch_order(seed=3, epoch=0, num_samples=64, batch_size=16)[:3]  # int64 [3, 16]
 # Realistic rates (the rules' peak is 1e-3), different every step.
 LRS = np.array([1e-3, 3e-4, 2e-3])
 
@@ -111,7 +111,7 @@ def test_updated_weights_agree(trained):
     for name in PARAMETER_SHAPES:
         values = {fw: weights[name] for fw, weights in exported.items()}
         # Every weight must have moved: all of them are decayed and receive gradient.
-        if not name.endswith(".attention.key.bias"):   # zero at init and (nearly) zero gradient
+        if not name.endswith(".attention.key.bias"):  # zero at init and (nearly) zero gradient
             moved = float(np.max(np.abs(values["pytorch"] - INIT_WEIGHTS[name])))
             assert moved > 1e-4, f"{name} moved only {moved:.3g} in 3 steps"
         assert_close_across(f"weight {name} after 3 steps", values, weight_atol(name))

@@ -33,8 +33,12 @@ from levelfield.tools.fuzz.sweep import field_sites, sweep_case
 from levelfield.tools.fuzz.workspace import Write
 from tests.test_checker_fixtures import EXAMPLE
 
-CI = settings(derandomize=True, database=None, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+CI = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +53,7 @@ def assert_ok(outcome) -> None:
 
 # --- parsers: arbitrary input, a result or a reason --------------------------------------------------
 
+
 @settings(CI, max_examples=300)
 @given(st.binary(max_size=600))
 def test_parsers_never_raise_on_arbitrary_bytes(raw):
@@ -60,8 +65,31 @@ def test_parsers_never_raise_on_arbitrary_bytes(raw):
     assert (inflated is None) != (problem is None)
 
 
-JSON_TOKENS = st.sampled_from(["{", "}", "[", "]", ",", ":", '"', "\\", "NaN", "-Infinity", "1e999", "9" * 5000,
-                               "\ud800", "\x00", "null", "true", " ", "\u2028", '"a"', "0", "-"])
+JSON_TOKENS = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        '"',
+        "\\",
+        "NaN",
+        "-Infinity",
+        "1e999",
+        "9" * 5000,
+        "\ud800",
+        "\x00",
+        "null",
+        "true",
+        " ",
+        "\u2028",
+        '"a"',
+        "0",
+        "-",
+    ]
+)
 
 
 @settings(CI, max_examples=150)
@@ -72,6 +100,7 @@ def test_json_parser_never_raises_on_token_soup(tokens):
 
 
 # --- the checker: every class once, then drawn classes, places and seeds -----------------------------
+
 
 @pytest.mark.parametrize("cls", sorted(set(ALL_CLASSES) - PRELUDE_ONLY))
 def test_each_defect_class_ends_in_coded_findings(fuzz, cls):
@@ -87,10 +116,14 @@ def test_drawn_inputs_end_in_coded_findings(fuzz, cls, seed):
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.floats() | st.integers(min_value=-(10 ** 400), max_value=10 ** 400)
+    st.none()
+    | st.booleans()
+    | st.floats()
+    | st.integers(min_value=-(10**400), max_value=10**400)
     | st.text(alphabet=string.printable + "\u00e9\u2028\U0001f600", max_size=30),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 def _write_value(ws, rel: str, rng: random.Random, value) -> bytes:
@@ -101,7 +134,7 @@ def _write_value(ws, rel: str, rng: random.Random, value) -> bytes:
         return json.dumps(_replace(doc, rng, value), indent=2).encode()
     lines = data.decode().splitlines(keepends=True)
     i = rng.choice([n for n, line in enumerate(lines) if line.startswith(":::MLLOG ")])
-    entry = json.loads(lines[i][len(":::MLLOG "):])
+    entry = json.loads(lines[i][len(":::MLLOG ") :])
     lines[i] = ":::MLLOG " + json.dumps(_replace(entry, rng, value)) + "\n"
     return "".join(lines).encode("utf-8")
 
@@ -123,8 +156,14 @@ def test_any_json_value_in_any_field_is_survived(fuzz, value, seed, reseal):
     ws, reuse = fuzz
     rng = random.Random(seed)
     rel = rng.choice(sorted(r for r in ws.base_files if file_kind(r) in (JSON, MLLOG)))
-    case = Case(seed, "hypothesis-value", rel, [Write(rel, _write_value(ws, rel, rng, value))], resealed=reseal,
-                expect="any" if reseal else "fail")
+    case = Case(
+        seed,
+        "hypothesis-value",
+        rel,
+        [Write(rel, _write_value(ws, rel, rng, value))],
+        resealed=reseal,
+        expect="any" if reseal else "fail",
+    )
     assert_ok(check_case(ws, case, reuse=reuse))
 
 
@@ -134,7 +173,7 @@ def test_the_share_checked_without_reuse_agrees(fuzz):
     case = make_case(random.Random("ci:full"), ws, "duplicate-key")
     misses = reuse.misses
     reused = check_case(ws, case, reuse=reuse)
-    assert reuse.misses > misses   # the damaged file was parsed for real, not answered from memory
+    assert reuse.misses > misses  # the damaged file was parsed for real, not answered from memory
     shipped = check_case(ws, case, reuse=reuse, full=True)
     assert_ok(shipped)
     assert (reused.codes, reused.failed) == (shipped.codes, shipped.failed)
@@ -144,18 +183,18 @@ def test_the_share_checked_without_reuse_agrees(fuzz):
 
 HUGE = "1" + "0" * 400
 SWEEP_CRASHES = [  # (file name, MLLOG key or None, path in the line or file, raw value): what crashed
-    ("result_0.txt", "opt_beta_1", ("value",), HUGE),                  # TRN008: math.isfinite(huge int)
-    ("result_0.txt", "eval_accuracy", ("value",), HUGE),               # TRN005: the same
+    ("result_0.txt", "opt_beta_1", ("value",), HUGE),  # TRN008: math.isfinite(huge int)
+    ("result_0.txt", "eval_accuracy", ("value",), HUGE),  # TRN005: the same
     ("result_0.txt", "eval_accuracy", ("metadata", "epoch_num"), "1" + "0" * 29),  # TRN009: t-test on objects
-    ("result_0.txt", "submission_platform", ("value",), "[]"),         # TRN003: unhashable list
-    ("result_0.txt", "global_batch_size", ("value",), "[]"),           # TRN009: unhashable list
-    ("result_0.txt", "run_start", ("time_ms",), HUGE),                 # loader: float(huge int) escaped
-    ("mlperf_log_detail.txt", "result_samples_per_second", ("value",), HUGE),   # INF006: math.isclose
-    ("accuracy.json", None, ("value",), HUGE),                         # ACC003: math.isfinite
-    ("example-box.json", None, ("accelerators",), "-1"),               # SYS005: iterating an int
-    ("example-box.json", None, ("host_memory_capacity_gib",), "1e999"),    # SYS001/SYS005: floor(inf)
-    ("example-box.json", None, ("host_memory_capacity_gib",), "NaN"),      # SYS001/SYS005: floor(nan)
-    ("example-box.json", None, (), "1"),                               # loader: a bare number as document
+    ("result_0.txt", "submission_platform", ("value",), "[]"),  # TRN003: unhashable list
+    ("result_0.txt", "global_batch_size", ("value",), "[]"),  # TRN009: unhashable list
+    ("result_0.txt", "run_start", ("time_ms",), HUGE),  # loader: float(huge int) escaped
+    ("mlperf_log_detail.txt", "result_samples_per_second", ("value",), HUGE),  # INF006: math.isclose
+    ("accuracy.json", None, ("value",), HUGE),  # ACC003: math.isfinite
+    ("example-box.json", None, ("accelerators",), "-1"),  # SYS005: iterating an int
+    ("example-box.json", None, ("host_memory_capacity_gib",), "1e999"),  # SYS001/SYS005: floor(inf)
+    ("example-box.json", None, ("host_memory_capacity_gib",), "NaN"),  # SYS001/SYS005: floor(nan)
+    ("example-box.json", None, (), "1"),  # loader: a bare number as document
 ]
 
 
@@ -176,16 +215,19 @@ def test_a_crash_the_sweep_found_stays_fixed(fuzz, name, key, path, raw):
 
 # --- the fuzz tool can fail: a crash, a miss and a leak are each reported ------------------------------
 
+
 def _replaced(monkeypatch, code: str, func) -> None:
     registered = REGISTRY[code]
-    monkeypatch.setitem(REGISTRY, code, type(registered)(registered.code, registered.name, registered.area,
-                                                         registered.severity, func))
+    monkeypatch.setitem(
+        REGISTRY, code, type(registered)(registered.code, registered.name, registered.area, registered.severity, func)
+    )
 
 
 def test_a_crashing_check_is_counted_as_a_crash(fuzz, monkeypatch):
     def crashes(sub, ctx):
         raise OverflowError("int too large to convert to float")
         yield  # pragma: no cover
+
     _replaced(monkeypatch, "TRN006", crashes)
     ws, reuse = fuzz
     outcome = check_case(ws, make_case(random.Random(1), ws, "flip-byte"), reuse=reuse)

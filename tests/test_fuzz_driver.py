@@ -14,8 +14,24 @@ from tests.test_checker_fixtures import EXAMPLE
 
 def test_the_command_writes_figures_that_add_up(tmp_path, capsys):
     out = tmp_path / "build" / "report.json"
-    code = main(["--inputs", "4", "--seed", "7", "--full-every", "0", "--cli-every", "0", "--example", str(EXAMPLE),
-                 "--work-dir", str(tmp_path), "--out", str(out)])
+    code = main(
+        [
+            "--inputs",
+            "4",
+            "--seed",
+            "7",
+            "--full-every",
+            "0",
+            "--cli-every",
+            "0",
+            "--example",
+            str(EXAMPLE),
+            "--work-dir",
+            str(tmp_path),
+            "--out",
+            str(out),
+        ]
+    )
     report = json.loads(out.read_text())
     assert code == 0 and report["passed"], report["examples"]
     assert (report["inputs"], report["crashes"], report["misses"], report["leaks"]) == (4, 0, 0, 0)
@@ -31,6 +47,5 @@ def test_replay_checks_one_input_as_shipped(tmp_path, capsys):
 
 
 def test_parse_reuse_cannot_be_nested():
-    with ReusedParses():
-        with pytest.raises(RuntimeError, match="already active"):
-            ReusedParses().__enter__()
+    with ReusedParses(), pytest.raises(RuntimeError, match="already active"):
+        ReusedParses().__enter__()

@@ -19,46 +19,54 @@ import json
 from pathlib import Path
 
 import pytest
+
 from levelfield.checker.engine import Report
 from levelfield.checker.findings import ERROR, WARNING, Finding
+from levelfield.ground.errors import UserError
 from levelfield.tools.leaderboard import render
 from levelfield.tools.leaderboard.collect import collect
 from levelfield.tools.leaderboard.columns import tables
 from levelfield.tools.leaderboard.document import build_document
 
-from levelfield.ground.errors import UserError
-
 TASK = "ctr-dlrm"
 START_MS = 1_800_000_000_000
 # Seconds to target per run; None = a run that stopped without reaching the target.
 PYTORCH_S = [10.0, 10.5, 11.0, 11.5, 12.0]
-JAX_S = [10.2, 10.8, 11.2, 11.6, 12.4]          # within noise of pytorch
-TENSORFLOW_S = [20.0, 21.0, 22.0, 23.0, None]   # slower beyond noise; one failed run
+JAX_S = [10.2, 10.8, 11.2, 11.6, 12.4]  # within noise of pytorch
+TENSORFLOW_S = [20.0, 21.0, 22.0, 23.0, None]  # slower beyond noise; one failed run
 VERSIONS = {"pytorch": "2.13.0", "jax": "0.10.2", "tensorflow": "2.21.0"}
 # Inference repeats (one LoadGen run per run_<i>/): Offline samples/s, SingleStream p90 ms.
 PYTORCH_OFFLINE = [5000.0, 5100.0, 4900.0]
-JAX_OFFLINE = [6500.5, 6600.5, 6400.5]               # the best, beyond noise of pytorch
-TENSORFLOW_OFFLINE = [6450.0, 6700.0, 6250.0]        # within noise of jax
+JAX_OFFLINE = [6500.5, 6600.5, 6400.5]  # the best, beyond noise of pytorch
+TENSORFLOW_OFFLINE = [6450.0, 6700.0, 6250.0]  # within noise of jax
 PYTORCH_SINGLESTREAM_MS = [0.25, 0.26, 0.24]
 
 
 def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
-    entry = {"namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME", "key": key, "value": value,
-             "metadata": {"file": "synthetic", "lineno": 0, **metadata}}
+    entry = {
+        "namespace": "",
+        "time_ms": time_ms,
+        "event_type": "POINT_IN_TIME",
+        "key": key,
+        "value": value,
+        "metadata": {"file": "synthetic", "lineno": 0, **metadata},
+    }
     return ":::MLLOG " + json.dumps(entry)
 
 
 def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None) -> str:
     status = "success" if seconds is not None else "aborted"
     stop_ms = START_MS + round((seconds if seconds is not None else 99.0) * 1000)
-    lines = [mllog("seed", seed, START_MS - 3000),
-             mllog("levelfield_framework_version", VERSIONS[framework], START_MS - 2000),
-             mllog("levelfield_compile_mode", "compiled", START_MS - 2000),
-             mllog("global_batch_size", 1024, START_MS - 2000),
-             mllog("levelfield_time_to_first_step_s", 1.5 + seed % 2, START_MS - 1),
-             mllog("run_start", None, START_MS),
-             mllog("eval_accuracy", 0.83 if seconds is not None else 0.70, stop_ms - 5, epoch_num=2),
-             mllog("levelfield_peak_rss_mib", 400.0 + seed % 5, stop_ms - 1)]
+    lines = [
+        mllog("seed", seed, START_MS - 3000),
+        mllog("levelfield_framework_version", VERSIONS[framework], START_MS - 2000),
+        mllog("levelfield_compile_mode", "compiled", START_MS - 2000),
+        mllog("global_batch_size", 1024, START_MS - 2000),
+        mllog("levelfield_time_to_first_step_s", 1.5 + seed % 2, START_MS - 1),
+        mllog("run_start", None, START_MS),
+        mllog("eval_accuracy", 0.83 if seconds is not None else 0.70, stop_ms - 5, epoch_num=2),
+        mllog("levelfield_peak_rss_mib", 400.0 + seed % 5, stop_ms - 1),
+    ]
     if energy_j is not None:
         lines.append(mllog("levelfield_energy_j", energy_j, stop_ms - 1))
     lines.append(mllog("run_stop", None, stop_ms, status=status))
@@ -66,9 +74,16 @@ def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=N
 
 
 def system_description(org: str, name: str, price: float | None) -> dict:
-    data = {"submitter": org, "system_name": name, "division": "closed", "status": "available",
-            "number_of_nodes": 1, "host_processor_model_name": "Test CPU 2000", "accelerators_per_node": 0,
-            "accelerator_model_name": "none"}
+    data = {
+        "submitter": org,
+        "system_name": name,
+        "division": "closed",
+        "status": "available",
+        "number_of_nodes": 1,
+        "host_processor_model_name": "Test CPU 2000",
+        "accelerators_per_node": 0,
+        "accelerator_model_name": "none",
+    }
     if price is not None:
         data["hourly_price_usd"] = price
     return data
@@ -79,9 +94,17 @@ def write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def write_tree(root: Path, *, org: str = "acme", system: str = "box", name: str = "Acme box",
-               price: float | None = 3.6, training: dict | None = None, inference: dict | None = None,
-               energy_j: float | None = None) -> Path:
+def write_tree(
+    root: Path,
+    *,
+    org: str = "acme",
+    system: str = "box",
+    name: str = "Acme box",
+    price: float | None = 3.6,
+    training: dict | None = None,
+    inference: dict | None = None,
+    energy_j: float | None = None,
+) -> Path:
     """A tree in the submission layout holding only what the leaderboard reads.
 
     training: {framework: [seconds or None per run]}; inference: {framework: {scenario: [value per
@@ -89,25 +112,37 @@ def write_tree(root: Path, *, org: str = "acme", system: str = "box", name: str 
     into performance/run_<i>/mlperf_log_detail.txt.
     """
     training = {"pytorch": PYTORCH_S, "jax": JAX_S, "tensorflow": TENSORFLOW_S} if training is None else training
-    inference = {"pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": PYTORCH_SINGLESTREAM_MS},
-                 "jax": {"offline": JAX_OFFLINE}} if inference is None else inference
+    inference = (
+        {
+            "pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": PYTORCH_SINGLESTREAM_MS},
+            "jax": {"offline": JAX_OFFLINE},
+        }
+        if inference is None
+        else inference
+    )
     base = root / "closed" / org
     write(root / "MANIFEST", "")
     write(base / "systems" / f"{system}.json", json.dumps(system_description(org, name, price)))
     write(base / "code" / "levelfield.json", json.dumps({"rules_version": "1.0"}))
     for framework, runs in training.items():
         for i, seconds in enumerate(runs):
-            write(base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
-                  training_log(framework, 2000 + i, seconds, energy_j=energy_j))
+            write(
+                base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
+                training_log(framework, 2000 + i, seconds, energy_j=energy_j),
+            )
     for framework, scenarios in inference.items():
         for scenario, values in scenarios.items():
             folder = base / "results" / system / TASK / framework / scenario
             for i, value in enumerate(values, start=1):
                 write(folder / "performance" / f"run_{i}" / "mlperf_log_detail.txt", detail_log(scenario, value))
-            write(folder / "performance" / "result.json",
-                  json.dumps({"framework_version": VERSIONS[framework], "compile_mode": "compiled"}))
-            write(folder / "accuracy" / "accuracy.json",
-                  json.dumps({"metric": "roc_auc", "value": 0.8251, "threshold": 0.81774, "pass": True}))
+            write(
+                folder / "performance" / "result.json",
+                json.dumps({"framework_version": VERSIONS[framework], "compile_mode": "compiled"}),
+            )
+            write(
+                folder / "accuracy" / "accuracy.json",
+                json.dumps({"metric": "roc_auc", "value": 0.8251, "threshold": 0.81774, "pass": True}),
+            )
     return root
 
 
@@ -139,6 +174,7 @@ def clean_check(path, **_options) -> Report:
 def checker_saying(*findings: Finding):
     def check(path, **_options) -> Report:
         return Report(str(path), "1.0", [], findings=list(findings), **_loaded(path))
+
     return check
 
 
@@ -166,6 +202,7 @@ def row(doc: dict, framework: str, kind: str = "training") -> dict:
 
 # -- rows and statistics ----------------------------------------------------------------------
 
+
 def test_time_to_train_per_run_is_run_stop_minus_run_start(doc):
     runs = row(doc, "pytorch")["run_details"]
     assert [r["time_to_target_s"] for r in runs] == PYTORCH_S
@@ -189,7 +226,7 @@ def test_time_statistics_are_pinned(doc):
     t = row(doc, "pytorch")["time_to_target_s"]
     assert t["olympic_mean"] == pytest.approx(11.0)
     assert t["mean"] == pytest.approx(11.0)
-    assert t["stdev"] == pytest.approx(0.7905694150420949)      # sqrt(2.5 / 4)
+    assert t["stdev"] == pytest.approx(0.7905694150420949)  # sqrt(2.5 / 4)
     # t(0.975, 4) = 2.7764451052; half width = 2.7764451052 * 0.7905694150 / sqrt(5) = 0.9816216
     assert t["ci95_low"] == pytest.approx(10.0183784, abs=1e-7)
     assert t["ci95_high"] == pytest.approx(11.9816216, abs=1e-7)
@@ -199,14 +236,14 @@ def test_time_statistics_are_pinned(doc):
 def test_measurements_per_row(doc):
     r = row(doc, "pytorch")
     assert r["time_to_first_step_s"] == pytest.approx((1.5 + 2.5 + 1.5 + 2.5 + 1.5) / 5)
-    assert r["peak_host_memory_mib"] == 404.0          # the largest over the runs
+    assert r["peak_host_memory_mib"] == 404.0  # the largest over the runs
     assert (r["peak_device_memory_mib"], r["energy_per_run_j"]) == (None, None)
     assert (r["framework_version"], r["compile_mode"], r["global_batch_size"]) == ("2.13.0", "compiled", 1024)
     assert (r["cpu"], r["accelerator"], r["accelerator_count"]) == ("Test CPU 2000", None, 0)
 
 
 def test_cost_per_run_from_the_declared_hourly_price(doc, tmp_path):
-    assert row(doc, "pytorch")["cost_per_run_usd"] == pytest.approx(3.6 * 11.0 / 3600)   # 0.011 USD
+    assert row(doc, "pytorch")["cost_per_run_usd"] == pytest.approx(3.6 * 11.0 / 3600)  # 0.011 USD
     assert row(doc, "tensorflow")["cost_per_run_usd"] == pytest.approx(3.6 * 22.0 / 3600)
     cheap = document(write_tree(tmp_path / "t", price=None, energy_j=120.0))
     assert row(cheap, "pytorch")["cost_per_run_usd"] is None
@@ -221,18 +258,19 @@ def test_rows_are_sorted_fastest_first(doc):
 
 # -- Welch ----------------------------------------------------------------------------------------
 
+
 def test_welch_comparisons_are_pinned(doc):
     tests = {(t["faster"], t["slower"]): t for t in doc["comparisons"]}
     assert set(tests) == {("pytorch", "jax"), ("pytorch", "tensorflow"), ("jax", "tensorflow")}
     near = tests[("pytorch", "jax")]
     # jax mean 11.24, var 0.688; pytorch mean 11, var 0.625 (n 5 each): se^2 = 0.1376 + 0.125 = 0.2626,
     # t = 0.24 / sqrt(0.2626), df = 0.2626^2 / (0.1376^2 / 4 + 0.125^2 / 4) (Welch-Satterthwaite)
-    assert near["t"] == pytest.approx(0.24 / 0.2626 ** 0.5, rel=1e-12) == pytest.approx(0.468342835, rel=1e-9)
-    assert near["df"] == pytest.approx(0.2626 ** 2 / ((0.1376 ** 2 + 0.125 ** 2) / 4), rel=1e-12)
+    assert near["t"] == pytest.approx(0.24 / 0.2626**0.5, rel=1e-12) == pytest.approx(0.468342835, rel=1e-9)
+    assert near["df"] == pytest.approx(0.2626**2 / ((0.1376**2 + 0.125**2) / 4), rel=1e-12)
     assert near["p_value"] == pytest.approx(0.6520631376, rel=1e-9)
     assert near["within_noise"] is True
     assert near["olympic_difference_s"] == pytest.approx(11.2 - 11.0)
-    far = tests[("pytorch", "tensorflow")]       # the 4 successful tensorflow runs against pytorch's 5
+    far = tests[("pytorch", "tensorflow")]  # the 4 successful tensorflow runs against pytorch's 5
     assert far["t"] == pytest.approx(14.266690630, rel=1e-9)
     assert far["p_value"] == pytest.approx(4.416833411e-05, rel=1e-6)
     assert far["within_noise"] is False
@@ -250,13 +288,16 @@ def test_rows_marked_against_the_fastest_on_their_system(doc):
 
 
 def test_frameworks_on_different_systems_are_not_compared(tmp_path):
-    doc = document(write_tree(tmp_path / "a", training={"pytorch": PYTORCH_S}, inference={}),
-                   write_tree(tmp_path / "b", org="globex", training={"jax": JAX_S}, inference={}))
+    doc = document(
+        write_tree(tmp_path / "a", training={"pytorch": PYTORCH_S}, inference={}),
+        write_tree(tmp_path / "b", org="globex", training={"jax": JAX_S}, inference={}),
+    )
     assert doc["comparisons"] == []
     assert [r["vs_fastest"] for r in doc["training"]] == [None, None]
 
 
 # -- ids ------------------------------------------------------------------------------------------
+
 
 def test_row_ids_are_stable_unique_and_tie_training_to_inference(tree, tmp_path):
     first, again = document(tree), document(tree)
@@ -284,6 +325,7 @@ def test_one_tree_given_twice_is_refused(tree):
 
 # -- inference --------------------------------------------------------------------------------------
 
+
 def test_inference_rows_have_one_metric_per_scenario_with_units(doc):
     pt = row(doc, "pytorch", "inference")
     offline = pt["scenarios"]["offline"]
@@ -297,7 +339,7 @@ def test_inference_rows_have_one_metric_per_scenario_with_units(doc):
     text = render(doc, "md")
     assert "SingleStream p90 ms mean [95% CI]" in text and "Offline samples/s mean [95% CI]" in text
     assert "accuracy (roc_auc)" in text
-    assert "MultiStream" not in text                  # no row has it: no empty column
+    assert "MultiStream" not in text  # no row has it: no empty column
 
 
 def test_inference_statistics_are_pinned_and_shown_as_mean_and_ci(doc):
@@ -321,10 +363,17 @@ def test_one_repeat_has_a_mean_but_no_interval(tmp_path):
 @pytest.fixture(scope="module")
 def three(tmp_path_factory) -> dict:
     """Offline repeats of three frameworks on one system: jax best, tensorflow within its noise, pytorch beyond."""
-    return document(write_tree(tmp_path_factory.mktemp("lb3") / "acme", training={},
-                               inference={"pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": [0.25, 0.26, 0.24]},
-                                          "jax": {"offline": JAX_OFFLINE, "singlestream": [0.40, 0.41, 0.39]},
-                                          "tensorflow": {"offline": TENSORFLOW_OFFLINE}}))
+    return document(
+        write_tree(
+            tmp_path_factory.mktemp("lb3") / "acme",
+            training={},
+            inference={
+                "pytorch": {"offline": PYTORCH_OFFLINE, "singlestream": [0.25, 0.26, 0.24]},
+                "jax": {"offline": JAX_OFFLINE, "singlestream": [0.40, 0.41, 0.39]},
+                "tensorflow": {"offline": TENSORFLOW_OFFLINE},
+            },
+        )
+    )
 
 
 def test_inference_marks_against_the_best_framework_per_scenario(three):
@@ -338,8 +387,11 @@ def test_inference_marks_against_the_best_framework_per_scenario(three):
     # t = 1500.5 / sqrt(2 x 100^2 / 3) = 18.377, df 4
     assert pt["p_value"] == pytest.approx(5.158222e-05, rel=1e-6)
     # For a latency the lowest mean is the best: pytorch's 0.25 ms against jax's 0.40 ms.
-    single = {r["framework"]: r["scenarios"]["singlestream"]["vs_best"] for r in three["inference"]
-              if "singlestream" in r["scenarios"]}
+    single = {
+        r["framework"]: r["scenarios"]["singlestream"]["vs_best"]
+        for r in three["inference"]
+        if "singlestream" in r["scenarios"]
+    }
     assert single["pytorch"] == {"best": True} and single["jax"]["within_noise"] is False
 
 
@@ -348,7 +400,7 @@ def test_inference_marks_are_shown_in_every_format(three, doc):
     assert "Offline vs best on system (Welch)" in text
     assert "≈ jax, within noise (p=0.829)" in text and "slower than jax (p<0.001)" in text
     html = render(three, "html")
-    assert html.count('<td class="noise">') == 1      # tensorflow's Offline mark, within noise of jax
+    assert html.count('<td class="noise">') == 1  # tensorflow's Offline mark, within noise of jax
     lines = {line["framework"]: line for line in csv.DictReader(io.StringIO(render(three, "csv")))}
     assert lines["tensorflow"]["offline_samples_per_s_within_noise_of_best"] == "true"
     assert lines["pytorch"]["offline_samples_per_s_within_noise_of_best"] == "false"
@@ -359,10 +411,15 @@ def test_inference_marks_are_shown_in_every_format(three, doc):
 
 # -- excluded trees --------------------------------------------------------------------------------
 
+
 def test_tree_with_findings_is_listed_in_every_format_never_dropped(tree, tmp_path):
     bad = write_tree(tmp_path / "bad", org="globex")
-    collected = collect([tree, bad], check=lambda p, **o: clean_check(p) if p == tree else
-                        checker_saying(finding("TRN010"), finding("INF011"), finding("INF011"))(p))
+    collected = collect(
+        [tree, bad],
+        check=lambda p, **o: (
+            clean_check(p) if p == tree else checker_saying(finding("TRN010"), finding("INF011"), finding("INF011"))(p)
+        ),
+    )
     doc = build_document(collected)
     assert doc["excluded"] == [{"path": str(bad), "rules_version": "1.0", "codes": {"INF011": 2, "TRN010": 1}}]
     assert all(r["org"] == "acme" for r in doc["training"] + doc["inference"])
@@ -380,10 +437,11 @@ def test_warnings_do_not_exclude_and_are_shown(tree):
 
 # -- formats ---------------------------------------------------------------------------------------
 
+
 def test_json_validates_against_the_published_schema(doc, tmp_path):
     from levelfield.ground.validation import load_schema, problems
 
-    load_schema("leaderboard")   # itself a valid draft 2020-12 schema
+    load_schema("leaderboard")  # itself a valid draft 2020-12 schema
     data = json.loads(render(doc, "json"))
     assert problems(data, "leaderboard") == []
     excluded = document(write_tree(tmp_path / "x"), check=checker_saying(finding("STR001")))
@@ -399,15 +457,19 @@ def test_csv_holds_every_row_unrounded(doc):
     lines = list(csv.DictReader(io.StringIO(render(doc, "csv"))))
     assert [line["table"] for line in lines] == ["training"] * 3 + ["inference"] * 2
     pt = lines[0]
-    assert pt["framework"] == "pytorch" and float(pt["time_to_target_ci95_low_s"]) == \
-        row(doc, "pytorch")["time_to_target_s"]["ci95_low"]
+    assert (
+        pt["framework"] == "pytorch"
+        and float(pt["time_to_target_ci95_low_s"]) == row(doc, "pytorch")["time_to_target_s"]["ci95_low"]
+    )
     assert pt["within_noise_of_fastest"] == "" and lines[1]["within_noise_of_fastest"] == "true"
     pt_inference = next(line for line in lines if line["id"] == row(doc, "pytorch", "inference")["id"])
     assert pt_inference["offline_samples_per_s_mean"] == "5000.0"
     assert pt_inference["offline_samples_per_s_runs"] == "5000.0 5100.0 4900.0"
     assert pt_inference["offline_samples_per_s_repeats"] == "3"
-    assert float(pt_inference["offline_samples_per_s_ci95_low"]) == \
-        row(doc, "pytorch", "inference")["scenarios"]["offline"]["ci95_low"]
+    assert (
+        float(pt_inference["offline_samples_per_s_ci95_low"])
+        == row(doc, "pytorch", "inference")["scenarios"]["offline"]["ci95_low"]
+    )
     assert float(pt_inference["singlestream_p90_latency_ms_mean"]) == pytest.approx(0.25)
 
 
@@ -427,7 +489,7 @@ def test_html_is_self_contained(doc):
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
     for fetch in ("<script", "<link", "src=", "@import", "url(", "http://", "https://"):
         assert fetch not in html, fetch
-    assert html.count("<svg") == 3       # time to target; SingleStream and Offline
+    assert html.count("<svg") == 3  # time to target; SingleStream and Offline
     for r in doc["training"] + doc["inference"]:
         assert f'<tr id="{r["id"]}">' in html
 

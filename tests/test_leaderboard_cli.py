@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import assert_user_error, run_cli
 from test_leaderboard import PYTORCH_S, clean_check, write_tree
 
+from conftest import assert_user_error, run_cli
 from levelfield import cli
 from levelfield.commands import COMMAND_MODULES
 
@@ -71,7 +71,7 @@ def test_out_is_written_once_and_replaced_only_with_force(main, passing_checker,
     assert "already exists" in capsys.readouterr().err and out.read_text() == "edited by hand"
     assert main(["leaderboard", str(tree), "--format", "md", "--out", str(out), "--force"]) == 0
     assert out.read_text().startswith("# levelfield leaderboard")
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no temporary left behind
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
 
 
 def test_out_inside_a_submission_tree_is_refused(main, passing_checker, tmp_path, capsys):
@@ -81,8 +81,10 @@ def test_out_inside_a_submission_tree_is_refused(main, passing_checker, tmp_path
     assert not (tree / "lb.md").exists()
 
 
-@pytest.mark.skipif("leaderboard" not in COMMAND_MODULES,
-                    reason="'leaderboard' is not yet in COMMAND_MODULES (levelfield/commands/__init__.py)")
+@pytest.mark.skipif(
+    "leaderboard" not in COMMAND_MODULES,
+    reason="'leaderboard' is not yet in COMMAND_MODULES (levelfield/commands/__init__.py)",
+)
 def test_real_cli_reports_user_errors_without_traceback(tmp_path):
     result = run_cli("leaderboard", str(tmp_path / "nope"), "--format", "html")
     assert_user_error(result, "submission folder not found")

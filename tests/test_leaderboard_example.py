@@ -17,13 +17,15 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import REPO
-from levelfield.tools.leaderboard import build, render
 from submission_edit import copy_tree, edit_mllog, first, reseal, set_value
 
+from conftest import REPO
+from levelfield.tools.leaderboard import build, render
+
 EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
-pytestmark = pytest.mark.skipif(not (EXAMPLE / "MANIFEST").is_file(),
-                                reason=f"needs the example submission at {EXAMPLE} (make example)")
+pytestmark = pytest.mark.skipif(
+    not (EXAMPLE / "MANIFEST").is_file(), reason=f"needs the example submission at {EXAMPLE} (make example)"
+)
 FRAMEWORKS = {"pytorch", "tensorflow", "jax"}
 
 
@@ -36,13 +38,16 @@ def olympic_from_files(folder: Path, drop: int = 1) -> float:
     """The olympic score recomputed from the raw MLLOG text, independently of the checker's parser."""
     times = []
     for log in sorted(folder.glob("result_*.txt")):
-        entries = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in log.read_text().splitlines()
-                   if line.startswith(":::MLLOG ")]
+        entries = [
+            json.loads(line.split(":::MLLOG ", 1)[1])
+            for line in log.read_text().splitlines()
+            if line.startswith(":::MLLOG ")
+        ]
         start = next(e for e in entries if e["key"] == "run_start")["time_ms"]
         stop = next(e for e in entries if e["key"] == "run_stop")
         ok = stop["metadata"].get("status") == "success"
         times.append((stop["time_ms"] - start) / 1000 if ok else math.inf)
-    kept = sorted(times)[drop:len(times) - drop]
+    kept = sorted(times)[drop : len(times) - drop]
     return sum(kept) / len(kept)
 
 
@@ -59,8 +64,16 @@ def test_example_is_clean_and_every_framework_is_ranked(doc):
 
 def test_time_to_target_matches_the_raw_logs(doc):
     for row in doc["training"]:
-        folder = EXAMPLE / row["division"] / row["org"] / "results" / row["system"] / row["task"] / \
-            row["framework"] / "training"
+        folder = (
+            EXAMPLE
+            / row["division"]
+            / row["org"]
+            / "results"
+            / row["system"]
+            / row["task"]
+            / row["framework"]
+            / "training"
+        )
         assert row["time_to_target_s"]["olympic_mean"] == pytest.approx(olympic_from_files(folder), rel=1e-12)
 
 
@@ -75,8 +88,9 @@ def samples_per_s_from_files(folder: Path) -> list[float]:
     values = []
     for index in range(1, len(list(folder.glob("run_*"))) + 1):
         text = (folder / f"run_{index}" / "mlperf_log_detail.txt").read_text()
-        entries = [json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines()
-                   if line.startswith(":::MLLOG ")]
+        entries = [
+            json.loads(line.split(":::MLLOG ", 1)[1]) for line in text.splitlines() if line.startswith(":::MLLOG ")
+        ]
         values.append(next(e for e in entries if e["key"] == "result_samples_per_second")["value"])
     return values
 
@@ -85,11 +99,21 @@ def test_offline_rows_carry_every_repeat_their_mean_and_accuracy(doc):
     assert {r["framework"] for r in doc["inference"]} == FRAMEWORKS
     for row in doc["inference"]:
         offline = row["scenarios"]["offline"]
-        folder = EXAMPLE / row["division"] / row["org"] / "results" / row["system"] / row["task"] / \
-            row["framework"] / "offline" / "performance"
+        folder = (
+            EXAMPLE
+            / row["division"]
+            / row["org"]
+            / "results"
+            / row["system"]
+            / row["task"]
+            / row["framework"]
+            / "offline"
+            / "performance"
+        )
         assert offline["run_values"] == samples_per_s_from_files(folder) and offline["n"] == 3
         assert offline["metric"] == "samples_per_s" and offline["mean"] == pytest.approx(
-            sum(offline["run_values"]) / 3, rel=1e-12)
+            sum(offline["run_values"]) / 3, rel=1e-12
+        )
         assert offline["ci95_low"] <= offline["mean"] <= offline["ci95_high"]
         assert offline["accuracy"] >= offline["accuracy_threshold"]
     assert "Offline samples/s mean [95% CI]" in render(doc, "md")

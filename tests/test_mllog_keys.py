@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+from test_architecture import REPO, package_dirs
 
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.validation import load_yaml
-from test_architecture import REPO, package_dirs
 
 KEY_LITERAL = re.compile(r"""["'](levelfield_[a-z0-9_]+)["']""")
 
@@ -48,5 +48,7 @@ def test_no_module_spells_a_key_itself():
 def test_the_literal_finder_finds_a_literal(tmp_path):
     """The test above proves something: the pattern matches a key written either way."""
     assert KEY_LITERAL.findall("log.event(\"levelfield_run_index\", 1); x = 'levelfield_energy_j'") == [
-        "levelfield_run_index", "levelfield_energy_j"]
+        "levelfield_run_index",
+        "levelfield_energy_j",
+    ]
     assert KEY_LITERAL.findall("`levelfield_run_index` in a docstring") == []

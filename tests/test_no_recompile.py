@@ -16,9 +16,9 @@ import jax
 import numpy as np
 import pytest
 
+from levelfield.ground.registry import load_implementation
 from levelfield.reference.datasets import load_dataset
 from levelfield.reference.interface import Recipe
-from levelfield.ground.registry import load_implementation
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 
@@ -33,8 +33,10 @@ def test_jax_steps_after_warmup_and_reload_do_not_compile(task_id, caplog):
     weights = spec.init_weights(0)
     impl.load(weights)
     batch = impl.recipe.global_batch_size
-    impl.set_train_data({k: v[: 4 * batch] for k, v in inputs.model_inputs(arrays, "train").items()},
-                        inputs.labels(arrays, "train")[: 4 * batch])
+    impl.set_train_data(
+        {k: v[: 4 * batch] for k, v in inputs.model_inputs(arrays, "train").items()},
+        inputs.labels(arrays, "train")[: 4 * batch],
+    )
     order, lrs = batch_order(0, 0, 4 * batch, batch), np.array([0.01, 0.02, 0.005, 0.01])
     impl.train_steps(order[:1], lrs[:1])  # the trainer's warm-up
     impl.load(weights)

@@ -50,8 +50,20 @@ def runs(tmp_path):
 
 def _package(runs_dir: Path, system: Path, out: Path, *extra: str):
     org, division = _org_division()
-    return run_cli("package", "--runs", str(runs_dir), "--system", str(system), "--org", org,
-                   "--division", division, "--out", str(out), *extra)
+    return run_cli(
+        "package",
+        "--runs",
+        str(runs_dir),
+        "--system",
+        str(system),
+        "--org",
+        org,
+        "--division",
+        division,
+        "--out",
+        str(out),
+        *extra,
+    )
 
 
 def test_packaging_the_example_runs_reproduces_the_example_byte_for_byte(runs, tmp_path):
@@ -63,8 +75,9 @@ def test_packaging_the_example_runs_reproduces_the_example_byte_for_byte(runs, t
     assert built.keys() == expected.keys()
     assert [k for k in built if built[k] != expected[k]] == []
     # MANIFEST is sha256sum's format, so an auditor can verify it without levelfield
-    check = subprocess.run(["sha256sum", "--check", "--quiet", "MANIFEST"], cwd=tmp_path / "sub",
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        ["sha256sum", "--check", "--quiet", "MANIFEST"], cwd=tmp_path / "sub", capture_output=True, text=True
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -83,8 +96,22 @@ def test_an_existing_tree_is_replaced_only_with_force(runs, tmp_path):
 def test_two_packages_to_one_folder_one_wins_and_the_tree_is_whole(runs, tmp_path):
     runs_dir, system = runs
     org, division = _org_division()
-    args = [sys.executable, "-m", "levelfield", "package", "--runs", str(runs_dir), "--system", str(system),
-            "--org", org, "--division", division, "--out", str(tmp_path / "sub")]
+    args = [
+        sys.executable,
+        "-m",
+        "levelfield",
+        "package",
+        "--runs",
+        str(runs_dir),
+        "--system",
+        str(system),
+        "--org",
+        org,
+        "--division",
+        division,
+        "--out",
+        str(tmp_path / "sub"),
+    ]
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = sorted((p.wait(timeout=120), p.stderr.read()) for p in procs)
     assert [code for code, _ in outcomes] == [0, 2], outcomes
@@ -113,8 +140,10 @@ def test_an_aborted_inference_run_is_never_packaged(runs, tmp_path):
 def test_closed_division_refuses_a_code_folder(runs, tmp_path):
     runs_dir, system = runs
     (tmp_path / "code").mkdir()
-    assert_user_error(_package(runs_dir, system, tmp_path / "sub", "--code", str(tmp_path / "code")),
-                      "--code: the closed division runs levelfield's reference code")
+    assert_user_error(
+        _package(runs_dir, system, tmp_path / "sub", "--code", str(tmp_path / "code")),
+        "--code: the closed division runs levelfield's reference code",
+    )
 
 
 def test_no_runs_and_duplicate_runs_are_clear_errors(runs, tmp_path):
@@ -128,13 +157,14 @@ def test_no_runs_and_duplicate_runs_are_clear_errors(runs, tmp_path):
 
 # --- performance repeats -------------------------------------------------------------------------
 
+
 def _performance_run(runs_dir: Path) -> Path:
     return next(runs_dir.glob("*-performance"))
 
 
 def test_each_repeat_gets_only_loadgens_summary_and_detail(runs, tmp_path):
     runs_dir, system = runs
-    for repeat in _performance_run(runs_dir).glob("run_*"):   # what LoadGen also leaves in a repeat's folder
+    for repeat in _performance_run(runs_dir).glob("run_*"):  # what LoadGen also leaves in a repeat's folder
         (repeat / "mlperf_log_accuracy.json").write_text("")
         (repeat / "mlperf_log_trace.json").write_text("")
     assert _package(runs_dir, system, tmp_path / "sub").returncode == 0
@@ -146,12 +176,13 @@ def test_each_repeat_gets_only_loadgens_summary_and_detail(runs, tmp_path):
 def test_an_old_layout_performance_folder_is_refused(runs, tmp_path):
     runs_dir, system = runs
     folder = _performance_run(runs_dir)
-    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt"):   # one LoadGen run, flat, as before repeats
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt"):  # one LoadGen run, flat, as before repeats
         shutil.move(folder / "run_1" / name, folder / name)
     for repeat in folder.glob("run_*"):
         shutil.rmtree(repeat)
-    assert_user_error(_package(runs_dir, system, tmp_path / "sub"),
-                      f"{folder}: a performance run folder without run_<i>/ folders")
+    assert_user_error(
+        _package(runs_dir, system, tmp_path / "sub"), f"{folder}: a performance run folder without run_<i>/ folders"
+    )
     assert not (tmp_path / "sub").exists()
 
 
@@ -159,8 +190,11 @@ def test_a_gap_in_the_repeats_is_refused(runs, tmp_path):
     runs_dir, system = runs
     folder = _performance_run(runs_dir)
     shutil.rmtree(folder / "run_2")
-    assert_user_error(_package(runs_dir, system, tmp_path / "sub"),
-                      f"{folder}: the numbering of its repeats has gaps: found run_1, run_3", "missing run_2")
+    assert_user_error(
+        _package(runs_dir, system, tmp_path / "sub"),
+        f"{folder}: the numbering of its repeats has gaps: found run_1, run_3",
+        "missing run_2",
+    )
     assert not (tmp_path / "sub").exists()
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from conftest import REPO
 
-
 # Building writes build/ and *.egg-info next to the sources: build from a copy, never in the checkout.
-_NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info", "__pycache__",
-                                      ".pytest_cache", ".hypothesis", "demo-out")
+_NOT_SOURCES = shutil.ignore_patterns(
+    ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "demo-out"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,23 @@ def source_copy(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory, source_copy) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(out), str(source_copy)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(source_copy),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (path,) = out.glob("levelfield-*.whl")
     return path
 
@@ -49,8 +64,9 @@ def test_wheel_has_one_top_level_namespace(wheel):
 
 def test_wheel_ships_rules_and_schemas_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "rules").rglob("*")
-                     if p.suffix in (".yaml", ".json"))
+    shipped = sorted(
+        p.relative_to(REPO).as_posix() for p in (REPO / "rules").rglob("*") if p.suffix in (".yaml", ".json")
+    )
     assert shipped, "no rules files found in the checkout"
     for rel in shipped:
         assert f"levelfield/{rel.replace('rules/', 'rules/', 1)}" in names, rel
@@ -60,7 +76,9 @@ def test_extras_are_declared():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
     assert set(extras) >= {"pytorch", "tensorflow", "jax", "gpu", "all", "dev"}
-    assert any(dep.startswith("flax") for dep in extras["jax"]) and any(dep.startswith("optax") for dep in extras["jax"])
+    assert any(dep.startswith("flax") for dep in extras["jax"]) and any(
+        dep.startswith("optax") for dep in extras["jax"]
+    )
     assert extras["gpu"] == ["nvidia-ml-py>=12.535"], "nvidia-ml-py, never the deprecated pynvml shim"
     assert project["scripts"]["levelfield"] == "levelfield.cli:main"
     assert not any(dep.split("[")[0].startswith(("torch", "tensorflow", "jax")) for dep in project["dependencies"])
@@ -81,16 +99,22 @@ def test_fresh_install_works_outside_the_checkout(tmp_path, source_copy):
     assert subprocess.run([cli, "--help"], cwd="/", capture_output=True).returncode == 0
     shown = subprocess.run([cli, "rules", "show"], cwd="/", capture_output=True, text=True)
     assert shown.returncode == 0 and "fmnist-resnet" in shown.stdout, shown.stderr
-    located = subprocess.run([python, "-c", "import levelfield.rules as r; print(r.__file__)"],
-                             cwd="/", capture_output=True, text=True)
+    located = subprocess.run(
+        [python, "-c", "import levelfield.rules as r; print(r.__file__)"], cwd="/", capture_output=True, text=True
+    )
     assert str(venv) in located.stdout, "the installed copy, not the checkout, must be imported"
 
 
 def test_every_python_folder_is_in_the_wheel(wheel):
     """A new subpackage left out of setup.cfg would be missing from installs."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    mapping = {"levelfield": "levelfield", "rules": "levelfield/rules", "reference": "levelfield/reference",
-               "checker": "levelfield/checker", "tools": "levelfield/tools"}
+    mapping = {
+        "levelfield": "levelfield",
+        "rules": "levelfield/rules",
+        "reference": "levelfield/reference",
+        "checker": "levelfield/checker",
+        "tools": "levelfield/tools",
+    }
     for folder, installed in mapping.items():
         for init in (REPO / folder).rglob("__init__.py"):
             rel = init.relative_to(REPO / folder).as_posix()

@@ -21,15 +21,15 @@ class FakeClock:
 def test_chunks_cover_every_step_once_in_order_and_grow_to_the_target_length(monkeypatch):
     clock = FakeClock()
     monkeypatch.setattr(progress.time, "perf_counter", clock)
-    step_s = 0.004                                   # 250 steps per second
+    step_s = 0.004  # 250 steps per second
     steps = 1000
-    order = np.arange(steps * 2).reshape(steps, 2)   # [steps, batch]
+    order = np.arange(steps * 2).reshape(steps, 2)  # [steps, batch]
     lrs = np.linspace(0.1, 0.2, steps)
     bar = EpochProgress("ctr-dlrm", "tensorflow", 0, 2, steps)
     for epoch in (1, 2):
         seen_rows, seen_lrs = [], []
         for rows, rates in bar.epoch(epoch, order, lrs):
-            clock.now_s += step_s * len(rows)        # what the framework's train_steps takes
+            clock.now_s += step_s * len(rows)  # what the framework's train_steps takes
             seen_rows.append(rows)
             seen_lrs.append(rates)
         assert np.array_equal(np.concatenate(seen_rows), order) and np.array_equal(np.concatenate(seen_lrs), lrs)
@@ -37,11 +37,11 @@ def test_chunks_cover_every_step_once_in_order_and_grow_to_the_target_length(mon
     first = steps // FIRST_CHUNKS_PER_EPOCH
     assert bar.chunks[0] == first and bar.chunks[1] == target
     assert bar.chunks[:5] == [first, target, target, target, steps - first - 3 * target]  # the epoch's rest
-    assert bar.chunks[5] == target                   # epoch 2 starts at the learned length
+    assert bar.chunks[5] == target  # epoch 2 starts at the learned length
 
 
 def test_with_the_real_clock_the_chunks_still_cover_the_epoch_exactly():
     bar = EpochProgress("fmnist-resnet", "jax", 0, 1, 3)
     rows = [r for r, _ in bar.epoch(1, np.arange(3 * 4).reshape(3, 4), np.zeros(3))]
-    assert bar.chunks[0] == 1 and all(len(r) >= 1 for r in rows)   # 3 // 20 steps rounds up to one
+    assert bar.chunks[0] == 1 and all(len(r) >= 1 for r in rows)  # 3 // 20 steps rounds up to one
     assert np.array_equal(np.concatenate(rows), np.arange(3 * 4).reshape(3, 4))

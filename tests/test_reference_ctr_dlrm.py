@@ -9,11 +9,10 @@ reloaded by each test; the metric tests need numpy only.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, build
+
 from levelfield.reference.ctr_dlrm.common import metric, model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
 from levelfield.reference.datasets import load_dataset
@@ -46,11 +45,12 @@ def impls():
         if fw not in cache:
             cache[fw] = build(TASK, fw, COMPILED, model_spec.init_weights(0))
         return cache[fw]
+
     return get
 
 
 def rows(inputs, n, start=0):
-    return {name: value[start:start + n] for name, value in inputs.items()}
+    return {name: value[start : start + n] for name, value in inputs.items()}
 
 
 def framework_parameter_count(impl) -> int:
@@ -60,6 +60,7 @@ def framework_parameter_count(impl) -> int:
     if impl.framework == "tensorflow":
         return sum(int(np.prod(v.shape)) for v in impl.model.trainable_variables)
     import jax
+
     return sum(leaf.size for leaf in jax.tree_util.tree_leaves(impl.state.params))
 
 
@@ -72,7 +73,7 @@ def mean_bce(logits, y):
 # -- weights and model --------------------------------------------------------------
 def test_spec_parameter_count_matches_rules(task):
     assert model_spec.trainable_count() == task.model["parameters"] == 35553
-    assert model_spec.CARDINALITIES == tuple(task.dataset["params"]["cardinalities"])
+    assert tuple(task.dataset["params"]["cardinalities"]) == model_spec.CARDINALITIES
 
 
 def test_init_weights_are_deterministic_and_seeded():
@@ -81,7 +82,7 @@ def test_init_weights_are_deterministic_and_seeded():
     assert all(v.dtype == np.float32 for v in a.values())
     assert all(np.array_equal(a[n], b[n]) for n in a)
     assert not np.array_equal(a["top.dense0.kernel"], c["top.dense0.kernel"])
-    bound = np.sqrt(1 / model_spec.CARDINALITIES[0])   # DLRM's uniform(-sqrt(1/n), sqrt(1/n))
+    bound = np.sqrt(1 / model_spec.CARDINALITIES[0])  # DLRM's uniform(-sqrt(1/n), sqrt(1/n))
     assert np.abs(a["embedding0.table"]).max() <= bound
 
 
@@ -120,48 +121,56 @@ def test_hyperparameters_match_rules(fw, impls, task):
 def test_predict_any_batch_size_matches_one_large_batch(fw, impls, train):
     impl = impls(fw)
     impl.load(model_spec.init_weights(0))
-    inputs = rows(train[0], 4100)                # two chunks: 4096 rows + 4 rows padded to 4
+    inputs = rows(train[0], 4100)  # two chunks: 4096 rows + 4 rows padded to 4
     large = impl.predict(inputs)
     assert large.shape == (4100,) and large.dtype == np.float32
     for n in (1, 3, 17):
-        small = impl.predict(rows(inputs, n, start=4100 - n))   # also the rows of the second chunk
+        small = impl.predict(rows(inputs, n, start=4100 - n))  # also the rows of the second chunk
         assert small.shape == (n,) and small.dtype == np.float32
         # Same rows, different padded batch shape: only the kernels' blocking may differ.
-        np.testing.assert_allclose(small, large[4100 - n:], rtol=0, atol=1e-6, err_msg=f"{fw} n={n}")
+        np.testing.assert_allclose(small, large[4100 - n :], rtol=0, atol=1e-6, err_msg=f"{fw} n={n}")
         np.testing.assert_allclose(impl.predict(rows(inputs, n)), large[:n], rtol=0, atol=1e-6)
 
 
 # -- metric -------------------------------------------------------------------------
-@pytest.mark.parametrize("scores, y, expected", [
-    ([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], 0.75),            # 3 of 4 pairs ordered
-    ([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], 1.0),
-    ([0.1, 0.2, 0.3, 0.4], [1, 1, 0, 0], 0.0),
-    ([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1], 0.5),              # all tied: every pair counts 1/2
-    ([1.0, 2.0, 2.0, 3.0], [0, 1, 0, 1], 0.875),            # pairs: 1, 1/2 (tie), 1, 1 -> 3.5 / 4
-    ([3.0, 1.0, 2.0, 2.0, 2.0], [1, 0, 1, 0, 0], 5 / 6),    # (3 > all 3) + (2 vs 1: 1, vs 2, 2: 1/2 each)
-])
+@pytest.mark.parametrize(
+    "scores, y, expected",
+    [
+        ([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], 0.75),  # 3 of 4 pairs ordered
+        ([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1], 1.0),
+        ([0.1, 0.2, 0.3, 0.4], [1, 1, 0, 0], 0.0),
+        ([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1], 0.5),  # all tied: every pair counts 1/2
+        ([1.0, 2.0, 2.0, 3.0], [0, 1, 0, 1], 0.875),  # pairs: 1, 1/2 (tie), 1, 1 -> 3.5 / 4
+        ([3.0, 1.0, 2.0, 2.0, 2.0], [1, 0, 1, 0, 0], 5 / 6),  # (3 > all 3) + (2 vs 1: 1, vs 2, 2: 1/2 each)
+    ],
+)
 def test_roc_auc_hand_computed(scores, y, expected):
     assert metric.score(np.array(scores), np.array(y, np.uint8)) == pytest.approx(expected, abs=1e-12)
 
 
 def test_roc_auc_matches_pairwise_definition_and_ignores_monotonic_maps():
     rng = np.random.default_rng(0)
-    scores = rng.integers(0, 20, 300).astype(np.float32) / 4     # many ties
+    scores = rng.integers(0, 20, 300).astype(np.float32) / 4  # many ties
     y = (rng.random(300) < 0.4).astype(np.uint8)
     pos, neg = scores[y == 1], scores[y == 0]
-    pairwise = (np.sum(pos[:, None] > neg[None, :]) + 0.5 * np.sum(pos[:, None] == neg[None, :])) / (len(pos) * len(neg))
+    pairwise = (np.sum(pos[:, None] > neg[None, :]) + 0.5 * np.sum(pos[:, None] == neg[None, :])) / (
+        len(pos) * len(neg)
+    )
     assert metric.score(scores, y) == pytest.approx(pairwise, abs=1e-12)
     assert metric.score(1 / (1 + np.exp(-scores.astype(np.float64))), y) == pytest.approx(pairwise, abs=1e-12)
     assert metric.score(scores[:, None], y.astype(np.float32)) == pytest.approx(pairwise, abs=1e-12)
 
 
-@pytest.mark.parametrize("scores, y, message", [
-    ([0.1, 0.2, 0.3], [1, 1, 1], "one class"),
-    ([0.1, 0.2, 0.3], [0, 0, 0], "one class"),
-    ([0.1, np.nan, 0.3], [0, 1, 0], "NaN"),
-    ([0.1, 0.2, 0.3], [0, 2, 1], "0 or 1"),
-    ([0.1, 0.2], [0, 1, 1], "expected scores"),
-])
+@pytest.mark.parametrize(
+    "scores, y, message",
+    [
+        ([0.1, 0.2, 0.3], [1, 1, 1], "one class"),
+        ([0.1, 0.2, 0.3], [0, 0, 0], "one class"),
+        ([0.1, np.nan, 0.3], [0, 1, 0], "NaN"),
+        ([0.1, 0.2, 0.3], [0, 2, 1], "0 or 1"),
+        ([0.1, 0.2], [0, 1, 1], "expected scores"),
+    ],
+)
 def test_roc_auc_rejects_undefined_inputs(scores, y, message):
     with pytest.raises(ValueError, match=message):
         metric.score(np.array(scores), np.array(y))

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, build
+
 from levelfield.ground.errors import UserError
 from levelfield.reference.fmnist_resnet.common import inputs as fm_inputs
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
@@ -41,17 +41,21 @@ def impl(request):
 @pytest.fixture(scope="module")
 def fmnist(task):
     from levelfield.reference.datasets import load_dataset
+
     return load_dataset(task)  # `make test` installs dataset-fashion-mnist: missing data is a failure, not a skip
 
 
 def random_weights(seed: int) -> dict[str, np.ndarray]:
     """A different random value in every element of every tensor (running variances positive)."""
     rng = np.random.default_rng(seed)
-    return {name: (rng.uniform(0.5, 2.0, shape) if name.endswith(".var") else rng.normal(0, 0.3, shape))
-            .astype(np.float32) for name, shape in spec.PARAMETER_SHAPES.items()}
+    return {
+        name: (rng.uniform(0.5, 2.0, shape) if name.endswith(".var") else rng.normal(0, 0.3, shape)).astype(np.float32)
+        for name, shape in spec.PARAMETER_SHAPES.items()
+    }
 
 
 # -- numpy-only common code ---------------------------------------------------------------
+
 
 def test_spec_trainable_count_matches_rules(task):
     assert spec.trainable_count() == task.model["parameters"] == 77754
@@ -99,10 +103,14 @@ def test_predict_chunks_and_padding():
 
 
 def test_metric_hand_computed():
-    logits = np.array([[0.1, 0.9, 0.0],    # predicts 1
-                       [2.0, 1.0, 3.0],    # predicts 2
-                       [5.0, 5.0, 1.0],    # tie: argmax takes the first, 0
-                       [0.0, 0.0, 1.0]])   # predicts 2
+    logits = np.array(
+        [
+            [0.1, 0.9, 0.0],  # predicts 1
+            [2.0, 1.0, 3.0],  # predicts 2
+            [5.0, 5.0, 1.0],  # tie: argmax takes the first, 0
+            [0.0, 0.0, 1.0],
+        ]
+    )  # predicts 2
     assert score(logits, np.array([1, 2, 0, 2])) == 1.0
     assert score(logits, np.array([1, 0, 1, 2])) == 0.5
     assert score(logits, np.array([0, 0, 1, 0])) == 0.0
@@ -113,6 +121,7 @@ def test_metric_hand_computed():
 
 
 # -- per framework -----------------------------------------------------------------------
+
 
 def test_export_load_round_trip_is_exact(impl):
     weights = random_weights(1)
@@ -140,6 +149,7 @@ def framework_trainable_count(impl) -> int:
     if impl.framework == "tensorflow":
         return sum(math.prod(v.shape) for v in impl.model.trainable_variables)
     import jax
+
     return sum(leaf.size for leaf in jax.tree.leaves(impl.state.params))
 
 
@@ -173,14 +183,17 @@ def test_short_training_run_lowers_loss(impl, task, fmnist):
     """
     rows, batch, steps = 4096, 32, 40
     impl.load(spec.init_weights(0))
-    impl.set_train_data({"images": fm_inputs.model_inputs(fmnist, "train")["images"][:rows]},
-                        fm_inputs.labels(fmnist, "train")[:rows])
+    impl.set_train_data(
+        {"images": fm_inputs.model_inputs(fmnist, "train")["images"][:rows]}, fm_inputs.labels(fmnist, "train")[:rows]
+    )
     recipe = Recipe.from_task(task, global_batch_size=batch)
-    losses = impl.train_steps(batch_order(seed=0, epoch=0, num_samples=rows, batch_size=batch)[:steps],
-                              learning_rates(recipe, steps_per_epoch=steps, epochs=1))
+    losses = impl.train_steps(
+        batch_order(seed=0, epoch=0, num_samples=rows, batch_size=batch)[:steps],
+        learning_rates(recipe, steps_per_epoch=steps, epochs=1),
+    )
     assert losses.shape == (steps,) and losses.dtype == np.float32 and np.all(np.isfinite(losses))
-    assert losses[:5].mean() > 2.0                               # ~ln(10) = 2.30 at initialisation
-    assert losses[-5:].mean() < losses[:5].mean() - 0.6, losses   # typically ~1.3 after 40 steps
+    assert losses[:5].mean() > 2.0  # ~ln(10) = 2.30 at initialisation
+    assert losses[-5:].mean() < losses[:5].mean() - 0.6, losses  # typically ~1.3 after 40 steps
     exported = impl.export()
     assert not np.array_equal(exported["block3.bn2.mean"], spec.init_weights(0)["block3.bn2.mean"])
 
@@ -191,6 +204,7 @@ def test_tensorflow_retracing_warning_is_dropped_and_other_warnings_are_not():
     import logging
 
     import levelfield.reference.keras_backend  # noqa: F401 - installs the filter
+
     logger = logging.getLogger("tensorflow")
 
     def record(message: str) -> logging.LogRecord:

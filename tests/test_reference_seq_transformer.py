@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from equivalence import FRAMEWORKS, build
+
 from levelfield.reference.datasets import load_dataset
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order
@@ -43,10 +43,12 @@ def native_parameter_count(impl) -> int:
     if impl.framework == "tensorflow":
         return sum(int(np.prod(v.shape)) for v in impl.model.trainable_variables)
     import jax
+
     return sum(leaf.size for leaf in jax.tree_util.tree_leaves(impl.params))
 
 
 # -- weights and recipe --------------------------------------------------------------------------
+
 
 def test_export_load_round_trip_is_exact(impl):
     weights = random_weights(1)
@@ -83,10 +85,11 @@ def test_init_weights_are_seeded_and_shaped():
 
 # -- predict -------------------------------------------------------------------------------------
 
+
 def test_predict_any_batch_size_matches_one_batch(impl):
     impl.load(model_spec.init_weights(0))
     tokens = np.random.default_rng(5).integers(0, 10, size=(21, 12)).astype(np.int32)
-    whole = impl.predict({"tokens": tokens})                     # one chunk, padded to 32
+    whole = impl.predict({"tokens": tokens})  # one chunk, padded to 32
     assert whole.shape == (21, 12, 10) and whole.dtype == np.float32
     parts = [impl.predict({"tokens": tokens[a:b]}) for a, b in ((0, 1), (1, 4), (4, 21))]  # 1, 4, 32
     assert [p.shape[0] for p in parts] == [1, 3, 17]
@@ -114,15 +117,16 @@ def test_model_inputs_and_labels():
 
 # -- metric --------------------------------------------------------------------------------------
 
+
 def one_hot_logits(tokens: np.ndarray) -> np.ndarray:
-    return np.eye(10, dtype=np.float32)[tokens] * 5.0      # [N, L, 10], argmax = tokens
+    return np.eye(10, dtype=np.float32)[tokens] * 5.0  # [N, L, 10], argmax = tokens
 
 
 def test_exact_match_hand_computed():
     labels = np.array([[0, 1, 2], [3, 3, 9], [5, 6, 7], [1, 1, 1]])
     predicted = labels.copy()
     assert score(one_hot_logits(predicted), labels) == 1.0
-    predicted[1, 2] = 8                    # one wrong position fails the whole row
+    predicted[1, 2] = 8  # one wrong position fails the whole row
     predicted[3, 0] = 0
     assert score(one_hot_logits(predicted), labels) == 0.5
     assert score(predicted, labels) == 0.5  # integer tokens are accepted as predictions
@@ -134,16 +138,16 @@ def test_exact_match_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="do not match"):
         score(np.zeros((4, 11, 10), np.float32), labels)
     with pytest.raises(ValueError, match="logits"):
-        score(np.zeros((4, 12), np.float32), labels)     # float [N, L] is neither logits nor tokens
+        score(np.zeros((4, 12), np.float32), labels)  # float [N, L] is neither logits nor tokens
 
 
 # -- learning --------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def train_subset():
     arrays = load_dataset(TASK)
-    return (task_inputs.model_inputs(arrays, "train")["tokens"][:4096],
-            task_inputs.labels(arrays, "train")[:4096])
+    return (task_inputs.model_inputs(arrays, "train")["tokens"][:4096], task_inputs.labels(arrays, "train")[:4096])
 
 
 def test_short_run_lowers_training_loss(impl, train_subset):
@@ -151,7 +155,7 @@ def test_short_run_lowers_training_loss(impl, train_subset):
     impl.load(model_spec.init_weights(0))
     impl.set_train_data({"tokens": tokens}, labels)
     # Batch 16: the shape the equivalence tests compile too, so a warm compile cache serves both.
-    steps = batch_order(seed=11, epoch=0, num_samples=len(tokens), batch_size=16)[:30]   # [30, 16]
+    steps = batch_order(seed=11, epoch=0, num_samples=len(tokens), batch_size=16)[:30]  # [30, 16]
     losses = impl.train_steps(steps, np.full(30, 3e-3))
     assert losses.shape == (30,) and np.all(np.isfinite(losses))
     # Starts at ln(10) = 2.30. Predicting each position's marginal digit distribution (no looking at

@@ -8,8 +8,8 @@ import pytest
 from conftest import run_cli
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import load_implementation, module_name, registered
-from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.reference.interface import Recipe
+from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.reference.weights import check_weights, load_weights, save_weights
 from levelfield.rules import load_suite
 
@@ -77,8 +77,9 @@ def test_an_implementation_refuses_a_recipe_it_was_not_written_for():
     task = load_suite().task("ctr-dlrm")
     recipe = Recipe.from_task(task)
     cls = load_implementation("ctr-dlrm", "pytorch")
-    other = Recipe(recipe.global_batch_size, recipe.learning_rate, recipe.warmup_epochs,
-                   {**recipe.fixed, "optimizer": "sgd"})
+    other = Recipe(
+        recipe.global_batch_size, recipe.learning_rate, recipe.warmup_epochs, {**recipe.fixed, "optimizer": "sgd"}
+    )
     with pytest.raises(ValueError, match="ctr-dlrm/pytorch implements .*'optimizer': 'adam'.*'optimizer': 'sgd'"):
         cls(other, mode="eager")
     assert cls(recipe, mode="eager").name == "ctr-dlrm/pytorch"

@@ -36,11 +36,11 @@ def one_byte_changes(data: bytes, rng: random.Random) -> list[tuple[int, int]]:
 
 
 def changed(data: bytes, at: int, xor: int) -> bytes:
-    return data[:at] + bytes([data[at] ^ xor]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ xor]) + data[at + 1 :]
 
 
 def test_the_walk_covers_every_file_of_the_example(ws):
-    assert EXAMPLE_FILES == sorted(ws.base_files) and len(EXAMPLE_FILES) > 40
+    assert sorted(ws.base_files) == EXAMPLE_FILES and len(EXAMPLE_FILES) > 40
 
 
 @pytest.mark.parametrize("rel", EXAMPLE_FILES)
@@ -68,9 +68,9 @@ def test_every_line_structure_byte_of_the_manifest_is_covered(ws):
     rng = random.Random("integrity:manifest")
     for at in rng.sample(structural, 40) + [len(manifest) - 1]:
         for replacement in (b"\r", b"\x0b", b"\x1c", b" ", b"\t"):
-            if manifest[at:at + 1] == replacement:
+            if manifest[at : at + 1] == replacement:
                 continue
-            ws.apply([Write("MANIFEST", manifest[:at] + replacement + manifest[at + 1:])])
+            ws.apply([Write("MANIFEST", manifest[:at] + replacement + manifest[at + 1 :])])
             try:
                 report = check_tree(ws.root, select=["STR"])
             finally:

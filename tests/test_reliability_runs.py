@@ -33,7 +33,7 @@ from tests.test_checker_fixtures import EXAMPLE
 from tests.test_package import _org_division, _runs_from_example
 from tests.test_runner_interrupt import LONG_RUN_CONF
 
-STARTUP_LIMIT_S = 240   # importing a framework and generating the data on a busy 2-core machine
+STARTUP_LIMIT_S = 240  # importing a framework and generating the data on a busy 2-core machine
 
 
 def wait_for(condition, proc: subprocess.Popen, what: str) -> None:
@@ -56,8 +56,9 @@ def package_with_example_runs(tmp_path: Path, extra_run: Path) -> Path:
     shutil.copytree(extra_run, runs / "killed", symlinks=True)
     org, division = _org_division()
     out = tmp_path / "sub"
-    result = run_cli("package", "--runs", str(runs), "--system", str(system), "--org", org, "--division", division,
-                     "--out", str(out))
+    result = run_cli(
+        "package", "--runs", str(runs), "--system", str(system), "--org", org, "--division", division, "--out", str(out)
+    )
     assert result.returncode == 0, result.stderr
     built = {p.relative_to(out): p.read_bytes() for p in files(out)}
     assert built == {p.relative_to(EXAMPLE): p.read_bytes() for p in files(EXAMPLE)}
@@ -70,7 +71,7 @@ def test_sigkill_mid_training_leaves_only_an_inprogress_file_that_is_never_packa
     partial = out / "result_0.txt.inprogress"
     wait_for(lambda: partial.exists() and '"epoch_start"' in partial.read_text(), proc, "the first epoch")
     sigkill(proc)
-    assert sorted(p.name for p in out.iterdir()) == ["result_0.txt.inprogress"]   # no result, no summary
+    assert sorted(p.name for p in out.iterdir()) == ["result_0.txt.inprogress"]  # no result, no summary
     package_with_example_runs(tmp_path, out)
 
 
@@ -79,16 +80,38 @@ def test_sigkill_mid_loadgen_leaves_no_result_json_even_over_an_earlier_run(tmp_
     (SingleStream with LONG_RUN_CONF runs for minutes; an Offline run would end before the kill.)"""
     runs, _ = _runs_from_example(tmp_path / "earlier")
     out = tmp_path / "run"
-    shutil.copytree(next(runs.glob("jax-offline-performance")), out)   # a completed run's files and repeats
+    shutil.copytree(next(runs.glob("jax-offline-performance")), out)  # a completed run's files and repeats
     conf = tmp_path / "user.yaml"
     conf.write_text(LONG_RUN_CONF)
-    detail = out / "run_1" / "mlperf_log_detail.txt"    # the first repeat's log
+    detail = out / "run_1" / "mlperf_log_detail.txt"  # the first repeat's log
     detail.unlink()
-    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "infer", "--task", "ctr-dlrm", "--framework", "jax",
-                             "--scenario", "singlestream", "--mode", "performance", "--profile", "smoke", "--user-conf",
-                             str(conf), "--out", str(out), "--force"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait_for(detail.exists, proc, "LoadGen's start")   # LoadGen opens its detail log when the test starts
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "levelfield",
+            "infer",
+            "--task",
+            "ctr-dlrm",
+            "--framework",
+            "jax",
+            "--scenario",
+            "singlestream",
+            "--mode",
+            "performance",
+            "--profile",
+            "smoke",
+            "--user-conf",
+            str(conf),
+            "--out",
+            str(out),
+            "--force",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(detail.exists, proc, "LoadGen's start")  # LoadGen opens its detail log when the test starts
     time.sleep(0.5)
     sigkill(proc)
     assert not (out / "result.json").exists() and not (out / "accuracy.json").exists()
@@ -99,8 +122,22 @@ def test_sigkill_mid_package_leaves_no_tree_or_a_whole_one(tmp_path):
     runs, system = _runs_from_example(tmp_path)
     org, division = _org_division()
     out = tmp_path / "sub"
-    args = [sys.executable, "-m", "levelfield", "package", "--runs", str(runs), "--system", str(system),
-            "--org", org, "--division", division, "--out", str(out)]
+    args = [
+        sys.executable,
+        "-m",
+        "levelfield",
+        "package",
+        "--runs",
+        str(runs),
+        "--system",
+        str(system),
+        "--org",
+        org,
+        "--division",
+        division,
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: any(p.name.startswith(".sub.") for p in tmp_path.iterdir()), proc, "the staging folder")
     sigkill(proc)
@@ -111,10 +148,12 @@ def test_sigkill_mid_package_leaves_no_tree_or_a_whole_one(tmp_path):
     again = subprocess.run(args + ["--force"], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert {p.relative_to(out): p.read_bytes() for p in files(out)} == {
-        p.relative_to(EXAMPLE): p.read_bytes() for p in files(EXAMPLE)}
+        p.relative_to(EXAMPLE): p.read_bytes() for p in files(EXAMPLE)
+    }
 
 
 # --- a full disk -------------------------------------------------------------------------------
+
 
 def _no_space(*args, **kwargs):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -126,20 +165,24 @@ def _package_options(tmp_path: Path) -> PackageOptions:
     return PackageOptions(runs=[runs], system=system, org=org, division=division, out=tmp_path / "sub")
 
 
-@pytest.mark.parametrize("failing, message", [
-    # the atomic writer flushes a metadata file to disk: os.fsync reports ENOSPC
-    ("fsync", r"\.json: cannot write \(No space left on device\)"),
-    # a run's log is copied: shutil.copyfile's sendfile reports ENOSPC
-    ("sendfile", r"/sub/\S+: cannot write \(No space left on device\) while copying \S+/runs/"),
-])
-def test_full_disk_while_packaging_is_one_error_naming_the_file_and_leaves_nothing(tmp_path, monkeypatch,
-                                                                                   failing, message):
+@pytest.mark.parametrize(
+    "failing, message",
+    [
+        # the atomic writer flushes a metadata file to disk: os.fsync reports ENOSPC
+        ("fsync", r"\.json: cannot write \(No space left on device\)"),
+        # a run's log is copied: shutil.copyfile's sendfile reports ENOSPC
+        ("sendfile", r"/sub/\S+: cannot write \(No space left on device\) while copying \S+/runs/"),
+    ],
+)
+def test_full_disk_while_packaging_is_one_error_naming_the_file_and_leaves_nothing(
+    tmp_path, monkeypatch, failing, message
+):
     options = _package_options(tmp_path)
     monkeypatch.setattr(os, failing, _no_space)
     with pytest.raises(UserError, match=message):
         package(options)
     assert not options.out.exists()
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no staging left
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging left
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +191,20 @@ def starved_training(tmp_path_factory) -> tuple[Path, subprocess.CompletedProces
     out = tmp_path_factory.mktemp("full") / "run"
     out.mkdir()
     os.symlink("/dev/full", out / "result_0.txt.inprogress")
-    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
-                     "--seed", "3", "--out", str(out))
+    result = run_cli(
+        "train",
+        "--task",
+        "ctr-dlrm",
+        "--framework",
+        "pytorch",
+        "--profile",
+        "smoke",
+        "--eager",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+    )
     return out, result
 
 
@@ -169,17 +224,19 @@ def test_full_disk_while_training_is_one_clear_error(starved_training):
 def test_a_log_whose_flush_fails_at_close_is_an_error_and_keeps_its_inprogress_name(tmp_path, monkeypatch):
     """The lines were buffered; the disk filled up before close() flushed them to disk."""
     from levelfield.reference.harness.runlog import RunLog
+
     log = RunLog(tmp_path / "result_0.txt")
     log.event("seed", 1)
     monkeypatch.setattr(os, "fsync", _no_space)
     with pytest.raises(UserError, match=r"result_0\.txt\.inprogress: cannot write \(No space left on device\)"):
         log.close()
     assert not (tmp_path / "result_0.txt").exists() and (tmp_path / "result_0.txt.inprogress").exists()
-    assert log.close() == tmp_path / "result_0.txt.inprogress"   # a second close does not raise again
+    assert log.close() == tmp_path / "result_0.txt.inprogress"  # a second close does not raise again
 
 
 def test_a_log_that_cannot_be_created_is_an_error_naming_it(tmp_path):
     from levelfield.reference.harness.runlog import RunLog
+
     (tmp_path / "out").write_text("a file where the run folder should be")
     with pytest.raises(UserError, match=r"/out: cannot create the folder \(File exists\)"):
         RunLog(tmp_path / "out" / "result_0.txt")

@@ -21,10 +21,10 @@ import pytest
 
 from levelfield.checker.engine import Context, check_tree, run_check
 from levelfield.checker.loader import load_submission
-from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
 from levelfield.checker.tree import MAX_FILE_BYTES, read_tree
-from levelfield.tools.fuzz.cases import TREE_CLASSES, make_case
+from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
 from levelfield.rules import load_suite
+from levelfield.tools.fuzz.cases import TREE_CLASSES, make_case
 from levelfield.tools.fuzz.mutate import UNSAFE_PATHS, gzip_bomb
 from levelfield.tools.fuzz.run import prepared
 from levelfield.tools.fuzz.workspace import Symlink, Workspace, Write
@@ -88,12 +88,16 @@ def _outside_everything(ws: Workspace) -> list:
     """One tree holding every way to point outside it: links to a file, by absolute and relative path,
     a linked folder, and MANIFEST entries naming the secret by `..` and by absolute path."""
     depth = TRAINING_LOG.count("/")
-    manifest = ws.base_files["MANIFEST"] + (f"{'0' * 64}  ../{ws.outside.name}/secret.txt\n"
-                                            f"{'0' * 64}  {ws.secret_file}\n").encode()
-    return [Symlink(TRAINING_LOG, str(ws.secret_file)),
-            Symlink(TRAINING_LOG.replace("result_0", "result_1"), "../" * depth + f"{ws.outside.name}/secret.txt"),
-            Symlink("closed/levelfield/results/example-box/ctr-dlrm/pytorch", str(ws.outside / "folder")),
-            Write("MANIFEST", manifest)]
+    manifest = (
+        ws.base_files["MANIFEST"]
+        + (f"{'0' * 64}  ../{ws.outside.name}/secret.txt\n{'0' * 64}  {ws.secret_file}\n").encode()
+    )
+    return [
+        Symlink(TRAINING_LOG, str(ws.secret_file)),
+        Symlink(TRAINING_LOG.replace("result_0", "result_1"), "../" * depth + f"{ws.outside.name}/secret.txt"),
+        Symlink("closed/levelfield/results/example-box/ctr-dlrm/pytorch", str(ws.outside / "folder")),
+        Write("MANIFEST", manifest),
+    ]
 
 
 def test_no_file_outside_the_tree_is_read_or_printed(ws):
@@ -129,8 +133,9 @@ def test_the_checker_opens_no_path_outside_the_tree(ws):
     """Python's audit hooks see every open(); none names the secret's folder or a file only it holds."""
     ws.apply(_outside_everything(ws))
     try:
-        done = subprocess.run([sys.executable, "-c", AUDIT, str(ws.root)], capture_output=True, text=True,
-                              timeout=300, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", AUDIT, str(ws.root)], capture_output=True, text=True, timeout=300, check=True
+        )
     finally:
         ws.restore()
     seen = json.loads(done.stdout)
@@ -142,26 +147,36 @@ def test_the_checker_opens_no_path_outside_the_tree(ws):
 
 # --- bombs ---------------------------------------------------------------------------------------
 
+
 def test_json_nesting_bomb_is_a_finding_in_every_json_file_kind(ws):
     bomb = b"[" * 100_000 + b"]" * 100_000
     entry = b':::MLLOG {"key": "seed", "value": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"
-    report = checked(ws, [Write(RESULT_JSON, bomb), Write(TRAINING_LOG, ws.base_files[TRAINING_LOG] + entry),
-                          Write(ACCURACY_LOG, gzip.compress(bomb, mtime=0))], reseal=True)
+    report = checked(
+        ws,
+        [
+            Write(RESULT_JSON, bomb),
+            Write(TRAINING_LOG, ws.base_files[TRAINING_LOG] + entry),
+            Write(ACCURACY_LOG, gzip.compress(bomb, mtime=0)),
+        ],
+        reseal=True,
+    )
     deep = {(f.path, f.code) for f in report.active if f"deeper than {MAX_JSON_DEPTH}" in f.message}
     assert deep == {(RESULT_JSON, "STR003"), (TRAINING_LOG, "STR003"), (ACCURACY_LOG, "STR003")}
 
 
 def test_gzip_bomb_is_refused_at_the_inflate_limit(ws):
     bomb = gzip_bomb(MAX_GUNZIP_BYTES + 1)
-    assert len(bomb) < MAX_GUNZIP_BYTES // 500   # a small file that inflates past the limit
+    assert len(bomb) < MAX_GUNZIP_BYTES // 500  # a small file that inflates past the limit
     report = checked(ws, [Write(ACCURACY_LOG, bomb)], reseal=True)
-    assert [(f.code, f.path) for f in report.active if "inflates to more than" in f.message] == [("STR003", ACCURACY_LOG)]
+    assert [(f.code, f.path) for f in report.active if "inflates to more than" in f.message] == [
+        ("STR003", ACCURACY_LOG)
+    ]
 
 
 def _alias_bomb(path: Path, body: str) -> Path:
     """'Billion laughs': nine aliases of nine aliases ..., 9**9 strings once expanded."""
     lines = ["version: 1", 'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
     path.write_text("\n".join(lines + [body]) + "\n")
     return path
@@ -170,15 +185,31 @@ def _alias_bomb(path: Path, body: str) -> Path:
 def test_yaml_alias_bomb_as_waivers_is_a_clean_error_naming_the_file(tmp_path):
     bomb = _alias_bomb(tmp_path / "waivers.yaml", "waivers: [{code: TRN006, reason: *i}]")
     # Refused at the first alias (line 3), before any value is built: the error names that line.
-    assert_user_error(run_cli("check", str(EXAMPLE), "--waivers", str(bomb), timeout_s=120),
-                      f"{bomb}:3: invalid YAML: alias *a")
+    assert_user_error(
+        run_cli("check", str(EXAMPLE), "--waivers", str(bomb), timeout_s=120), f"{bomb}:3: invalid YAML: alias *a"
+    )
 
 
 def test_yaml_alias_bomb_as_user_settings_is_a_clean_error_naming_the_file(tmp_path):
     bomb = _alias_bomb(tmp_path / "user.yaml", "'*': {min_duration_ms: *i}")
-    result = run_cli("infer", "--task", "ctr-dlrm", "--framework", "jax", "--scenario", "offline", "--mode",
-                     "performance", "--profile", "smoke", "--user-conf", str(bomb), "--out", str(tmp_path / "run"),
-                     timeout_s=300)
+    result = run_cli(
+        "infer",
+        "--task",
+        "ctr-dlrm",
+        "--framework",
+        "jax",
+        "--scenario",
+        "offline",
+        "--mode",
+        "performance",
+        "--profile",
+        "smoke",
+        "--user-conf",
+        str(bomb),
+        "--out",
+        str(tmp_path / "run"),
+        timeout_s=300,
+    )
     assert_user_error(result, f"{bomb}:3: invalid YAML: alias *a")
     assert not (tmp_path / "run").exists()
 
@@ -194,10 +225,21 @@ def test_oversize_file_is_never_read(ws):
 # --- nothing is executed -------------------------------------------------------------------------
 
 BANNED_CALLS = {"eval", "exec", "compile", "__import__", "breakpoint"}
-BANNED_MODULES = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib",
-                  "subprocess"}
-UNSAFE_YAML = {"load", "load_all", "full_load", "full_load_all", "unsafe_load", "unsafe_load_all",
-               "Loader", "FullLoader", "UnsafeLoader", "CLoader", "CFullLoader", "CUnsafeLoader"}
+BANNED_MODULES = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib", "subprocess"}
+UNSAFE_YAML = {
+    "load",
+    "load_all",
+    "full_load",
+    "full_load_all",
+    "unsafe_load",
+    "unsafe_load_all",
+    "Loader",
+    "FullLoader",
+    "UnsafeLoader",
+    "CLoader",
+    "CFullLoader",
+    "CUnsafeLoader",
+}
 
 
 def execution_risks(source: str, filename: str) -> list[str]:
@@ -213,28 +255,53 @@ def execution_risks(source: str, filename: str) -> list[str]:
             found.append(f"{where}: from {node.module} import")
         elif isinstance(node, ast.ImportFrom) and node.module == "yaml":
             found += [f"{where}: from yaml import {a.name}" for a in node.names if a.name in UNSAFE_YAML]
-        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "yaml"
-              and node.attr in UNSAFE_YAML):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "yaml"
+            and node.attr in UNSAFE_YAML
+        ):
             found.append(f"{where}: yaml.{node.attr}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load"
-              and any(k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
-                      for k in node.keywords)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "load"
+            and any(
+                k.arg == "allow_pickle" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                for k in node.keywords
+            )
+        ):
             found.append(f"{where}: load(allow_pickle=...)")
-        elif isinstance(node, ast.Attribute) and node.attr in ("system", "popen", "execv", "execve", "spawnv") \
-                and isinstance(node.value, ast.Name) and node.value.id == "os":
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("system", "popen", "execv", "execve", "spawnv")
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ):
             found.append(f"{where}: os.{node.attr}")
     return found
 
 
 def test_the_scan_finds_each_kind_of_risk():
     """The scan below must be able to fail: each banned form in a snippet is reported."""
-    snippet = ("import pickle\nfrom subprocess import run\nimport yaml\nimport numpy as np\nimport os\n"
-               "eval('1')\nexec('x = 1')\nyaml.load(s, Loader=yaml.Loader)\nnp.load(p, allow_pickle=True)\n"
-               "os.system('ls')\nyaml.safe_load(s)\nnp.load(p, allow_pickle=False)\n")
+    snippet = (
+        "import pickle\nfrom subprocess import run\nimport yaml\nimport numpy as np\nimport os\n"
+        "eval('1')\nexec('x = 1')\nyaml.load(s, Loader=yaml.Loader)\nnp.load(p, allow_pickle=True)\n"
+        "os.system('ls')\nyaml.safe_load(s)\nnp.load(p, allow_pickle=False)\n"
+    )
     found = execution_risks(snippet, "snippet.py")
-    assert sorted(f.split(": ", 1)[1] for f in found) == sorted([
-        "import pickle", "from subprocess import", "eval()", "exec()", "yaml.load", "yaml.Loader",
-        "load(allow_pickle=...)", "os.system"])
+    assert sorted(f.split(": ", 1)[1] for f in found) == sorted(
+        [
+            "import pickle",
+            "from subprocess import",
+            "eval()",
+            "exec()",
+            "yaml.load",
+            "yaml.Loader",
+            "load(allow_pickle=...)",
+            "os.system",
+        ]
+    )
 
 
 CHECKER_MODULES = """
@@ -250,11 +317,18 @@ print("\\n".join(sorted(m.__file__ for n, m in list(sys.modules.items())
 def test_checker_and_loaders_execute_nothing():
     """Every levelfield module loaded by a check of the example (checker, rules loader, the numpy task
     code it re-scores with) and the readers of user files is free of eval, exec, pickle, unsafe yaml."""
-    done = subprocess.run([sys.executable, "-c", CHECKER_MODULES, str(EXAMPLE)], capture_output=True, text=True,
-                          timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECKER_MODULES, str(EXAMPLE)], capture_output=True, text=True, timeout=300, check=True
+    )
     loaded = {Path(line) for line in done.stdout.split()}
-    assert REPO / "levelfield" / "ground" / "parse.py" in loaded and REPO / "levelfield" / "ground" / "validation.py" in loaded
-    files = loaded | {REPO / "tools" / "package.py", REPO / "reference" / "weights.py",
-                      REPO / "reference" / "harness" / "loadgen_config.py"}
+    assert (
+        REPO / "levelfield" / "ground" / "parse.py" in loaded
+        and REPO / "levelfield" / "ground" / "validation.py" in loaded
+    )
+    files = loaded | {
+        REPO / "tools" / "package.py",
+        REPO / "reference" / "weights.py",
+        REPO / "reference" / "harness" / "loadgen_config.py",
+    }
     risks = [risk for path in sorted(files) for risk in execution_risks(path.read_text(), str(path.relative_to(REPO)))]
     assert risks == []

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import assert_user_error, run_cli
 from levelfield.ground.errors import UserError
-from levelfield.rules import load_suite
 from levelfield.ground.validation import problems
+from levelfield.rules import load_suite
 
 TASK_IDS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 
@@ -63,8 +63,10 @@ def test_every_task_has_both_profiles_with_all_scenarios():
 def test_submission_profile_is_longer_than_smoke():
     for task in load_suite().tasks.values():
         for scenario in load_suite().scenarios:
-            assert (task.profiles["submission"][scenario]["min_duration_ms"]
-                    > task.profiles["smoke"][scenario]["min_duration_ms"])
+            assert (
+                task.profiles["submission"][scenario]["min_duration_ms"]
+                > task.profiles["smoke"][scenario]["min_duration_ms"]
+            )
 
 
 def test_profile_training_overrides_apply():
@@ -78,31 +80,45 @@ def test_for_profile_gives_the_demo_its_own_target_and_rows():
     demo, submission = task.for_profile("demo"), task.for_profile("submission")
     assert demo.quality["target"] == task.profiles["demo"]["quality"]["target"] < task.quality["target"]
     assert demo.inference["reference_value"] == task.profiles["demo"]["inference"]["reference_value"]
-    assert (demo.train_samples, demo.eval_samples) == (task.profiles["demo"]["training"]["train_samples"],
-                                                       task.profiles["demo"]["training"]["eval_samples"])
+    assert (demo.train_samples, demo.eval_samples) == (
+        task.profiles["demo"]["training"]["train_samples"],
+        task.profiles["demo"]["training"]["eval_samples"],
+    )
     assert submission.quality == task.quality and submission.train_samples == task.dataset["train_samples"]
     assert task.quality["target"] == load_suite().task("fmnist-resnet").quality["target"]  # the original is untouched
 
 
 def test_a_submittable_profile_may_not_lower_the_target(rules_copy):
     edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "  submission:\n", "  submission:\n    quality: {target: 0.5}\n")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "ctr-dlrm.yaml", "$.profiles.submission: a submittable profile may not override quality")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "ctr-dlrm.yaml",
+        "$.profiles.submission: a submittable profile may not override quality",
+    )
 
 
 def test_a_submittable_profile_may_not_loosen_a_latency_bound(rules_copy):
-    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml",
-         "    server: {min_duration_ms: 60000, min_query_count: 8192}",
-         "    server: {min_duration_ms: 60000, min_query_count: 8192, latency_bound_ms: 50}")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "$.profiles.submission: a submittable profile may not override server.latency_bound_ms")
+    edit(
+        rules_copy / "1.0/tasks/ctr-dlrm.yaml",
+        "    server: {min_duration_ms: 60000, min_query_count: 8192}",
+        "    server: {min_duration_ms: 60000, min_query_count: 8192, latency_bound_ms: 50}",
+    )
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "$.profiles.submission: a submittable profile may not override server.latency_bound_ms",
+    )
 
 
 def test_a_demo_reference_above_its_target_is_refused(rules_copy):
-    edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "    inference: {reference_value: 0.75}",
-         "    inference: {reference_value: 0.95}")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "$.profiles.demo.inference.reference_value: 0.95 x accuracy_ratio 0.99")
+    edit(
+        rules_copy / "1.0/tasks/fmnist-resnet.yaml",
+        "    inference: {reference_value: 0.75}",
+        "    inference: {reference_value: 0.95}",
+    )
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "$.profiles.demo.inference.reference_value: 0.95 x accuracy_ratio 0.99",
+    )
 
 
 def test_every_task_defines_every_profile_of_the_suite(rules_copy):
@@ -110,8 +126,11 @@ def test_every_task_defines_every_profile_of_the_suite(rules_copy):
     text = path.read_text()
     start, end = text.index("  demo:\n"), text.index("  submission:\n")
     path.write_text(text[:start] + text[end:])
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "seq-transformer.yaml", "profile 'demo' of suite.yaml is missing")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "seq-transformer.yaml",
+        "profile 'demo' of suite.yaml is missing",
+    )
 
 
 def test_unknown_task_names_allowed_ids():
@@ -137,8 +156,11 @@ def test_problems_in_several_files_are_all_reported(rules_copy):
     edit(rules_copy / "1.0/tasks/fmnist-resnet.yaml", "  target: 0.90", "  target: ninety")
     edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "kind: generated", "kind: generatd")
     result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
-    assert_user_error(result, "fmnist-resnet.yaml: $.quality.target",
-                      "ctr-dlrm.yaml: $.dataset.kind: expected one of 'idx-files', 'generated'; got 'generatd'")
+    assert_user_error(
+        result,
+        "fmnist-resnet.yaml: $.quality.target",
+        "ctr-dlrm.yaml: $.dataset.kind: expected one of 'idx-files', 'generated'; got 'generatd'",
+    )
 
 
 def test_unknown_key_lists_allowed_keys(rules_copy):
@@ -162,29 +184,35 @@ def test_cross_checks(rules_copy):
     assert text.count("learning_rate: {default: ") == 1
     path.write_text(re.sub(r"learning_rate: \{default: [0-9.e-]+", f"learning_rate: {{default: {too_high}", text))
     result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
-    assert_user_error(result,
-                      "$.training.olympic_drop: dropping 1 from each end of 2 runs leaves none",
-                      "$.hyperparameters.tunable.learning_rate.default: expected a value within "
-                      f"[{spec['min']}, {spec['max']}], got {too_high}")
+    assert_user_error(
+        result,
+        "$.training.olympic_drop: dropping 1 from each end of 2 runs leaves none",
+        "$.hyperparameters.tunable.learning_rate.default: expected a value within "
+        f"[{spec['min']}, {spec['max']}], got {too_high}",
+    )
 
 
 def test_task_id_must_match_file_name(rules_copy):
     edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "id: ctr-dlrm", "id: ctr-dlrn")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "$.id: expected 'ctr-dlrm' (the file name), got 'ctr-dlrn'")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "$.id: expected 'ctr-dlrm' (the file name), got 'ctr-dlrn'",
+    )
 
 
 def test_stray_task_file_is_refused(rules_copy):
     (rules_copy / "1.0/tasks/extra.yaml").write_text((rules_copy / "1.0/tasks/ctr-dlrm.yaml").read_text())
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "extra.yaml: task file not listed in suite.yaml")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "extra.yaml: task file not listed in suite.yaml"
+    )
 
 
 def test_duplicate_yaml_key_is_refused(rules_copy):
     path = rules_copy / "1.0/suite.yaml"
     path.write_text(path.read_text() + "status: final\n")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "suite.yaml:", "duplicate key 'status'")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "suite.yaml:", "duplicate key 'status'"
+    )
 
 
 def test_yaml_tags_that_build_objects_are_refused(rules_copy):
@@ -194,8 +222,11 @@ def test_yaml_tags_that_build_objects_are_refused(rules_copy):
 
 
 def test_missing_rules_version_and_folder(rules_copy, tmp_path):
-    assert_user_error(run_cli("rules", "show", "--rules-dir", str(rules_copy), "--rules-version", "9.9"),
-                      "rules version '9.9' not found", "available: 1.0")
+    assert_user_error(
+        run_cli("rules", "show", "--rules-dir", str(rules_copy), "--rules-version", "9.9"),
+        "rules version '9.9' not found",
+        "available: 1.0",
+    )
     assert_user_error(run_cli("rules", "show", "--rules-dir", str(tmp_path / "nowhere")), "rules folder not found")
 
 
@@ -223,20 +254,25 @@ def test_schemas_are_valid_draft_2020_12(schema):
 
 def test_user_settings_schema_names_the_unknown_key_and_the_allowed_ones():
     found = problems({"version": 1, "server": {"target_qsp": 10}}, "user-settings")
-    assert found == ["$.server: unknown key 'target_qsp' (allowed: batch_timeout_us, max_batch_size, "
-                     "max_duration_ms, max_query_count, min_duration_ms, min_query_count, "
-                     "performance_sample_count, target_qps)"]
-    assert problems({"version": 1, "server": {"target_qps": 800}, "*": {"min_duration_ms": 1000}},
-                    "user-settings") == []
+    assert found == [
+        "$.server: unknown key 'target_qsp' (allowed: batch_timeout_us, max_batch_size, "
+        "max_duration_ms, max_query_count, min_duration_ms, min_query_count, "
+        "performance_sample_count, target_qps)"
+    ]
+    assert (
+        problems({"version": 1, "server": {"target_qps": 800}, "*": {"min_duration_ms": 1000}}, "user-settings") == []
+    )
 
 
 def test_reference_convergence_needs_one_value_per_seed_and_known_frameworks(rules_copy):
     path = rules_copy / "1.0/tasks/ctr-dlrm.yaml"
     edit(path, "    pytorch: [1, 2]", "    pytorch: [1, 2, 3]")
     edit(path, "    jax: [1, 2]", "    jax: [1, 2]\n    mxnet: [1, 1]")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "$.reference_convergence.epochs_to_target.pytorch: 3 values for 2 seeds",
-                      "$.reference_convergence.epochs_to_target.mxnet: not a framework of suite.yaml")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "$.reference_convergence.epochs_to_target.pytorch: 3 values for 2 seeds",
+        "$.reference_convergence.epochs_to_target.mxnet: not a framework of suite.yaml",
+    )
 
 
 def test_calibrated_task_is_not_provisional():
@@ -246,12 +282,17 @@ def test_calibrated_task_is_not_provisional():
 
 def test_inference_threshold_may_not_exceed_the_training_target(rules_copy):
     edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", "  reference_value: 0.826", "  reference_value: 0.9")
-    assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
-                      "$.inference.reference_value: 0.9 x accuracy_ratio 0.99 = 0.891 is above the quality target")
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-dir", str(rules_copy)),
+        "$.inference.reference_value: 0.9 x accuracy_ratio 0.99 = 0.891 is above the quality target",
+    )
 
 
 def test_a_submittable_profile_needs_three_inference_repeats(rules_copy):
     """A submitted inference result carries its spread: the schema refuses fewer than 3 repeats for it."""
-    edit(rules_copy / "1.0/suite.yaml", "    submittable: true\n    inference_repeats: 3\n",
-         "    submittable: true\n    inference_repeats: 2\n")
+    edit(
+        rules_copy / "1.0/suite.yaml",
+        "    submittable: true\n    inference_repeats: 3\n",
+        "    submittable: true\n    inference_repeats: 2\n",
+    )
     assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "suite.yaml", "inference_repeats")

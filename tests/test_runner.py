@@ -15,16 +15,36 @@ import io
 import json
 
 import pytest
+
 from conftest import assert_user_error, run_cli
 from levelfield.reference.harness.runner import InferOptions, infer
 
 TASK = "ctr-dlrm"
 SCENARIOS = ["singlestream", "multistream", "server", "offline"]
-METRIC_KEY = {"singlestream": "p90_latency_ms", "multistream": "p99_latency_ms",
-              "server": "samples_per_s", "offline": "samples_per_s"}
-COMMON_KEYS = ["status", "task", "framework", "framework_version", "compile_mode", "device", "scenario", "mode",
-               "profile", "weights", "warmup_s", "loadgen_version", "submittable", "system_fingerprint",
-               "environment", "sut"]
+METRIC_KEY = {
+    "singlestream": "p90_latency_ms",
+    "multistream": "p99_latency_ms",
+    "server": "samples_per_s",
+    "offline": "samples_per_s",
+}
+COMMON_KEYS = [
+    "status",
+    "task",
+    "framework",
+    "framework_version",
+    "compile_mode",
+    "device",
+    "scenario",
+    "mode",
+    "profile",
+    "weights",
+    "warmup_s",
+    "loadgen_version",
+    "submittable",
+    "system_fingerprint",
+    "environment",
+    "sut",
+]
 
 
 def check_performance_result(result: dict, scenario: str) -> None:
@@ -43,8 +63,21 @@ def check_performance_result(result: dict, scenario: str) -> None:
 def test_cli_performance_singlestream(tmp_path):
     framework = "jax"
     out = tmp_path / "run"
-    proc = run_cli("infer", "--task", TASK, "--framework", framework, "--scenario", "singlestream",
-                   "--mode", "performance", "--profile", "smoke", "--out", str(out))
+    proc = run_cli(
+        "infer",
+        "--task",
+        TASK,
+        "--framework",
+        framework,
+        "--scenario",
+        "singlestream",
+        "--mode",
+        "performance",
+        "--profile",
+        "smoke",
+        "--out",
+        str(out),
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((out / "result.json").read_text())
     check_performance_result(result, "singlestream")
@@ -59,10 +92,10 @@ def test_cli_performance_singlestream(tmp_path):
 @pytest.fixture(scope="module")
 def jax_ctr():
     """(implementation, the metric of impl.predict over the smoke eval rows per weights seed), without LoadGen."""
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.ctr_dlrm.common import inputs, metric, model_spec
     from levelfield.reference.datasets import load_dataset
     from levelfield.reference.interface import Recipe
-    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     task = load_suite().task(TASK)
@@ -80,8 +113,18 @@ def jax_ctr():
 
 def test_server_accuracy_at_the_smoke_rate(tmp_path, jax_ctr):
     impl, scores = jax_ctr
-    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="server", mode="accuracy",
-                                out=tmp_path / "run", profile="smoke", progress=False), impl=impl)
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="server",
+            mode="accuracy",
+            out=tmp_path / "run",
+            profile="smoke",
+            progress=False,
+        ),
+        impl=impl,
+    )
     accuracy = json.loads((tmp_path / "run" / "accuracy.json").read_text())
     assert accuracy["metric"] == "roc_auc" and accuracy["samples"] == 1024 and accuracy["status"] == "completed"
     assert accuracy["threshold"] == pytest.approx(0.826 * 0.99)
@@ -99,28 +142,61 @@ def test_accuracy_with_weights_file_equals_direct_score(tmp_path, jax_ctr):
     weights = tmp_path / "w.npz"
     save_weights(weights, init_weights(1))
     out = tmp_path / "run"
-    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="accuracy", out=out,
-                                profile="smoke", weights=weights, progress=False), impl=impl)
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="offline",
+            mode="accuracy",
+            out=out,
+            profile="smoke",
+            weights=weights,
+            progress=False,
+        ),
+        impl=impl,
+    )
     assert result["weights"] == str(weights)
     assert result["accuracy"]["value"] == scores[1]  # one chunk of the same 1024 rows: bit-identical
 
 
 def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
     out = tmp_path / "run"
-    infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="performance", out=out,
-                       profile="smoke", progress=False), impl=jax_ctr[0])
+    infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="offline",
+            mode="performance",
+            out=out,
+            profile="smoke",
+            progress=False,
+        ),
+        impl=jax_ctr[0],
+    )
     from levelfield.reference.harness.loadgen_results import read_detail
+
     records, _ = read_detail(out / "run_1" / "mlperf_log_detail.txt")
     assert records["effective_samples_per_query"] >= 1024  # the smoke profile's min_sample_count
 
 
 def test_performance_repeats_write_one_folder_each_and_their_spread(tmp_path, jax_ctr):
-    from levelfield.reference.harness.loadgen_results import read_detail
     from levelfield.ground.stats import spread
+    from levelfield.reference.harness.loadgen_results import read_detail
 
     out = tmp_path / "run"
-    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="singlestream", mode="performance",
-                                out=out, profile="smoke", repeats=3, progress=False), impl=jax_ctr[0])
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="singlestream",
+            mode="performance",
+            out=out,
+            profile="smoke",
+            repeats=3,
+            progress=False,
+        ),
+        impl=jax_ctr[0],
+    )
     assert result["repeats"] == 3 and [r["run"] for r in result["runs"]] == [1, 2, 3]
     logged = []
     for run in result["runs"]:
@@ -135,8 +211,18 @@ def test_performance_repeats_write_one_folder_each_and_their_spread(tmp_path, ja
 def test_the_profile_sets_the_repeats(tmp_path, jax_ctr):
     from levelfield.rules import load_suite
 
-    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="performance",
-                                out=tmp_path / "run", profile="demo", progress=False), impl=jax_ctr[0])
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="offline",
+            mode="performance",
+            out=tmp_path / "run",
+            profile="demo",
+            progress=False,
+        ),
+        impl=jax_ctr[0],
+    )
     assert result["repeats"] == load_suite().profiles["demo"]["inference_repeats"] == len(result["runs"]) >= 3
 
 
@@ -157,8 +243,18 @@ def test_a_run_that_ran_out_of_queries_is_sized_again_from_loadgens_measurement(
     sizing.size_settings = too_slow
     try:
         out = tmp_path / "run"
-        result = infer(InferOptions(task_id=TASK, framework="jax", scenario="singlestream", mode="performance",
-                                    out=out, profile="smoke", progress=False), impl=jax_ctr[0])
+        result = infer(
+            InferOptions(
+                task_id=TASK,
+                framework="jax",
+                scenario="singlestream",
+                mode="performance",
+                out=out,
+                profile="smoke",
+                progress=False,
+            ),
+            impl=jax_ctr[0],
+        )
     finally:
         sizing.size_settings = original
     resized = result["sizing"]["resized"]
@@ -173,11 +269,22 @@ def test_user_settings_are_never_sized_again(tmp_path, jax_ctr):
     """The user's expected latency wins, even when LoadGen says it was wrong: the INVALID run stands."""
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\nsinglestream: {expected_latency_ms: 100}\n")
-    result = infer(InferOptions(task_id=TASK, framework="jax", scenario="singlestream", mode="performance",
-                                out=tmp_path / "run", profile="smoke", user_conf=conf, progress=False),
-                   impl=jax_ctr[0])
-    assert not result["valid"] and not result["sizing"]["resized"] and result["sizing"]["user"] == [
-        "expected_latency_ms"]
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="jax",
+            scenario="singlestream",
+            mode="performance",
+            out=tmp_path / "run",
+            profile="smoke",
+            user_conf=conf,
+            progress=False,
+        ),
+        impl=jax_ctr[0],
+    )
+    assert (
+        not result["valid"] and not result["sizing"]["resized"] and result["sizing"]["user"] == ["expected_latency_ms"]
+    )
     assert any("min duration" in reason for reason in result["invalid_reasons"])
 
 
@@ -185,16 +292,44 @@ def test_refuses_to_overwrite_without_force(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "result.json").write_text("{}")
-    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "offline", "--mode", "performance",
-                   "--profile", "smoke", "--out", str(out))
+    proc = run_cli(
+        "infer",
+        "--task",
+        TASK,
+        "--framework",
+        "jax",
+        "--scenario",
+        "offline",
+        "--mode",
+        "performance",
+        "--profile",
+        "smoke",
+        "--out",
+        str(out),
+    )
     assert_user_error(proc, "result.json", "--force")
 
 
 def test_user_conf_typo_names_the_key(tmp_path):
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\nserver:\n  target_qsp: 100\n")
-    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "server", "--mode", "performance",
-                   "--profile", "smoke", "--user-conf", str(conf), "--out", str(tmp_path / "run"))
+    proc = run_cli(
+        "infer",
+        "--task",
+        TASK,
+        "--framework",
+        "jax",
+        "--scenario",
+        "server",
+        "--mode",
+        "performance",
+        "--profile",
+        "smoke",
+        "--user-conf",
+        str(conf),
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert_user_error(proc, str(conf), "target_qsp", "target_qps")
     assert not (tmp_path / "run").exists()  # failed before anything ran
 
@@ -215,22 +350,63 @@ def test_user_conf_overrides_reach_settings(tmp_path):
 
 def test_missing_weights_file_is_named(tmp_path):
     missing = tmp_path / "nope.npz"
-    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "offline", "--mode", "accuracy",
-                   "--profile", "smoke", "--weights", str(missing), "--out", str(tmp_path / "run"))
+    proc = run_cli(
+        "infer",
+        "--task",
+        TASK,
+        "--framework",
+        "jax",
+        "--scenario",
+        "offline",
+        "--mode",
+        "accuracy",
+        "--profile",
+        "smoke",
+        "--weights",
+        str(missing),
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert_user_error(proc, str(missing), "not found")
 
 
 def test_sut_choice_is_recorded(tmp_path, jax_ctr):
     for kind in ("plain", "fast"):
-        result = infer(InferOptions(task_id=TASK, framework="jax", scenario="multistream", mode="performance",
-                                    out=tmp_path / kind, profile="smoke", sut=kind, progress=False), impl=jax_ctr[0])
+        result = infer(
+            InferOptions(
+                task_id=TASK,
+                framework="jax",
+                scenario="multistream",
+                mode="performance",
+                out=tmp_path / kind,
+                profile="smoke",
+                sut=kind,
+                progress=False,
+            ),
+            impl=jax_ctr[0],
+        )
         check_performance_result(result, "multistream")
         assert result["sut"] == kind
 
 
 def test_unknown_sut_is_a_user_error(tmp_path):
-    proc = run_cli("infer", "--task", TASK, "--framework", "jax", "--scenario", "offline", "--mode", "performance",
-                   "--profile", "smoke", "--sut", "turbo", "--out", str(tmp_path / "run"))
+    proc = run_cli(
+        "infer",
+        "--task",
+        TASK,
+        "--framework",
+        "jax",
+        "--scenario",
+        "offline",
+        "--mode",
+        "performance",
+        "--profile",
+        "smoke",
+        "--sut",
+        "turbo",
+        "--out",
+        str(tmp_path / "run"),
+    )
     assert proc.returncode == 2 and "--sut" in proc.stderr and "turbo" in proc.stderr
 
 
@@ -239,8 +415,13 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-@pytest.mark.parametrize("mode, expected", [("performance", "12.5/60.0 s min duration, 700 queries, 512 samples"),
-                                            ("accuracy", "512/1024 samples, 700 queries, 12.5 s")])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("performance", "12.5/60.0 s min duration, 700 queries, 512 samples"),
+        ("accuracy", "512/1024 samples, 700 queries, 12.5 s"),
+    ],
+)
 def test_progress_bar_shows_time_queries_and_samples(mode, expected):
     from levelfield.reference.harness.progress import LoadGenProgress
 
@@ -261,9 +442,10 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     import logging
 
     import jax
+
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.harness import session
     from levelfield.reference.interface import Recipe
-    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     impl = load_implementation(TASK, "jax")(Recipe.from_task(load_suite().task(TASK)))  # nothing compiled yet
@@ -287,8 +469,18 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     try:
         with jax.log_compiles(True), caplog.at_level(logging.DEBUG):
             for scenario in ("server", "offline", "multistream"):
-                infer(InferOptions(task_id=TASK, framework="jax", scenario=scenario, mode="performance",
-                                   out=tmp_path / scenario, profile="smoke", progress=False), impl=impl)
+                infer(
+                    InferOptions(
+                        task_id=TASK,
+                        framework="jax",
+                        scenario=scenario,
+                        mode="performance",
+                        out=tmp_path / scenario,
+                        profile="smoke",
+                        progress=False,
+                    ),
+                    impl=impl,
+                )
     finally:
         session.Session.loadgen_run = original
     compiles = [r for r in caplog.records if "ompil" in r.getMessage()]
@@ -319,8 +511,19 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
 
     for scenario in ("singlestream", "server", "offline"):
         impl = Recording(load_suite().task(TASK))
-        infer(InferOptions(task_id=TASK, framework="none", scenario=scenario, mode="performance",
-                           out=tmp_path / scenario, profile="smoke", null_cost=CostModel(), progress=False), impl=impl)
+        infer(
+            InferOptions(
+                task_id=TASK,
+                framework="none",
+                scenario=scenario,
+                mode="performance",
+                out=tmp_path / scenario,
+                profile="smoke",
+                null_cost=CostModel(),
+                progress=False,
+            ),
+            impl=impl,
+        )
         assert len(impl.threads["load"]) == 1 and impl.threads["predict"] == impl.threads["load"], scenario
         assert threading.get_ident() not in impl.threads["load"]  # and not the main thread, which takes signals
 
@@ -333,9 +536,20 @@ def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_pa
 
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\noffline: {min_duration_ms: 1, min_sample_count: 4096, batch_size: 32}\n")
-    result = infer(InferOptions(task_id=TASK, framework="none", scenario="offline", mode="performance",
-                                out=tmp_path / "run", profile="smoke", user_conf=conf, repeats=1,
-                                null_cost=CostModel(per_sample_us=1000), progress=False))
+    result = infer(
+        InferOptions(
+            task_id=TASK,
+            framework="none",
+            scenario="offline",
+            mode="performance",
+            out=tmp_path / "run",
+            profile="smoke",
+            user_conf=conf,
+            repeats=1,
+            null_cost=CostModel(per_sample_us=1000),
+            progress=False,
+        )
+    )
     probe = result["sizing"]["loadgen_probe"]
     assert probe["samples"] <= 2 * OFFLINE_PROBE_S / 0.001  # ~500 samples at 1,000/s, not 4,096
     assert result["valid"], result["invalid_reasons"]

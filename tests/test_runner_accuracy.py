@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import pytest
+
 from levelfield.ground.accuracy import (
     read_accuracy_log,
     score_accuracy_log,
@@ -30,8 +31,10 @@ def metric_of(task_id: str):
 def write_log(path, rows: np.ndarray, order=None) -> None:
     """An accuracy log as LoadGen 6.0.17 writes it: one entry per line, upper-case hex."""
     order = range(len(rows)) if order is None else order
-    lines = [f'{{ "seq_id" : {seq}, "qsl_idx" : {int(i)}, "data" : "{rows[i].tobytes().hex().upper()}" }}'
-             for seq, i in enumerate(order)]
+    lines = [
+        f'{{ "seq_id" : {seq}, "qsl_idx" : {int(i)}, "data" : "{rows[i].tobytes().hex().upper()}" }}'
+        for seq, i in enumerate(order)
+    ]
     path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
 
 
@@ -47,6 +50,7 @@ def random_labels(task_id: str, n: int, rng) -> np.ndarray:
 
 
 # -- responses declared per task ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("task_id", TASKS)
 def test_response_rows_score_like_full_outputs(task_id, tmp_path):
@@ -66,8 +70,10 @@ def test_response_rows_score_like_full_outputs(task_id, tmp_path):
 
 def test_response_sizes_are_minimal():
     assert spec_of("fmnist-resnet").RESPONSE_DTYPE.itemsize == 1 and spec_of("fmnist-resnet").RESPONSE_SHAPE == ()
-    assert spec_of("seq-transformer").RESPONSE_SHAPE == (12,) and spec_of("seq-transformer").RESPONSE_DTYPE.itemsize == 1
-    assert spec_of("ctr-dlrm").RESPONSE_DTYPE == np.dtype("<f4") and spec_of("ctr-dlrm").RESPONSE_SHAPE == ()
+    assert (
+        spec_of("seq-transformer").RESPONSE_SHAPE == (12,) and spec_of("seq-transformer").RESPONSE_DTYPE.itemsize == 1
+    )
+    assert np.dtype("<f4") == spec_of("ctr-dlrm").RESPONSE_DTYPE and spec_of("ctr-dlrm").RESPONSE_SHAPE == ()
 
 
 def test_fmnist_non_finite_row_is_wrong_as_class_id_too():
@@ -104,27 +110,30 @@ def test_score_accuracy_log_reports_the_threshold(tmp_path):
 ROW = np.float32(0.5).tobytes().hex()  # one ctr-dlrm response, 4 bytes
 
 
-@pytest.mark.parametrize("content, n, message", [
-    ('{"qsl_idx": 0}', 1, "expected a JSON array"),
-    ("[1]", 1, "entry 0: expected an object"),
-    ('[["qsl_idx", 0]]', 1, "entry 0: expected an object"),
-    (f'[{{"qsl_idx": "0", "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
-    (f'[{{"qsl_idx": 0.0, "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
-    (f'[{{"qsl_idx": true, "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
-    (f'[{{"data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
-    (f'[{{"qsl_idx": -1, "data": "{ROW}"}}]', 1, "qsl_idx -1 outside [0, 1)"),
-    (f'[{{"qsl_idx": 1, "data": "{ROW}"}}]', 1, "qsl_idx 1 outside [0, 1)"),
-    ('[{"qsl_idx": 0, "data": "zz00zz00"}]', 1, "hex digits"),
-    ('[{"qsl_idx": 0, "data": "00 00 00 00"}]', 1, "hex digits"),
-    ('[{"qsl_idx": 0, "data": 5}]', 1, "hex digits"),
-    ('[{"qsl_idx": 0, "data": "0000"}]', 1, "2 bytes of data, expected 4"),
-    ('[{"qsl_idx": 0, "data": "000"}]', 1, "bytes of data, expected 4"),
-    (f'[{{"qsl_idx": 0, "data": "{ROW}"}}, {{"qsl_idx": 0, "data": "00000000"}}]', 1, "answered twice"),
-    (f'[{{"qsl_idx": 0, "data": "{ROW}"}}]', 2, "1 of 2 samples have no entry (first: qsl_idx 1)"),
-    ('[{"qsl_idx": 0, "data": ', 1, "not valid JSON"),
-    ("[" * 50_000 + "]" * 50_000, 1000, "nested too deeply"),
-    ('[{"qsl_idx": ' + "9" * 5000 + ', "data": "00000000"}]', 100, "not usable JSON"),
-])
+@pytest.mark.parametrize(
+    "content, n, message",
+    [
+        ('{"qsl_idx": 0}', 1, "expected a JSON array"),
+        ("[1]", 1, "entry 0: expected an object"),
+        ('[["qsl_idx", 0]]', 1, "entry 0: expected an object"),
+        (f'[{{"qsl_idx": "0", "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
+        (f'[{{"qsl_idx": 0.0, "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
+        (f'[{{"qsl_idx": true, "data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
+        (f'[{{"data": "{ROW}"}}]', 1, "qsl_idx must be an integer"),
+        (f'[{{"qsl_idx": -1, "data": "{ROW}"}}]', 1, "qsl_idx -1 outside [0, 1)"),
+        (f'[{{"qsl_idx": 1, "data": "{ROW}"}}]', 1, "qsl_idx 1 outside [0, 1)"),
+        ('[{"qsl_idx": 0, "data": "zz00zz00"}]', 1, "hex digits"),
+        ('[{"qsl_idx": 0, "data": "00 00 00 00"}]', 1, "hex digits"),
+        ('[{"qsl_idx": 0, "data": 5}]', 1, "hex digits"),
+        ('[{"qsl_idx": 0, "data": "0000"}]', 1, "2 bytes of data, expected 4"),
+        ('[{"qsl_idx": 0, "data": "000"}]', 1, "bytes of data, expected 4"),
+        (f'[{{"qsl_idx": 0, "data": "{ROW}"}}, {{"qsl_idx": 0, "data": "00000000"}}]', 1, "answered twice"),
+        (f'[{{"qsl_idx": 0, "data": "{ROW}"}}]', 2, "1 of 2 samples have no entry (first: qsl_idx 1)"),
+        ('[{"qsl_idx": 0, "data": ', 1, "not valid JSON"),
+        ("[" * 50_000 + "]" * 50_000, 1000, "nested too deeply"),
+        ('[{"qsl_idx": ' + "9" * 5000 + ', "data": "00000000"}]', 100, "not usable JSON"),
+    ],
+)
 def test_reader_rejects_malformed_logs(tmp_path, content, n, message):
     log = tmp_path / "mlperf_log_accuracy.json"
     log.write_text(content)
@@ -134,8 +143,9 @@ def test_reader_rejects_malformed_logs(tmp_path, content, n, message):
 
 def test_reader_accepts_repeated_identical_answers(tmp_path):
     log = tmp_path / "mlperf_log_accuracy.json"
-    log.write_text(json.dumps([{"seq_id": 0, "qsl_idx": 0, "data": ROW}, {"seq_id": 1, "qsl_idx": 0,
-                                                                          "data": ROW.upper()}]))
+    log.write_text(
+        json.dumps([{"seq_id": 0, "qsl_idx": 0, "data": ROW}, {"seq_id": 1, "qsl_idx": 0, "data": ROW.upper()}])
+    )
     assert read_accuracy_log(log, "ctr-dlrm", 1).tolist() == [0.5]
 
 
@@ -187,12 +197,31 @@ def test_checkpoint_accuracy_through_runner_equals_trainer_eval_accuracy(task_id
     text, replaced = re.subn(r"(?m)^(  target|  reference_value): [0-9.]+", r"\1: 0.01", task_file.read_text())
     assert replaced == 2
     task_file.write_text(text)
-    summary = train(TrainOptions(task_id=task_id, framework="jax", out=tmp_path / "train", profile="smoke",
-                                 seed=7, save_weights=True, rules_dir=str(rules_copy)))
+    summary = train(
+        TrainOptions(
+            task_id=task_id,
+            framework="jax",
+            out=tmp_path / "train",
+            profile="smoke",
+            seed=7,
+            save_weights=True,
+            rules_dir=str(rules_copy),
+        )
+    )
     assert summary["runs"][0]["status"] == "success"
     trainer_value = summary["runs"][0]["evals"][-1][1]
     assert CHANCE[task_id] < trainer_value < 1
-    result = infer(InferOptions(task_id=task_id, framework="jax", scenario="offline", mode="accuracy",
-                                out=tmp_path / "infer", profile="smoke", rules_dir=str(rules_copy),
-                                weights=tmp_path / "train" / "weights_0.npz", progress=False))
+    result = infer(
+        InferOptions(
+            task_id=task_id,
+            framework="jax",
+            scenario="offline",
+            mode="accuracy",
+            out=tmp_path / "infer",
+            profile="smoke",
+            rules_dir=str(rules_copy),
+            weights=tmp_path / "train" / "weights_0.npz",
+            progress=False,
+        )
+    )
     assert result["accuracy"]["value"] == trainer_value  # one predict over the same rows: bit-identical

@@ -19,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+
 from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
 
 TASK = "ctr-dlrm"
@@ -33,9 +34,31 @@ def start_infer(tmp_path, scenario: str, mode: str) -> tuple[subprocess.Popen, o
     conf = tmp_path / "user.yaml"
     conf.write_text(LONG_RUN_CONF)
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "infer", "--task", TASK, "--framework", "jax",
-                             "--scenario", scenario, "--mode", mode, "--profile", "smoke", "--user-conf", str(conf),
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "levelfield",
+            "infer",
+            "--task",
+            TASK,
+            "--framework",
+            "jax",
+            "--scenario",
+            scenario,
+            "--mode",
+            mode,
+            "--profile",
+            "smoke",
+            "--user-conf",
+            str(conf),
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # LoadGen opens its detail log when StartTest begins, after the warm-up.
     deadline = time.monotonic() + 240
     while not (out / DETAIL_LOG[mode]).exists():
@@ -55,8 +78,9 @@ def assert_aborted(out, signal_name: str) -> dict:
     return record
 
 
-@pytest.mark.parametrize("signum, scenario, mode", [(signal.SIGTERM, "singlestream", "performance"),
-                                                    (signal.SIGINT, "server", "accuracy")])
+@pytest.mark.parametrize(
+    "signum, scenario, mode", [(signal.SIGTERM, "singlestream", "performance"), (signal.SIGINT, "server", "accuracy")]
+)
 def test_signal_during_loadgen_records_an_aborted_run(tmp_path, signum, scenario, mode):
     proc, out = start_infer(tmp_path, scenario, mode)
     proc.send_signal(signum)
@@ -104,8 +128,13 @@ FAILING_PREDICT = textwrap.dedent("""
 @pytest.mark.parametrize("scenario", ["singlestream", "server"])  # LoadGen's issue thread; the Server worker
 def test_predict_failure_mid_run_records_a_failed_run(tmp_path, scenario):
     out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-c", FAILING_PREDICT, scenario, str(out)], capture_output=True,
-                          text=True, timeout=300, env={**os.environ})
+    proc = subprocess.run(
+        [sys.executable, "-c", FAILING_PREDICT, scenario, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ},
+    )
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-3000:])
     assert "RuntimeError: device lost" in proc.stderr  # the cause, with its traceback
     record = json.loads((out / "result.json").read_text())
@@ -122,8 +151,18 @@ def test_undefined_metric_records_a_failed_run(tmp_path):
     save_weights(tmp_path / "nan.npz", weights)
     out = tmp_path / "run"
     with pytest.raises(InferAborted) as caught:
-        infer(InferOptions(task_id=TASK, framework="jax", scenario="offline", mode="accuracy", out=out,
-                           profile="smoke", weights=tmp_path / "nan.npz", progress=False))
+        infer(
+            InferOptions(
+                task_id=TASK,
+                framework="jax",
+                scenario="offline",
+                mode="accuracy",
+                out=out,
+                profile="smoke",
+                weights=tmp_path / "nan.npz",
+                progress=False,
+            )
+        )
     assert caught.value.exit_code == 1 and not caught.value.loadgen_running
     record = json.loads((out / "result.json").read_text())
     assert record["status"] == "failed" and record["phase"] == "scoring" and "NaN" in record["reason"]
@@ -132,8 +171,8 @@ def test_undefined_metric_records_a_failed_run(tmp_path):
 
 def test_predict_failure_in_warmup_is_recorded_and_raised(tmp_path):
     """Before LoadGen starts nothing needs the process to end: the error is raised as it was."""
-    from levelfield.reference.interface import Recipe
     from levelfield.ground.registry import load_implementation
+    from levelfield.reference.interface import Recipe
     from levelfield.rules import load_suite
 
     class OutOfMemory(load_implementation(TASK, "jax")):
@@ -143,8 +182,18 @@ def test_predict_failure_in_warmup_is_recorded_and_raised(tmp_path):
     impl = OutOfMemory(Recipe.from_task(load_suite().task(TASK)))
     out = tmp_path / "run"
     with pytest.raises(MemoryError, match="out of device memory"):
-        infer(InferOptions(task_id=TASK, framework="jax", scenario="server", mode="performance", out=out,
-                           profile="smoke", progress=False), impl=impl)
+        infer(
+            InferOptions(
+                task_id=TASK,
+                framework="jax",
+                scenario="server",
+                mode="performance",
+                out=out,
+                profile="smoke",
+                progress=False,
+            ),
+            impl=impl,
+        )
     record = json.loads((out / "result.json").read_text())
     assert record["status"] == "failed" and record["phase"] == "warmup" and "MemoryError" in record["reason"]
     assert not set(METRIC_KEYS) & set(record)

@@ -16,9 +16,10 @@ import json
 
 import numpy as np
 import pytest
+from test_runner import check_performance_result
+
 from levelfield.ground.accuracy import read_accuracy_log
 from levelfield.reference.harness.runner import InferOptions, infer
-from test_runner import check_performance_result
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]
@@ -41,9 +42,9 @@ def assert_rows_match(task_id: str, logged: np.ndarray, direct: np.ndarray) -> N
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("task_id", TASKS)
 def test_every_scenario_and_mode(task_id, framework, tmp_path):
+    from levelfield.ground.registry import load_implementation
     from levelfield.reference.datasets import load_dataset
     from levelfield.reference.interface import Recipe
-    from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite
 
     task = load_suite().task(task_id)
@@ -67,9 +68,19 @@ def test_every_scenario_and_mode(task_id, framework, tmp_path):
         for mode in ("performance", "accuracy"):
             out = tmp_path / f"{scenario}-{mode}"
             fast_server = mode == "accuracy" and scenario == "server"
-            result = infer(InferOptions(task_id=task_id, framework=framework, scenario=scenario, mode=mode,
-                                        out=out, profile="smoke", progress=False,
-                                        user_conf=conf if fast_server else None), impl=impl)
+            result = infer(
+                InferOptions(
+                    task_id=task_id,
+                    framework=framework,
+                    scenario=scenario,
+                    mode=mode,
+                    out=out,
+                    profile="smoke",
+                    progress=False,
+                    user_conf=conf if fast_server else None,
+                ),
+                impl=impl,
+            )
             assert json.loads((out / "result.json").read_text()) == json.loads(json.dumps(result))
             if mode == "performance":
                 check_performance_result(result, scenario)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from levelfield.reference.harness.sut import BatchPlanner, ServerSUT, SampleLibrary, padded_size
+
+from levelfield.reference.harness.sut import BatchPlanner, SampleLibrary, ServerSUT, padded_size
 
 # A compiled predict's cost per padded size on this CPU's scale (fmnist-resnet, ms): a batch of 65-128
 # rows costs what 128 do, about 1.8x a full batch of 64.
@@ -20,14 +21,18 @@ def test_padded_size_is_the_next_power_of_two():
     assert [padded_size(n) for n in (1, 2, 3, 64, 65, 128)] == [1, 2, 4, 64, 128, 128]
 
 
-@pytest.mark.parametrize(("waiting", "expected"), [
-    (1, 1), (64, 64),
-    (3, 2),       # 3 rows cost as 4 (3.0 ms): 2 in 1.6 ms answer more per ms
-    (70, 64),     # 70 rows cost as 128: 64 now answer 2.7 rows/ms, 70 only 1.7
-    (120, 120),   # 120 / 41 ms beats 64 / 23.6 ms
-    (500, 128),   # never above the cap
-    (33, 32),
-])
+@pytest.mark.parametrize(
+    ("waiting", "expected"),
+    [
+        (1, 1),
+        (64, 64),
+        (3, 2),  # 3 rows cost as 4 (3.0 ms): 2 in 1.6 ms answer more per ms
+        (70, 64),  # 70 rows cost as 128: 64 now answer 2.7 rows/ms, 70 only 1.7
+        (120, 120),  # 120 / 41 ms beats 64 / 23.6 ms
+        (500, 128),  # never above the cap
+        (33, 32),
+    ],
+)
 def test_the_planner_takes_the_faster_of_all_or_a_full_bucket(waiting, expected):
     assert BatchPlanner(128, COSTS_MS).size(waiting) == expected
 
@@ -39,12 +44,12 @@ def test_without_costs_the_planner_takes_everything_up_to_the_cap():
 
 def test_the_planner_learns_costs_from_served_batches():
     planner = BatchPlanner(128)
-    assert planner.size(70) == 70            # nothing known yet: greedy
+    assert planner.size(70) == 70  # nothing known yet: greedy
     planner.served(64, 23.6)
-    planner.served(100, 41.0)                # a batch of 100 ran padded to 128
+    planner.served(100, 41.0)  # a batch of 100 ran padded to 128
     assert planner.costs_ms == {64: 23.6, 128: 41.0}
     assert planner.size(70) == 64
-    for _ in range(100):                     # under load, 128 turns out cheap: the planner follows
+    for _ in range(100):  # under load, 128 turns out cheap: the planner follows
         planner.served(128, 30.0)
     assert planner.costs_ms[128] == pytest.approx(30.0, abs=0.01)
     assert planner.size(70) == 64 and planner.size(100) == 100
@@ -64,9 +69,9 @@ def test_batches_are_taken_oldest_first_and_the_rest_waits_for_the_next():
     _queue(sut, 0, 70)
     first = sut._next_batch()
     assert [sample_id for sample_id, _ in first] == list(range(64))
-    _queue(sut, 70, 10)                      # arrived while the first batch ran
+    _queue(sut, 70, 10)  # arrived while the first batch ran
     second = sut._next_batch()
-    assert [sample_id for sample_id, _ in second] == list(range(64, 80))   # 6 left over, then 10 new: 16
+    assert [sample_id for sample_id, _ in second] == list(range(64, 80))  # 6 left over, then 10 new: 16
 
 
 def test_close_answers_every_waiting_sample_then_stops():

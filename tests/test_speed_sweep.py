@@ -34,9 +34,26 @@ def sweep(tmp_path_factory) -> list[dict]:
     procs = []
     for per_call_us, per_sample_us in COST_POINTS:
         out = root / f"call{per_call_us}-sample{per_sample_us}"
-        procs.append((out, subprocess.Popen([sys.executable, str(SWEEP), "--per-call-us", str(per_call_us),
-                                             "--per-sample-us", str(per_sample_us), "--out", str(out)],
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+        procs.append(
+            (
+                out,
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        str(SWEEP),
+                        "--per-call-us",
+                        str(per_call_us),
+                        "--per-sample-us",
+                        str(per_sample_us),
+                        "--out",
+                        str(out),
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        )
     entries = []
     for out, proc in procs:
         _, stderr = proc.communicate(timeout=TIMEOUT_S)
@@ -57,10 +74,19 @@ def test_every_performance_run_is_valid_at_every_speed(sweep):
 
 def test_sizes_follow_the_speed(sweep):
     """The runner sized from what it measured: a 1000x slower model expects a ~1000x longer latency."""
-    def chosen(per_sample_us, scenario, key):
-        return next(e["chosen"][key] for e in sweep if e["cost"] == {"per_call_us": 0, "per_sample_us": per_sample_us}
-                    and e["profile"] == "smoke" and e["scenario"] == scenario)
 
-    assert 200 < chosen(10000, "singlestream", "expected_latency_ms") / chosen(10, "singlestream",
-                                                                                 "expected_latency_ms") < 1500
+    def chosen(per_sample_us, scenario, key):
+        return next(
+            e["chosen"][key]
+            for e in sweep
+            if e["cost"] == {"per_call_us": 0, "per_sample_us": per_sample_us}
+            and e["profile"] == "smoke"
+            and e["scenario"] == scenario
+        )
+
+    assert (
+        200
+        < chosen(10000, "singlestream", "expected_latency_ms") / chosen(10, "singlestream", "expected_latency_ms")
+        < 1500
+    )
     assert chosen(10, "server", "target_qps") > 10 * chosen(10000, "server", "target_qps")

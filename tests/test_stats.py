@@ -40,20 +40,28 @@ def test_time_to_train_counts_a_failed_run_as_the_slowest_and_spreads_the_succes
 
 def test_a_single_run_is_shown_as_a_single_run_not_an_olympic_mean():
     t = time_to_train([12.5], drop=1)
-    assert t == {"olympic_mean": None, "single_run_s": 12.5, "mean": 12.5, "stdev": 0.0, "ci95_low": None,
-                 "ci95_high": None, "n": 1, "olympic_drop": 1}
+    assert t == {
+        "olympic_mean": None,
+        "single_run_s": 12.5,
+        "mean": 12.5,
+        "stdev": 0.0,
+        "ci95_low": None,
+        "ci95_high": None,
+        "n": 1,
+        "olympic_drop": 1,
+    }
     assert shown_time_to_train(t) == (12.5, "single run")
     failed = time_to_train([None], drop=1)
     assert (failed["single_run_s"], failed["mean"], failed["n"]) == (None, None, 0)
     assert shown_time_to_train(failed) == (None, None)
-    assert shown_time_to_train(time_to_train([10.0, 11.0], drop=1)) == (None, None)   # two runs: neither
+    assert shown_time_to_train(time_to_train([10.0, 11.0], drop=1)) == (None, None)  # two runs: neither
 
 
 def test_olympic_score_counts_a_failed_run_as_the_slowest():
     # MLPerf: the failed run is the dropped worst, so the fastest success is dropped as the best.
     assert olympic_score([10.0, 11.0, 12.0, 13.0, None], drop=1) == pytest.approx(12.0)
     assert olympic_score([30.0, 29.0, 31.0, 30.0, 45.0], drop=1) == pytest.approx(91.0 / 3)
-    assert olympic_score([10.0, None, 12.0, 13.0, None], drop=1) is None      # a failed run would be kept
+    assert olympic_score([10.0, None, 12.0, 13.0, None], drop=1) is None  # a failed run would be kept
     assert olympic_score([10.0, 11.0], drop=1) is None
 
 
@@ -71,8 +79,8 @@ def test_welch_test_unequal_variances_and_sizes():
     # a: mean 2.5, var 5/3, n 4; b: mean 7, var 14, n 6. se^2 = 5/12 + 14/6 = 2.75, t = -4.5 / sqrt(2.75);
     # df = 2.75^2 / ((5/12)^2 / 3 + (14/6)^2 / 5) = 6.5946710 (Welch-Satterthwaite, not n1 + n2 - 2 = 8).
     result = welch_test([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
-    assert result["t"] == pytest.approx(-4.5 / 2.75 ** 0.5, rel=1e-12)
-    assert result["df"] == pytest.approx(2.75 ** 2 / ((5 / 12) ** 2 / 3 + (14 / 6) ** 2 / 5), rel=1e-12)
+    assert result["t"] == pytest.approx(-4.5 / 2.75**0.5, rel=1e-12)
+    assert result["df"] == pytest.approx(2.75**2 / ((5 / 12) ** 2 / 3 + (14 / 6) ** 2 / 5), rel=1e-12)
     assert result["df"] == pytest.approx(6.59467097295, rel=1e-10)
     assert result["p_value"] == pytest.approx(0.03182444378, rel=1e-9)
     assert result["within_noise"] is False
@@ -81,6 +89,6 @@ def test_welch_test_unequal_variances_and_sizes():
 
 def test_welch_test_undefined_cases():
     undefined = {"t": None, "df": None, "p_value": None, "within_noise": None}
-    assert welch_test([1.0], [2.0, 3.0]) == undefined               # one run has no spread estimate
-    assert welch_test([5.0, 5.0, 5.0], [5.0, 5.0]) == undefined     # no spread on either side
-    assert welch_test([5.0, 5.0, 5.0], [6.0, 7.0])["p_value"] is not None   # one side with spread suffices
+    assert welch_test([1.0], [2.0, 3.0]) == undefined  # one run has no spread estimate
+    assert welch_test([5.0, 5.0, 5.0], [5.0, 5.0]) == undefined  # no spread on either side
+    assert welch_test([5.0, 5.0, 5.0], [6.0, 7.0])["p_value"] is not None  # one side with spread suffices

@@ -1,6 +1,6 @@
 """System description: collection, schema, fingerprint, NVML (via tests/fakes/fake_pynvml.py), CLI.
 
-    .venv/bin/python -m pytest tests/test_sysinfo.py -q
+.venv/bin/python -m pytest tests/test_sysinfo.py -q
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.ground.validation import problems
 from levelfield.ground import sysinfo
 from levelfield.ground.accelerators import accelerator_fields, cuda_version_text, query_nvml
+from levelfield.ground.validation import problems
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"
 # Loaded by path (not `import fakes...`) so it works whatever tests/ package layout pytest sees.
@@ -29,13 +29,19 @@ FakeDevice = fake_pynvml.FakeDevice
 GIB = 2**30
 
 VENDOR_KEYS = {"submitter", "system_name", "division", "status", "system_type"}
-FILLED = {"submitter": "Example Org", "system_name": "box-1", "division": "closed",
-          "status": "available", "system_type": "datacenter"}
+FILLED = {
+    "submitter": "Example Org",
+    "system_name": "box-1",
+    "division": "closed",
+    "status": "available",
+    "system_type": "datacenter",
+}
 
 CPUINFO_TWO_SOCKETS_HT = "\n\n".join(
     f"processor\t: {cpu}\nmodel name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: {2400 + cpu}.000\n"
     f"physical id\t: {socket}\ncore id\t\t: {core}\n"
-    for cpu, (socket, core) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)] * 2))  # 2 threads per core
+    for cpu, (socket, core) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)] * 2)
+)  # 2 threads per core
 
 
 def fill(desc: dict) -> dict:
@@ -53,16 +59,22 @@ def nvml_report(devices, **kwargs) -> dict:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "levelfield", "sysinfo", *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "levelfield", "sysinfo", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
 
 
 # ---- parsing ----
 
+
 def test_parse_cpuinfo_counts_sockets_and_physical_cores_not_threads():
     cpu = sysinfo.parse_cpuinfo(CPUINFO_TWO_SOCKETS_HT)
-    assert cpu == {"model_name": "AMD EPYC 7763 64-Core Processor", "sockets": 2,
-                   "cores_total": 4, "cores_per_socket": 2}
+    assert cpu == {
+        "model_name": "AMD EPYC 7763 64-Core Processor",
+        "sockets": 2,
+        "cores_total": 4,
+        "cores_per_socket": 2,
+    }
 
 
 def test_parse_cpuinfo_without_topology_reports_unknown():
@@ -82,8 +94,11 @@ def test_collect_host_reads_given_files(tmp_path):
     (tmp_path / "os-release").write_text('PRETTY_NAME="Ubuntu 22.04.4 LTS"\n')
     host = sysinfo.collect_host(str(tmp_path / "cpuinfo"), str(tmp_path / "meminfo"), str(tmp_path / "os-release"))
     assert host["host_processor_model_name"] == "AMD EPYC 7763 64-Core Processor"
-    assert (host["host_processors_per_node"], host["host_processor_core_count"],
-            host["host_physical_cores_per_node"]) == (2, 2, 4)
+    assert (
+        host["host_processors_per_node"],
+        host["host_processor_core_count"],
+        host["host_physical_cores_per_node"],
+    ) == (2, 2, 4)
     assert host["host_memory_capacity_gib"] == 251.6  # 263856304 KiB / 2**20
     assert host["operating_system"] == "Ubuntu 22.04.4 LTS"
 
@@ -97,6 +112,7 @@ def test_undetected_cpu_model_becomes_a_placeholder(tmp_path, monkeypatch):
 
 
 # ---- schema ----
+
 
 def test_generated_description_fails_only_on_vendor_placeholders(generated):
     found = problems(generated, "system")
@@ -130,12 +146,17 @@ def test_enum_unknown_key_and_negative_number_are_rejected(generated):
 
 
 def test_optional_vendor_fields_are_accepted(generated):
-    desc = {**fill(generated), "hourly_price_usd": 3.06, "notes": "spot instance",
-            "other_software_stack": {"cudnn": "9.1.0"}}
+    desc = {
+        **fill(generated),
+        "hourly_price_usd": 3.06,
+        "notes": "spot instance",
+        "other_software_stack": {"cudnn": "9.1.0"},
+    }
     assert sysinfo.description_problems(desc) == []
 
 
 # ---- fingerprint ----
+
 
 def test_fingerprint_is_stable_across_collections(generated):
     again = sysinfo.collect_system_description()
@@ -164,7 +185,8 @@ def test_fingerprint_differences_lists_changed_keys(generated):
     declared = generated["fingerprint"]
     observed = sysinfo.fingerprint({**generated, "host_threads_per_node": 999})
     assert sysinfo.fingerprint_differences(declared, observed) == [
-        f"host_threads_per_node: declared {generated['host_threads_per_node']}, observed 999"]
+        f"host_threads_per_node: declared {generated['host_threads_per_node']}, observed 999"
+    ]
     assert sysinfo.fingerprint_differences(declared, declared) == []
 
 
@@ -176,13 +198,15 @@ def test_tampered_fingerprint_and_edited_hardware_are_detected(generated):
     edited = fill(generated)
     edited["host_processor_model_name"] = "Faster CPU 9000"
     found = sysinfo.description_problems(edited)
-    assert any(line.startswith("$.fingerprint.host_processor_model_name: expected 'Faster CPU 9000'")
-               for line in found)
+    assert any(line.startswith("$.fingerprint.host_processor_model_name: expected 'Faster CPU 9000'") for line in found)
 
 
 # ---- NVML ----
 
-TWO_GPUS = [FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000), FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000)]
+TWO_GPUS = [
+    FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000),
+    FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000),
+]
 
 
 def test_fake_nvml_with_two_devices():
@@ -190,20 +214,30 @@ def test_fake_nvml_with_two_devices():
     report = query_nvml(lambda name: fake)
     assert report["devices"] == [
         {"index": 0, "model_name": "NVIDIA H100 80GB HBM3", "memory_capacity_gib": 80.0, "power_limit_w": 700.0},
-        {"index": 1, "model_name": "NVIDIA H100 80GB HBM3", "memory_capacity_gib": 80.0, "power_limit_w": 700.0}]
+        {"index": 1, "model_name": "NVIDIA H100 80GB HBM3", "memory_capacity_gib": 80.0, "power_limit_w": 700.0},
+    ]
     assert (report["driver_version"], report["cuda_driver_version"]) == ("550.54.15", "12.4")
     assert fake.calls == ["nvmlInit", "nvmlShutdown"]
     desc = fill(sysinfo.collect_system_description(nvml_report=report))
-    assert (desc["accelerators_per_node"], desc["accelerator_model_name"],
-            desc["accelerator_memory_capacity_gib"]) == (2, "NVIDIA H100 80GB HBM3", 80.0)
+    assert (desc["accelerators_per_node"], desc["accelerator_model_name"], desc["accelerator_memory_capacity_gib"]) == (
+        2,
+        "NVIDIA H100 80GB HBM3",
+        80.0,
+    )
     assert (desc["software"]["nvidia_driver"], desc["software"]["cuda_driver"]) == ("550.54.15", "12.4")
-    assert desc["fingerprint"]["accelerators"] == [{"model_name": "NVIDIA H100 80GB HBM3", "memory_capacity_gib": 80}] * 2
+    assert (
+        desc["fingerprint"]["accelerators"] == [{"model_name": "NVIDIA H100 80GB HBM3", "memory_capacity_gib": 80}] * 2
+    )
     assert sysinfo.description_problems(desc) == []
 
 
 def test_fake_nvml_returning_bytes_and_unsupported_power():
-    report = nvml_report([FakeDevice("Tesla V100-SXM2-16GB", 16 * GIB, None)], driver_version="418.67",
-                         cuda_driver_version=10010, as_bytes=True)
+    report = nvml_report(
+        [FakeDevice("Tesla V100-SXM2-16GB", 16 * GIB, None)],
+        driver_version="418.67",
+        cuda_driver_version=10010,
+        as_bytes=True,
+    )
     assert report["devices"][0]["model_name"] == "Tesla V100-SXM2-16GB"
     assert report["devices"][0]["power_limit_w"] is None
     assert (report["driver_version"], report["cuda_driver_version"]) == ("418.67", "10.1")
@@ -212,8 +246,9 @@ def test_fake_nvml_returning_bytes_and_unsupported_power():
 
 
 def test_mixed_models_join_names_and_take_smallest_memory():
-    report = nvml_report([FakeDevice("NVIDIA A100-SXM4-80GB", 80 * GIB, 400_000),
-                          FakeDevice("NVIDIA A100-SXM4-40GB", 40 * GIB, 400_000)])
+    report = nvml_report(
+        [FakeDevice("NVIDIA A100-SXM4-80GB", 80 * GIB, 400_000), FakeDevice("NVIDIA A100-SXM4-40GB", 40 * GIB, 400_000)]
+    )
     fields = accelerator_fields(report)
     assert fields["accelerator_model_name"] == "NVIDIA A100-SXM4-80GB + NVIDIA A100-SXM4-40GB"
     assert fields["accelerator_memory_capacity_gib"] == 40.0
@@ -223,14 +258,19 @@ def test_nvml_init_failure_means_no_accelerator():
     fake = fake_pynvml.build(TWO_GPUS, init_error="Driver Not Loaded")
     report = query_nvml(lambda name: fake)
     assert report["devices"] == [] and "Driver Not Loaded" in report["unavailable_reason"]
-    assert accelerator_fields(report) == {"accelerators_per_node": 0, "accelerator_model_name": "none",
-                                          "accelerator_memory_capacity_gib": 0, "accelerators": []}
+    assert accelerator_fields(report) == {
+        "accelerators_per_node": 0,
+        "accelerator_model_name": "none",
+        "accelerator_memory_capacity_gib": 0,
+        "accelerators": [],
+    }
     assert "nvmlShutdown" not in fake.calls  # shutting down an NVML that never started raises
 
 
 def test_missing_pynvml_means_no_accelerator():
     def no_module(name):
         raise ModuleNotFoundError(f"No module named {name!r}")
+
     report = query_nvml(no_module)
     assert report["devices"] == [] and "pynvml not importable" in report["unavailable_reason"]
 
@@ -240,6 +280,7 @@ def test_cuda_version_text():
 
 
 # ---- CLI ----
+
 
 def test_cli_prints_json_to_stdout():
     result = run_cli()
@@ -311,8 +352,20 @@ def test_accelerator_summary_must_match_the_accelerator_list(generated):
 
 def test_cli_set_fills_vendor_fields_and_refuses_other_keys(tmp_path):
     out = tmp_path / "box.json"
-    done = run_cli("--out", str(out), "--set", "submitter=acme", "--set", "division=closed", "--set",
-                   "status=available", "--set", "system_type=edge", "--set", "system_name=Acme box")
+    done = run_cli(
+        "--out",
+        str(out),
+        "--set",
+        "submitter=acme",
+        "--set",
+        "division=closed",
+        "--set",
+        "status=available",
+        "--set",
+        "system_type=edge",
+        "--set",
+        "system_name=Acme box",
+    )
     assert done.returncode == 0, done.stderr
     assert sysinfo.description_problems(json.loads(out.read_text())) == []
     refused = run_cli("--set", "host_memory_capacity_gib=1024")

@@ -29,7 +29,7 @@ def test_zero_steps_return_no_losses_and_leave_the_model_alone(batch_indices):
     before = [p.detach().clone() for p in model.parameters()]
     losses = run_steps(loss, model, optimizer, batch_indices, np.zeros(0, np.float32), "cpu")
     assert losses.shape == (0,) and losses.dtype == np.float32
-    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
     assert optimizer.state == {} or not any(optimizer.state.values())  # no step taken
 
 
@@ -41,7 +41,7 @@ def test_steps_match_a_plain_loop_with_each_steps_learning_rate():
 
     ref_model, ref_optimizer, ref_loss = _setup()
     expected = []
-    for step_rows, lr in zip(rows, rates):
+    for step_rows, lr in zip(rows, rates, strict=True):
         ref_optimizer.param_groups[0]["lr"] = float(lr)
         ref_optimizer.zero_grad()
         value = ref_loss(torch.from_numpy(step_rows))
@@ -51,5 +51,5 @@ def test_steps_match_a_plain_loop_with_each_steps_learning_rate():
     assert losses.dtype == np.float32 and losses.shape == (3,)
     np.testing.assert_array_equal(losses, np.asarray(expected, np.float32))
     assert optimizer.param_groups[0]["lr"] == float(rates[-1])
-    for p, q in zip(model.parameters(), ref_model.parameters()):
+    for p, q in zip(model.parameters(), ref_model.parameters(), strict=True):
         assert torch.equal(p, q)

@@ -10,18 +10,40 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_user_error, run_cli, start_long_training
-from levelfield.reference.harness.compliance import peer_compliance
 from levelfield.ground.accelerators import query_nvml
+from levelfield.reference.harness.compliance import peer_compliance
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]
-REQUIRED_ORDER = ["submission_benchmark", "cache_clear", "init_start", "seed", "global_batch_size",
-                  "levelfield_time_to_first_step_s", "init_stop", "run_start", "epoch_start", "epoch_stop",
-                  "eval_start", "eval_accuracy", "eval_stop", "levelfield_peak_rss_mib", "run_stop"]
-LEVELFIELD_KEYS = ["levelfield_framework", "levelfield_framework_version", "levelfield_compile_mode",
-                   "levelfield_device", "levelfield_world_size", "levelfield_system_fingerprint",
-                   "levelfield_environment", "levelfield_dataset_digest", "levelfield_time_to_first_step_s",
-                   "levelfield_peak_rss_mib"]
+REQUIRED_ORDER = [
+    "submission_benchmark",
+    "cache_clear",
+    "init_start",
+    "seed",
+    "global_batch_size",
+    "levelfield_time_to_first_step_s",
+    "init_stop",
+    "run_start",
+    "epoch_start",
+    "epoch_stop",
+    "eval_start",
+    "eval_accuracy",
+    "eval_stop",
+    "levelfield_peak_rss_mib",
+    "run_stop",
+]
+LEVELFIELD_KEYS = [
+    "levelfield_framework",
+    "levelfield_framework_version",
+    "levelfield_compile_mode",
+    "levelfield_device",
+    "levelfield_world_size",
+    "levelfield_system_fingerprint",
+    "levelfield_environment",
+    "levelfield_dataset_digest",
+    "levelfield_time_to_first_step_s",
+    "levelfield_peak_rss_mib",
+]
 # Logged only where a GPU is measured (NVML, torch.cuda); a CPU-only machine must not make them up.
 GPU_KEYS = ["levelfield_peak_device_memory_mib", "levelfield_device_memory_used_mib", "levelfield_energy_j"]
 CPU_ONLY = not query_nvml()["devices"]
@@ -31,7 +53,7 @@ def mllog_records(path: Path) -> list[dict]:
     records = []
     for line in path.read_text().splitlines():
         assert line.startswith(":::MLLOG "), line
-        records.append(json.loads(line[len(":::MLLOG "):]))
+        records.append(json.loads(line[len(":::MLLOG ") :]))
     return records
 
 
@@ -43,8 +65,9 @@ def first_index(keys: list[str], key: str) -> int:
 # Every task x framework in eager mode, and the compiled mode (the default) on the
 # cheapest task per framework: torch.compile of the ResNet alone takes minutes on
 # 2 cores, and the equivalence tests already compile every implementation.
-SMOKE_CASES = ([(task, fw, "eager") for task in TASKS for fw in FRAMEWORKS]
-               + [("ctr-dlrm", fw, "compiled") for fw in FRAMEWORKS])
+SMOKE_CASES = [(task, fw, "eager") for task in TASKS for fw in FRAMEWORKS] + [
+    ("ctr-dlrm", fw, "compiled") for fw in FRAMEWORKS
+]
 
 
 def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_size: int = 1) -> list[dict]:
@@ -52,7 +75,7 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
     records = mllog_records(out / "result_0.txt")
     keys = [r["key"] for r in records]
     positions = [first_index(keys, k) for k in REQUIRED_ORDER]
-    assert positions == sorted(positions), list(zip(REQUIRED_ORDER, positions))
+    assert positions == sorted(positions), list(zip(REQUIRED_ORDER, positions, strict=True))
     for key in LEVELFIELD_KEYS:
         assert keys.count(key) == 1, key
     by_key = {r["key"]: r for r in records}
@@ -76,16 +99,42 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
 @pytest.mark.parametrize("task, framework, mode", SMOKE_CASES)
 def test_smoke_run_logs_mlperf_keys_in_order(task, framework, mode, tmp_path):
     out = tmp_path / "run"
-    result = run_cli("train", "--task", task, "--framework", framework, "--profile", "smoke",
-                     "--seed", "11", f"--{'compile' if mode == 'compiled' else 'eager'}", "--out", str(out))
+    result = run_cli(
+        "train",
+        "--task",
+        task,
+        "--framework",
+        framework,
+        "--profile",
+        "smoke",
+        "--seed",
+        "11",
+        f"--{'compile' if mode == 'compiled' else 'eager'}",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     check_smoke_log(out, seed=11, framework=framework, mode=mode)
 
 
 def test_runs_get_distinct_seeds_and_a_summary(tmp_path):
     out = tmp_path / "run"
-    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
-                     "--runs", "3", "--seed", "40", "--out", str(out))
+    result = run_cli(
+        "train",
+        "--task",
+        "ctr-dlrm",
+        "--framework",
+        "pytorch",
+        "--profile",
+        "smoke",
+        "--eager",
+        "--runs",
+        "3",
+        "--seed",
+        "40",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     seeds = [next(r["value"] for r in mllog_records(out / f"result_{i}.txt") if r["key"] == "seed") for i in range(3)]
     assert seeds == [40, 41, 42]
@@ -102,8 +151,20 @@ def test_same_seed_gives_the_same_eval_sequence(framework, mode, tmp_path):
     values = []
     for attempt in range(2):
         out = tmp_path / f"run{attempt}"
-        result = run_cli("train", "--task", "ctr-dlrm", "--framework", framework, "--profile", "smoke",
-                         f"--{mode}", "--seed", "3", "--out", str(out))
+        result = run_cli(
+            "train",
+            "--task",
+            "ctr-dlrm",
+            "--framework",
+            framework,
+            "--profile",
+            "smoke",
+            f"--{mode}",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+        )
         assert result.returncode == 0, result.stderr[-3000:]
         values.append([r["value"] for r in mllog_records(out / "result_0.txt") if r["key"] == "eval_accuracy"])
     assert values[0] and values[0] == values[1]
@@ -113,24 +174,29 @@ def test_existing_results_are_not_overwritten(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "result_0.txt").write_text("precious\n")
-    assert_user_error(run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke",
-                              "--out", str(out)), "already holds 1 result file(s)")
+    assert_user_error(
+        run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--out", str(out)),
+        "already holds 1 result file(s)",
+    )
     assert (out / "result_0.txt").read_text() == "precious\n"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--framework", "mxnet"], "unknown framework 'mxnet'"),
-    (["--framework", "jax", "--profile", "quick"], "unknown profile 'quick'"),
-    (["--framework", "jax", "--set", "momentum=0.5"], "not tunable in ctr-dlrm: momentum"),
-    (["--framework", "jax", "--runs", "0"], "--runs: expected a positive number"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--framework", "mxnet"], "unknown framework 'mxnet'"),
+        (["--framework", "jax", "--profile", "quick"], "unknown profile 'quick'"),
+        (["--framework", "jax", "--set", "momentum=0.5"], "not tunable in ctr-dlrm: momentum"),
+        (["--framework", "jax", "--runs", "0"], "--runs: expected a positive number"),
+    ],
+)
 def test_bad_options_are_user_errors(tmp_path, args, message):
     assert_user_error(run_cli("train", "--task", "ctr-dlrm", *args, "--out", str(tmp_path / "o")), message)
 
 
 def test_sigterm_mid_run_logs_run_stop_aborted(tmp_path):
     out = tmp_path / "run"
-    proc = start_long_training(out)   # the submission profile: long enough to be interrupted mid-run
+    proc = start_long_training(out)  # the submission profile: long enough to be interrupted mid-run
     partial = out / "result_0.txt.inprogress"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (partial.exists() and '"epoch_start"' in partial.read_text()):
@@ -152,8 +218,23 @@ def test_sigterm_mid_run_logs_run_stop_aborted(tmp_path):
 
 def test_peer_engine_rejects_a_broken_log(tmp_path):
     out = tmp_path / "run"
-    assert run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
-                   "--seed", "2", "--out", str(out)).returncode == 0
+    assert (
+        run_cli(
+            "train",
+            "--task",
+            "ctr-dlrm",
+            "--framework",
+            "pytorch",
+            "--profile",
+            "smoke",
+            "--eager",
+            "--seed",
+            "2",
+            "--out",
+            str(out),
+        ).returncode
+        == 0
+    )
     good = (out / "result_0.txt").read_text()
     assert peer_compliance(out / "result_0.txt")[0]
     claimed = tmp_path / "claimed_success.txt"  # success without reaching the target
@@ -167,27 +248,56 @@ def test_peer_engine_rejects_a_broken_log(tmp_path):
 def test_the_peer_check_uses_the_rules_the_run_used(rules_copy, tmp_path):
     """--rules-dir reaches the peer engine: a ruleset there that no log can pass marks the run non-compliant."""
     ruleset = rules_copy / "1.0" / "mllog" / "training.yaml"
-    ruleset.write_text(ruleset.read_text().replace("NAME:  submission_org\n    REQ:   EXACTLY_ONE\n"
-                                                   "    CHECK: \" v['value'] != '' \"",
-                                                   "NAME:  submission_org\n    REQ:   EXACTLY_ONE\n"
-                                                   "    CHECK: \" v['value'] == 'nobody' \""))
+    ruleset.write_text(
+        ruleset.read_text().replace(
+            "NAME:  submission_org\n    REQ:   EXACTLY_ONE\n    CHECK: \" v['value'] != '' \"",
+            "NAME:  submission_org\n    REQ:   EXACTLY_ONE\n    CHECK: \" v['value'] == 'nobody' \"",
+        )
+    )
     out = tmp_path / "run"
-    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
-                     "--seed", "2", "--rules-dir", str(rules_copy), "--out", str(out))
+    result = run_cli(
+        "train",
+        "--task",
+        "ctr-dlrm",
+        "--framework",
+        "pytorch",
+        "--profile",
+        "smoke",
+        "--eager",
+        "--seed",
+        "2",
+        "--rules-dir",
+        str(rules_copy),
+        "--out",
+        str(out),
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "summary.json").read_text())["runs"][0]["peer_compliance"] is False
-    assert peer_compliance(out / "result_0.txt")[0]   # the shipped ruleset passes the same log
+    assert peer_compliance(out / "result_0.txt")[0]  # the shipped ruleset passes the same log
 
 
 def test_a_run_that_fails_leaves_no_result_file(rules_copy, tmp_path):
     """A run that stops on an error ends its log with run_stop aborted/error and keeps the .inprogress name."""
     from levelfield.rules import load_suite
+
     path = rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml"
     pinned = load_suite().task("ctr-dlrm").dataset["sha256"]
     path.write_text(path.read_text().replace(pinned, "f" * 64))
     out = tmp_path / "run"
-    result = run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--eager",
-                     "--rules-dir", str(rules_copy), "--out", str(out))
+    result = run_cli(
+        "train",
+        "--task",
+        "ctr-dlrm",
+        "--framework",
+        "pytorch",
+        "--profile",
+        "smoke",
+        "--eager",
+        "--rules-dir",
+        str(rules_copy),
+        "--out",
+        str(out),
+    )
     assert_user_error(result, f"SHA-256 mismatch (found {pinned}, expected {'f' * 64})")
     assert not (out / "result_0.txt").exists()
     records = mllog_records(out / "result_0.txt.inprogress")

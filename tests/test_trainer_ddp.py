@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_trainer import check_smoke_log, mllog_records
 
 from conftest import assert_user_error, run_cli
-from test_trainer import check_smoke_log, mllog_records
 
 AUC_TOLERANCE = 1e-4
 SEED = 5
@@ -80,8 +80,12 @@ def test_compiled_two_processes_match_too(one_process, tmp_path):
 
 def start_long_run(out: Path) -> subprocess.Popen:
     """A 2-process run of the submission profile, returned once rank 0 has started its first epoch."""
-    proc = subprocess.Popen([sys.executable, "-m", "levelfield", "train", *CTR_LONG, "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "levelfield", "train", *CTR_LONG, "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     partial = out / "result_0.txt.inprogress"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not (partial.exists() and '"epoch_start"' in partial.read_text()):
@@ -94,7 +98,7 @@ def start_long_run(out: Path) -> subprocess.Popen:
 def test_sigterm_to_the_launcher_ends_rank_0s_log_with_run_stop_aborted(tmp_path):
     out = tmp_path / "run"
     proc = start_long_run(out)
-    proc.send_signal(signal.SIGTERM)   # torchrun's agent forwards it to every rank
+    proc.send_signal(signal.SIGTERM)  # torchrun's agent forwards it to every rank
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, stderr[-3000:])
     records = mllog_records(out / "result_0.txt")
@@ -126,8 +130,11 @@ def test_a_killed_rank_stops_every_rank_with_a_clear_error(tmp_path):
     killed = time.monotonic()
     _, stderr = proc.communicate(timeout=120)
     assert time.monotonic() - killed < 60, "rank 0 waited for the dead rank"
-    assert_user_error(subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr.replace("Traceback", "")),
-                      "--nproc 2: rank 1 failed (killed by SIGKILL)", "torchrun stopped the other ranks")
+    assert_user_error(
+        subprocess.CompletedProcess(proc.args, proc.returncode, "", stderr.replace("Traceback", "")),
+        "--nproc 2: rank 1 failed (killed by SIGKILL)",
+        "torchrun stopped the other ranks",
+    )
     # Rank 0 noticed (a collective's error, or torchrun's SIGTERM) and ended its log as aborted.
     log = out / "result_0.txt" if (out / "result_0.txt").exists() else out / "result_0.txt.inprogress"
     records = mllog_records(log)
@@ -136,11 +143,13 @@ def test_a_killed_rank_stops_every_rank_with_a_clear_error(tmp_path):
 
 def test_a_user_error_in_the_ranks_is_reported_once_without_traceback(rules_copy, tmp_path):
     from levelfield.rules import load_suite
+
     path = rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml"
     pinned = load_suite().task("ctr-dlrm").dataset["sha256"]
     path.write_text(path.read_text().replace(pinned, "f" * 64))
-    result = run_cli("train", *CTR_SMOKE, "--eager", "--nproc", "2", "--rules-dir", str(rules_copy),
-                     "--out", str(tmp_path / "run"))
+    result = run_cli(
+        "train", *CTR_SMOKE, "--eager", "--nproc", "2", "--rules-dir", str(rules_copy), "--out", str(tmp_path / "run")
+    )
     assert_user_error(result, f"SHA-256 mismatch (found {pinned}, expected {'f' * 64})")
     assert result.stderr.count("levelfield: error:") == 1
     assert not (tmp_path / "run" / "result_0.txt").exists()
@@ -154,14 +163,17 @@ def _too_many_processes() -> int:
     return n
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--framework", "jax", "--nproc", "2"], "--nproc 2: jax trains in one process"),
-    (["--framework", "tensorflow", "--nproc", "2"], "--nproc 2: tensorflow trains in one process"),
-    (["--framework", "pytorch", "--nproc", "0"], "--nproc 0: expected a number of processes from 1 to 64"),
-    (["--framework", "pytorch", "--nproc", "65"], "--nproc 65: expected a number of processes from 1 to 64"),
-    (["--framework", "pytorch", "--nproc", "3"], "--nproc 3: global_batch_size 1024 does not split into 3"),
-    (["--framework", "pytorch", "--nproc", str(_too_many_processes())], "more processes than the"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--framework", "jax", "--nproc", "2"], "--nproc 2: jax trains in one process"),
+        (["--framework", "tensorflow", "--nproc", "2"], "--nproc 2: tensorflow trains in one process"),
+        (["--framework", "pytorch", "--nproc", "0"], "--nproc 0: expected a number of processes from 1 to 64"),
+        (["--framework", "pytorch", "--nproc", "65"], "--nproc 65: expected a number of processes from 1 to 64"),
+        (["--framework", "pytorch", "--nproc", "3"], "--nproc 3: global_batch_size 1024 does not split into 3"),
+        (["--framework", "pytorch", "--nproc", str(_too_many_processes())], "more processes than the"),
+    ],
+)
 def test_bad_nproc_is_a_user_error(args, message, tmp_path):
     assert_user_error(run_cli("train", "--task", "ctr-dlrm", *args, "--out", str(tmp_path / "o")), message)
     assert not (tmp_path / "o").exists()
@@ -169,8 +181,12 @@ def test_bad_nproc_is_a_user_error(args, message, tmp_path):
 
 def test_batchnorm_task_needs_cuda_for_several_processes(tmp_path):
     import torch
+
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA: SyncBatchNorm is available")
-    assert_user_error(run_cli("train", "--task", "fmnist-resnet", "--framework", "pytorch", "--nproc", "2",
-                              "--out", str(tmp_path / "o")),
-                      "fmnist-resnet/pytorch trains with several processes on cuda only, this machine offers cpu")
+    assert_user_error(
+        run_cli(
+            "train", "--task", "fmnist-resnet", "--framework", "pytorch", "--nproc", "2", "--out", str(tmp_path / "o")
+        ),
+        "fmnist-resnet/pytorch trains with several processes on cuda only, this machine offers cpu",
+    )

@@ -12,11 +12,11 @@ import types
 from pathlib import Path
 
 import pytest
-
-from levelfield.reference.harness.runlog import RunLog
-from levelfield.reference.harness.trainer import RunOutcome, TrainOptions, Trainer
-from levelfield.ground.accelerators import energy_j, gpu_selectors, open_gpu_meter
 from test_trainer import GPU_KEYS, mllog_records
+
+from levelfield.ground.accelerators import energy_j, gpu_selectors, open_gpu_meter
+from levelfield.reference.harness.runlog import RunLog
+from levelfield.reference.harness.trainer import RunOutcome, Trainer, TrainOptions
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"
 _spec = importlib.util.spec_from_file_location("levelfield_tests_fake_pynvml", _FAKE_PATH)
@@ -30,10 +30,14 @@ MIB = 2**20
 
 
 def two_gpus() -> list:
-    return [FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000, uuid="GPU-aaaa", energy_mj=5_000_000,
-                       memory_used_bytes=3 * GIB),
-            FakeDevice("NVIDIA H100 80GB HBM3", 80 * GIB, 700_000, uuid="GPU-bbbb", energy_mj=9_000_000,
-                       memory_used_bytes=1 * GIB)]
+    return [
+        FakeDevice(
+            "NVIDIA H100 80GB HBM3", 80 * GIB, 700_000, uuid="GPU-aaaa", energy_mj=5_000_000, memory_used_bytes=3 * GIB
+        ),
+        FakeDevice(
+            "NVIDIA H100 80GB HBM3", 80 * GIB, 700_000, uuid="GPU-bbbb", energy_mj=9_000_000, memory_used_bytes=1 * GIB
+        ),
+    ]
 
 
 def importer(fake):
@@ -45,7 +49,7 @@ def test_meter_sums_energy_and_memory_of_the_gpus_in_use():
     fake = fake_pynvml.build(devices)
     meter = open_gpu_meter(2, importer(fake), environ={})
     start = meter.energy_mj()
-    devices[0].energy_mj += 1_500_000   # 1500 J on GPU 0, 250 J on GPU 1 during the "run"
+    devices[0].energy_mj += 1_500_000  # 1500 J on GPU 0, 250 J on GPU 1 during the "run"
     devices[1].energy_mj += 250_000
     assert energy_j(start, meter.energy_mj()) == pytest.approx(1750.0)
     assert meter.memory_used_mib() == pytest.approx(4 * GIB / MIB)
@@ -58,21 +62,24 @@ def test_one_process_measures_only_the_first_gpu():
     meter = open_gpu_meter(1, importer(fake_pynvml.build(devices)), environ={})
     start = meter.energy_mj()
     devices[0].energy_mj += 1000
-    devices[1].energy_mj += 10**9     # an idle neighbour's counter must not count
+    devices[1].energy_mj += 10**9  # an idle neighbour's counter must not count
     assert energy_j(start, meter.energy_mj()) == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("visible, count, expected", [
-    (None, 2, [0, 1]),
-    ("1", 1, [1]),
-    ("GPU-bbbb,GPU-aaaa", 2, ["GPU-bbbb", "GPU-aaaa"]),
-    ("3,2,1", 2, [3, 2]),
-    ("", 1, None),            # CUDA sees no GPU
-    ("-1", 1, None),
-    ("0,-1,1", 2, None),      # CUDA stops at the first invalid entry
-    ("MIG-1234", 1, None),    # MIG instances have no energy counter of their own
-    ("0", 2, None),           # fewer GPUs than processes
-])
+@pytest.mark.parametrize(
+    "visible, count, expected",
+    [
+        (None, 2, [0, 1]),
+        ("1", 1, [1]),
+        ("GPU-bbbb,GPU-aaaa", 2, ["GPU-bbbb", "GPU-aaaa"]),
+        ("3,2,1", 2, [3, 2]),
+        ("", 1, None),  # CUDA sees no GPU
+        ("-1", 1, None),
+        ("0,-1,1", 2, None),  # CUDA stops at the first invalid entry
+        ("MIG-1234", 1, None),  # MIG instances have no energy counter of their own
+        ("0", 2, None),  # fewer GPUs than processes
+    ],
+)
 def test_gpu_selectors_follow_cuda_visible_devices(visible, count, expected):
     environ = {} if visible is None else {"CUDA_VISIBLE_DEVICES": visible}
     assert gpu_selectors(count, environ) == expected
@@ -87,6 +94,7 @@ def test_meter_finds_gpus_by_uuid():
 def test_no_meter_without_nvml_or_its_gpus():
     def missing(name):
         raise ImportError("No module named 'pynvml'")
+
     assert open_gpu_meter(1, missing, environ={}) is None
     assert open_gpu_meter(1, importer(fake_pynvml.build([], init_error="Driver Not Loaded")), environ={}) is None
     unknown = fake_pynvml.build(two_gpus())
@@ -96,7 +104,7 @@ def test_no_meter_without_nvml_or_its_gpus():
 
 def test_a_gpu_without_an_energy_counter_gives_no_energy():
     devices = two_gpus()
-    devices[0].energy_mj = None      # before Volta
+    devices[0].energy_mj = None  # before Volta
     meter = open_gpu_meter(1, importer(fake_pynvml.build(devices)), environ={})
     assert meter.energy_mj() is None and energy_j(None, None) is None
     assert meter.memory_used_mib() == pytest.approx(3 * GIB / MIB)
@@ -127,7 +135,7 @@ def test_a_gpu_run_logs_energy_and_device_memory(trainer, tmp_path, monkeypatch)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     impl = types.SimpleNamespace(device="cuda:0", peak_device_memory_mib=lambda: 812.5)
     logged = finish_run(trainer, impl, tmp_path, advance_mj=42_000, devices=devices)
-    assert logged["levelfield_energy_j"]["value"] == pytest.approx(42.0)       # mJ -> J, GPU 0 only
+    assert logged["levelfield_energy_j"]["value"] == pytest.approx(42.0)  # mJ -> J, GPU 0 only
     assert logged["levelfield_peak_device_memory_mib"]["value"] == 812.5
     assert logged["levelfield_device_memory_used_mib"]["value"] == pytest.approx(3 * GIB / MIB)
     keys = list(logged)

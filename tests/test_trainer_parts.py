@@ -14,13 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_trainer import mllog_records
 
 from levelfield.reference.harness import trainer as trainer_module
-from levelfield.reference.harness.trainer import DeviceMeter, RunOutcome, Schedule, TrainOptions, Trainer
+from levelfield.reference.harness.trainer import DeviceMeter, RunOutcome, Schedule, Trainer, TrainOptions
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.rules import load_suite
-from test_trainer import mllog_records
 
 TASK = "ctr-dlrm"
 
@@ -32,7 +32,7 @@ def test_a_run_starts_as_interrupted_until_it_gets_further(tmp_path):
     assert (outcome.epochs, outcome.time_to_train_s, outcome.evals) == (0, None, [])
     assert (outcome.time_to_first_step_s, outcome.peak_rss_mib) == (0.0, 0.0)
     assert outcome.log == str(tmp_path / "result_3.txt")
-    assert RunOutcome.started(0, 1, None).log == ""   # ranks other than 0 write no log
+    assert RunOutcome.started(0, 1, None).log == ""  # ranks other than 0 write no log
     assert RunOutcome.started(0, 1, None).evals is not outcome.evals
 
 
@@ -44,8 +44,20 @@ def test_run_outcomes_are_built_by_keyword_only():
 def test_summary_run_entries_keep_their_key_order(tmp_path):
     """summary.json's `runs` entries are asdict(RunOutcome): reordering the fields would change the file."""
     assert list(asdict(RunOutcome.started(0, 1, tmp_path / "r.txt"))) == [
-        "index", "seed", "status", "reason", "epochs", "time_to_train_s", "time_to_first_step_s", "peak_rss_mib",
-        "evals", "log", "peak_device_memory_mib", "device_memory_used_mib", "energy_j"]
+        "index",
+        "seed",
+        "status",
+        "reason",
+        "epochs",
+        "time_to_train_s",
+        "time_to_first_step_s",
+        "peak_rss_mib",
+        "evals",
+        "log",
+        "peak_device_memory_mib",
+        "device_memory_used_mib",
+        "energy_j",
+    ]
 
 
 # -- Schedule ----------------------------------------------------------------------------------
@@ -56,21 +68,23 @@ def recipe() -> Recipe:
 
 def test_the_schedule_is_reference_schedules_order_and_rates(recipe):
     batch = recipe.global_batch_size
-    train_samples = 5 * batch + 7     # a partial last batch is dropped
+    train_samples = 5 * batch + 7  # a partial last batch is dropped
     schedule = Schedule.for_run(recipe, {"max_epochs": 3, "eval_every_epochs": 1}, 42, train_samples)
     assert schedule.steps_per_epoch == 5
     np.testing.assert_array_equal(schedule.lrs, learning_rates(recipe, 5, 3))
-    for epoch in (0, 1, 3):           # epoch 0: the warm-up's batches
+    for epoch in (0, 1, 3):  # epoch 0: the warm-up's batches
         np.testing.assert_array_equal(schedule.batches(epoch), batch_order(42, epoch, train_samples, batch))
     np.testing.assert_array_equal(schedule.epoch_lrs(2), schedule.lrs[5:10])
     assert sum(len(schedule.epoch_lrs(e)) for e in (1, 2, 3)) == len(schedule.lrs)
 
 
-@pytest.mark.parametrize("every, max_epochs, evaluated", [(1, 3, [1, 2, 3]), (2, 5, [2, 4, 5]), (4, 4, [4]),
-                                                          (3, 2, [2])])
+@pytest.mark.parametrize(
+    "every, max_epochs, evaluated", [(1, 3, [1, 2, 3]), (2, 5, [2, 4, 5]), (4, 4, [4]), (3, 2, [2])]
+)
 def test_evaluation_follows_the_cadence_and_always_ends_the_run(recipe, every, max_epochs, evaluated):
-    schedule = Schedule.for_run(recipe, {"max_epochs": max_epochs, "eval_every_epochs": every}, 0,
-                                recipe.global_batch_size)
+    schedule = Schedule.for_run(
+        recipe, {"max_epochs": max_epochs, "eval_every_epochs": every}, 0, recipe.global_batch_size
+    )
     assert [e for e in range(1, max_epochs + 1) if schedule.evaluates_after(e)] == evaluated
 
 
@@ -82,8 +96,11 @@ def test_a_device_meter_closes_its_nvml_meter():
 
 # -- run_one's end under signals, in this process ----------------------------------------------
 def smoke_trainer(out: Path, **options) -> Trainer:
-    return Trainer(TrainOptions(task_id=TASK, framework="pytorch", out=out, profile="smoke", seed=5, mode="eager",
-                                runs=2, **options))
+    return Trainer(
+        TrainOptions(
+            task_id=TASK, framework="pytorch", out=out, profile="smoke", seed=5, mode="eager", runs=2, **options
+        )
+    )
 
 
 def test_a_signal_while_the_run_end_is_logged_is_recorded_not_raised(tmp_path, monkeypatch):
@@ -91,7 +108,7 @@ def test_a_signal_while_the_run_end_is_logged_is_recorded_not_raised(tmp_path, m
     trainer = smoke_trainer(tmp_path)
     trainer.metric_module = types.SimpleNamespace(score=lambda predicted, labels: 1.0)  # reaches any target
 
-    def peak_rss_mib_then_sigterm() -> float:   # _finish's first reading: run_stop is not written yet
+    def peak_rss_mib_then_sigterm() -> float:  # _finish's first reading: run_stop is not written yet
         os.kill(os.getpid(), signal.SIGTERM)
         return 1.0
 
@@ -110,7 +127,7 @@ def test_a_signal_in_the_warm_up_aborts_before_run_start(tmp_path):
 
     class SignalledInWarmUp(trainer.impl_class):
         def train_steps(self, batch_indices, learning_rates):
-            os.kill(os.getpid(), signal.SIGINT)   # the first call is the warm-up step
+            os.kill(os.getpid(), signal.SIGINT)  # the first call is the warm-up step
             return super().train_steps(batch_indices, learning_rates)
 
     trainer.impl_class = SignalledInWarmUp

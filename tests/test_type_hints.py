@@ -7,7 +7,6 @@ and `__init__` of a public class. Nested functions and private names are free.
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from test_architecture import REPO, package_dirs
 
@@ -50,7 +49,7 @@ def test_public_signatures_have_type_hints():
 
 
 def test_the_finder_sees_what_is_missing_and_what_is_free():
-    source = '''
+    source = """
 def ok(a: int, *rest: str, flag: bool = False, **kw: int) -> None: ...
 def no_return(a: int): ...
 def bare(a, b: int) -> int: ...
@@ -63,5 +62,5 @@ class Public:
     def make(cls, *args) -> "Public": ...
 class _Hidden:
     def method(self, z): ...
-'''
+"""
     assert missing_hints(source) == ["no_return -> ?", "bare(a)", "__init__(x)", "make(args)"]

@@ -18,7 +18,6 @@ tree and two concurrent packages to one --out cannot interleave.
 
 from __future__ import annotations
 
-from levelfield.ground import mllog_keys as LK
 import gzip
 import json
 import os
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from levelfield import __version__
 from levelfield.ground import layout as L
-from levelfield.ground.parse import parse_json, parse_mllog
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import (
     DEFAULT_READ_LIMIT_BYTES,
@@ -39,8 +38,9 @@ from levelfield.ground.fsutil import (
     read_text_limited,
     sha256_file,
 )
+from levelfield.ground.parse import parse_json, parse_mllog
 
-MAX_RUN_FILE_BYTES = 64 * 1024 * 1024   # the checker's own per-file limit
+MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # the checker's own per-file limit
 
 
 @dataclass
@@ -51,12 +51,13 @@ class PackageOptions:
     division: str
     out: Path
     force: bool = False
-    code: Path | None = None          # open division: the submitter's code folder
+    code: Path | None = None  # open division: the submitter's code folder
 
 
 @dataclass(frozen=True)
 class Compressed:
     """A source file stored gzip-compressed in the tree (deterministic: no name, mtime 0)."""
+
     source: Path
 
 
@@ -101,8 +102,10 @@ def discover(runs: list[Path]) -> tuple[list[TrainingLog], list[InferenceRunDir]
             elif path.name == "result.json":
                 inferences.append(_inference_run(path))
     if not trainings and not inferences:
-        raise UserError(f"{', '.join(map(str, runs))}: no runs found (expected result_<i>.txt from `levelfield "
-                        f"train` or result.json from `levelfield infer`)")
+        raise UserError(
+            f"{', '.join(map(str, runs))}: no runs found (expected result_<i>.txt from `levelfield "
+            f"train` or result.json from `levelfield infer`)"
+        )
     return trainings, inferences
 
 
@@ -110,8 +113,9 @@ def _training_log(path: Path) -> TrainingLog:
     log = parse_mllog(read_text_limited(path, MAX_RUN_FILE_BYTES).encode("utf-8"), str(path))
     task, framework = log.value("submission_benchmark"), log.value(LK.FRAMEWORK)
     if not isinstance(task, str) or not isinstance(framework, str):
-        raise UserError(f"{path}: no submission_benchmark / levelfield_framework lines "
-                        f"(expected a log written by levelfield train)")
+        raise UserError(
+            f"{path}: no submission_benchmark / levelfield_framework lines (expected a log written by levelfield train)"
+        )
     return TrainingLog(path, task, framework, log.value(LK.ENVIRONMENT), log.value(LK.RULES_VERSION))
 
 
@@ -123,11 +127,20 @@ def _inference_run(path: Path) -> InferenceRunDir:
     if missing:
         raise UserError(f"{path}: no {', '.join(missing)} (expected result.json written by levelfield infer)")
     if data.get("status") != "completed":
-        raise UserError(f"{path}: the run's status is {data.get('status')!r}, not 'completed'; an aborted or "
-                        f"failed run is never a result",
-                        hint="re-run it, or leave its folder out of --runs")
-    return InferenceRunDir(path.parent, data["task"], data["framework"], data["scenario"], data["mode"],
-                           data.get("environment"), data.get("rules_version"))
+        raise UserError(
+            f"{path}: the run's status is {data.get('status')!r}, not 'completed'; an aborted or "
+            f"failed run is never a result",
+            hint="re-run it, or leave its folder out of --runs",
+        )
+    return InferenceRunDir(
+        path.parent,
+        data["task"],
+        data["framework"],
+        data["scenario"],
+        data["mode"],
+        data.get("environment"),
+        data.get("rules_version"),
+    )
 
 
 def _run_file(run: InferenceRunDir, source: Path) -> Path:
@@ -139,39 +152,49 @@ def _run_file(run: InferenceRunDir, source: Path) -> Path:
 def repeat_indices(folder: Path) -> list[int]:
     """1..N: the repeats of a performance run folder (its run_<i>/ folders); UserError without any, or
     with a gap in their numbering (a deleted repeat may be the slow one)."""
-    indices = sorted(i for p in folder.iterdir()
-                     if (i := L.repeat_index(p.name)) is not None and p.is_dir() and not p.is_symlink())
+    indices = sorted(
+        i for p in folder.iterdir() if (i := L.repeat_index(p.name)) is not None and p.is_dir() and not p.is_symlink()
+    )
     if not indices:
-        raise UserError(f"{folder}: a performance run folder without run_<i>/ folders (expected run_1/ .. run_N/, "
-                        f"one per repeat, each with {' and '.join(L.LOADGEN_FILES)}); it was written before "
-                        f"`levelfield infer` ran repeats",
-                        hint="re-run it with `levelfield infer --mode performance`")
+        raise UserError(
+            f"{folder}: a performance run folder without run_<i>/ folders (expected run_1/ .. run_N/, "
+            f"one per repeat, each with {' and '.join(L.LOADGEN_FILES)}); it was written before "
+            f"`levelfield infer` ran repeats",
+            hint="re-run it with `levelfield infer --mode performance`",
+        )
     gaps = sorted(set(range(1, indices[-1] + 1)) - set(indices))
     if gaps:
-        raise UserError(f"{folder}: the numbering of its repeats has gaps: found "
-                        f"{', '.join(L.repeat_folder(i) for i in indices)}, expected run_1 .. run_{indices[-1]} "
-                        f"(missing {', '.join(L.repeat_folder(i) for i in gaps)})",
-                        hint="package the folder as `levelfield infer` wrote it, or re-run it")
+        raise UserError(
+            f"{folder}: the numbering of its repeats has gaps: found "
+            f"{', '.join(L.repeat_folder(i) for i in indices)}, expected run_1 .. run_{indices[-1]} "
+            f"(missing {', '.join(L.repeat_folder(i) for i in gaps)})",
+            hint="package the folder as `levelfield infer` wrote it, or re-run it",
+        )
     return indices
 
 
 def _load_system(path: Path, org: str, division: str) -> tuple[str, dict]:
-    from levelfield.ground.validation import load_document
     from levelfield.ground.sysinfo import description_problems, placeholder_paths
+    from levelfield.ground.validation import load_document
 
     system_id = path.name[: -len(".json")] if path.name.endswith(".json") else ""
     if not L.ID_PATTERN.match(system_id):
-        raise UserError(f"{path}: the file name gives the system id; expected <id>.json with letters, digits, "
-                        f"'.', '_', '-' (found {path.name!r})")
+        raise UserError(
+            f"{path}: the file name gives the system id; expected <id>.json with letters, digits, "
+            f"'.', '_', '-' (found {path.name!r})"
+        )
     desc = load_document(path)
     problems = [f"{p}: placeholder not filled in" for p in placeholder_paths(desc)] or description_problems(desc)
     for key, want in (("submitter", org), ("division", division)):
         if not problems and desc.get(key) != want:
-            problems.append(f"$.{key}: expected {want!r} (from --{'org' if key == 'submitter' else key}), "
-                            f"got {desc.get(key)!r}")
+            problems.append(
+                f"$.{key}: expected {want!r} (from --{'org' if key == 'submitter' else key}), got {desc.get(key)!r}"
+            )
     if problems:
-        raise UserError("\n".join(f"{path}: {p}" for p in problems),
-                        hint="fill in the description and validate it with `levelfield sysinfo --check FILE`")
+        raise UserError(
+            "\n".join(f"{path}: {p}" for p in problems),
+            hint="fill in the description and validate it with `levelfield sysinfo --check FILE`",
+        )
     return system_id, desc
 
 
@@ -185,8 +208,10 @@ def _one(values: set, what: str, hint: str):
 def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
     """{relative path in the tree: source file, file to compress, or text to write}; UserError on bad input."""
     if options.division == "closed" and options.code is not None:
-        raise UserError("--code: the closed division runs levelfield's reference code; only the open division "
-                        "ships its own code folder")
+        raise UserError(
+            "--code: the closed division runs levelfield's reference code; only the open division "
+            "ships its own code folder"
+        )
     if not L.ID_PATTERN.match(options.org):
         raise UserError(f"--org {options.org!r}: expected letters, digits, '.', '_', '-' (it becomes a folder name)")
     system_id, _ = _load_system(options.system, options.org, options.division)
@@ -206,8 +231,11 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
     for run in inferences:
         key = (run.task, run.framework, run.scenario, run.mode)
         if key in seen:
-            raise UserError(f"{run.source} and {seen[key]}: two {run.mode} runs of {run.task} {run.framework} "
-                            f"{run.scenario}; a submission holds one", hint="leave one of them out of --runs")
+            raise UserError(
+                f"{run.source} and {seen[key]}: two {run.mode} runs of {run.task} {run.framework} "
+                f"{run.scenario}; a submission holds one",
+                hint="leave one of them out of --runs",
+            )
         seen[key] = run.source
         environments[(run.task, run.framework)].append(run.environment)
         folder = f"{L.result_dir(base, system_id, run.task, run.framework)}/{run.scenario}/{run.mode}"
@@ -216,7 +244,7 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
             files[f"{folder}/{name}"] = Compressed(source) if name == L.ACCURACY_LOG_STORED else source
         if run.mode == L.PERFORMANCE:
             for index in repeat_indices(run.source):
-                for name in L.LOADGEN_FILES:   # LoadGen's empty accuracy log and trace stay behind
+                for name in L.LOADGEN_FILES:  # LoadGen's empty accuracy log and trace stay behind
                     source = _run_file(run, run.source / L.repeat_folder(index) / name)
                     files[f"{folder}/{L.repeat_folder(index)}/{name}"] = source
     for (task, framework), envs in sorted(environments.items()):
@@ -224,9 +252,11 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
         files[f"{L.result_dir(base, system_id, task, framework)}/{L.ENVIRONMENT}"] = json.dumps(env, indent=2) + "\n"
     rules_versions = {r.rules_version for r in (*trainings, *inferences)}
     commits = {(e or {}).get(LK.GIT, {}).get("commit") for envs in environments.values() for e in envs}
-    code_ref = {LK.VERSION: __version__,
-                "git_commit": _one(commits, "the levelfield commit", "produce all runs from one checkout"),
-                "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release")}
+    code_ref = {
+        LK.VERSION: __version__,
+        "git_commit": _one(commits, "the levelfield commit", "produce all runs from one checkout"),
+        "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release"),
+    }
     files[f"{base}/{L.CODE}/{L.CODE_REF}"] = json.dumps(code_ref, indent=2) + "\n"
     if options.code is not None:
         if not options.code.is_dir():
@@ -240,7 +270,9 @@ def package(options: PackageOptions) -> Path:
     """Write the tree to options.out; returns it. Refuses an existing --out unless force."""
     out = options.out
     if (out.exists() or out.is_symlink()) and not options.force:
-        raise UserError(f"{out}: already exists; not overwriting a submission", hint="choose another --out, or pass --force")
+        raise UserError(
+            f"{out}: already exists; not overwriting a submission", hint="choose another --out, or pass --force"
+        )
     files = plan(options)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -270,8 +302,10 @@ def _copy(source: Path, target: Path, shown: Path) -> None:
     try:
         shutil.copyfile(source, target, follow_symlinks=False)
     except OSError as e:
-        raise UserError(f"{shown}: cannot write ({e.strerror}) while copying {source}",
-                        hint="nothing was written; free disk space and run again") from None
+        raise UserError(
+            f"{shown}: cannot write ({e.strerror}) while copying {source}",
+            hint="nothing was written; free disk space and run again",
+        ) from None
 
 
 def _swap_into_place(staging: Path, out: Path, force: bool) -> None:
@@ -284,8 +318,10 @@ def _swap_into_place(staging: Path, out: Path, force: bool) -> None:
     except OSError as e:
         if old is not None:
             os.rename(old / "tree", out)
-        raise UserError(f"{out}: could not be created ({e.strerror}); another package may have written it",
-                        hint="check the folder; nothing was overwritten") from None
+        raise UserError(
+            f"{out}: could not be created ({e.strerror}); another package may have written it",
+            hint="check the folder; nothing was overwritten",
+        ) from None
     finally:
         if old is not None and old.exists():
             shutil.rmtree(old, ignore_errors=True)

@@ -34,7 +34,7 @@ def rescore(run: InferenceRun, ctx: Context) -> tuple[dict | None, str | None]:
 
         task = ctx.task(run.task)
         try:
-            labels = ctx.labels(run.task)[:task.eval_samples]   # a profile's eval rows: the first n
+            labels = ctx.labels(run.task)[: task.eval_samples]  # a profile's eval rows: the first n
             cache[run.folder] = (score_entries(run.accuracy_log.data, task, labels), None)
         except ValueError as error:
             cache[run.folder] = (None, str(error)[:300])
@@ -67,8 +67,12 @@ def accuracy_below_threshold(sub: Submission, ctx: Context) -> Iterator[Finding]
         scored, _ = rescore(run, ctx)
         threshold = _threshold(ctx.task(run.task))
         if scored is not None and not scored["value"] >= threshold:
-            yield Finding.at(run.accuracy_log.path, f"{scored['metric']} below the rules' threshold",
-                             found=scored["value"], expected=f">= {threshold:.6g}")
+            yield Finding.at(
+                run.accuracy_log.path,
+                f"{scored['metric']} below the rules' threshold",
+                found=scored["value"],
+                expected=f">= {threshold:.6g}",
+            )
 
 
 @check("ACC003", "accuracy-rescore-mismatch", area="accuracy")
@@ -89,17 +93,33 @@ def accuracy_rescore_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding
         threshold = _threshold(ctx.task(run.task))
         value = reported.get("value")
         if reported.get("metric") != scored["metric"]:
-            yield Finding.at(run.accuracy.path, "metric name differs from the task's", found=reported.get("metric"),
-                             expected=scored["metric"])
+            yield Finding.at(
+                run.accuracy.path,
+                "metric name differs from the task's",
+                found=reported.get("metric"),
+                expected=scored["metric"],
+            )
         if not _number(value) or abs(value - scored["value"]) > tolerance:
-            yield Finding.at(run.accuracy.path, "reported value differs from the checker's re-score",
-                             found=value, expected=scored["value"])
+            yield Finding.at(
+                run.accuracy.path,
+                "reported value differs from the checker's re-score",
+                found=value,
+                expected=scored["value"],
+            )
         if not _number(reported.get("threshold")) or not math.isclose(reported["threshold"], threshold, rel_tol=1e-9):
-            yield Finding.at(run.accuracy.path, "threshold differs from the rules'", found=reported.get("threshold"),
-                             expected=threshold)
+            yield Finding.at(
+                run.accuracy.path,
+                "threshold differs from the rules'",
+                found=reported.get("threshold"),
+                expected=threshold,
+            )
         if reported.get("pass") is not (scored["value"] >= threshold):
-            yield Finding.at(run.accuracy.path, "pass flag differs from the re-score", found=reported.get("pass"),
-                             expected=scored["value"] >= threshold)
+            yield Finding.at(
+                run.accuracy.path,
+                "pass flag differs from the re-score",
+                found=reported.get("pass"),
+                expected=scored["value"] >= threshold,
+            )
 
 
 def _number(value) -> bool:

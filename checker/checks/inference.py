@@ -45,16 +45,28 @@ def loadgen_invalid(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Fix: follow LoadGen's reason: lower Server's target_qps (in --user-conf; otherwise the runner
     sizes it from a measurement), or run longer; never edit the log.
     """
-    for run, loadgen, values in _logs(sub, "performance"):
+    for _run, loadgen, values in _logs(sub, "performance"):
         validity = values.get("result_validity")
         if validity != "VALID":
-            reasons = [key for key in ("result_min_duration_met", "result_min_queries_met",
-                                       "result_perf_constraints_met", "early_stopping_met")
-                       if values.get(key) is False]
+            reasons = [
+                key
+                for key in (
+                    "result_min_duration_met",
+                    "result_min_queries_met",
+                    "result_perf_constraints_met",
+                    "early_stopping_met",
+                )
+                if values.get(key) is False
+            ]
             said = str(values.get("result_invalid_reason") or "").strip()
-            yield Finding.at(loadgen.detail.path, "LoadGen judged the run not VALID" + (f": {said}" if said else ""),
-                             line=_line(loadgen, "result_validity"), found=validity, expected="VALID",
-                             hint="failed: " + (", ".join(reasons) or "no result_validity line"))
+            yield Finding.at(
+                loadgen.detail.path,
+                "LoadGen judged the run not VALID" + (f": {said}" if said else ""),
+                line=_line(loadgen, "result_validity"),
+                found=validity,
+                expected="VALID",
+                hint="failed: " + (", ".join(reasons) or "no result_validity line"),
+            )
 
 
 @check("INF002", "loadgen-error", area="inference")
@@ -65,19 +77,30 @@ def loadgen_error(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Bad: {"key": "error_runtime", "value": "Multiple responses for sample", "metadata": {"is_error": true}}.
     Fix: fix the SUT so every sample is answered exactly once, then re-run.
     """
-    for run, loadgen, values in _logs(sub):
+    for _run, loadgen, values in _logs(sub):
         flagged = [line for line in loadgen.detail.lines if line.metadata.get("is_error") is True]
         for line in flagged:
-            yield Finding.at(loadgen.detail.path, f"LoadGen error {line.key}: {str(line.value)[:200]}",
-                             line=line.lineno, hint="fix the SUT and re-run")
+            yield Finding.at(
+                loadgen.detail.path,
+                f"LoadGen error {line.key}: {str(line.value)[:200]}",
+                line=line.lineno,
+                hint="fix the SUT and re-run",
+            )
         errors = values.get("num_errors")
         if isinstance(errors, int) and errors > 0 and not flagged:
-            yield Finding.at(loadgen.detail.path, "LoadGen counted errors", line=_line(loadgen, "num_errors"),
-                             found=errors, expected=0)
+            yield Finding.at(
+                loadgen.detail.path,
+                "LoadGen counted errors",
+                line=_line(loadgen, "num_errors"),
+                found=errors,
+                expected=0,
+            )
 
 
-_OFFLINE_TOO_SHORT = ("Offline's one query was too small for this model: raise expected_qps in --user-conf "
-                      "(levelfield infer sizes the query again itself when a run ends early)")
+_OFFLINE_TOO_SHORT = (
+    "Offline's one query was too small for this model: raise expected_qps in --user-conf "
+    "(levelfield infer sizes the query again itself when a run ends early)"
+)
 
 
 @check("INF003", "constraint-not-met", area="inference")
@@ -97,25 +120,39 @@ def constraint_not_met(sub: Submission, ctx: Context) -> Iterator[Finding]:
         rules = task.loadgen_settings(ctx.profile, run.scenario)
         duration_ms = achieved_duration_ms(values)
         if duration_ms is None:
-            yield Finding.at(loadgen.detail.path, "no power_begin/power_end to measure the duration",
-                             expected="LoadGen 6.0.17's detail log")
+            yield Finding.at(
+                loadgen.detail.path,
+                "no power_begin/power_end to measure the duration",
+                expected="LoadGen 6.0.17's detail log",
+            )
         elif duration_ms < rules["min_duration_ms"]:
-            yield Finding.at(loadgen.detail.path, "run shorter than the rules' minimum duration",
-                             line=_line(loadgen, "power_end"), found=f"{duration_ms:.0f} ms",
-                             expected=f">= {rules['min_duration_ms']} ms",
-                             hint=_OFFLINE_TOO_SHORT if run.scenario == "offline" else None)
+            yield Finding.at(
+                loadgen.detail.path,
+                "run shorter than the rules' minimum duration",
+                line=_line(loadgen, "power_end"),
+                found=f"{duration_ms:.0f} ms",
+                expected=f">= {rules['min_duration_ms']} ms",
+                hint=_OFFLINE_TOO_SHORT if run.scenario == "offline" else None,
+            )
         queries = values.get("result_query_count")
         if not isinstance(queries, int) or queries < rules["min_query_count"]:
-            yield Finding.at(loadgen.detail.path, "fewer queries than the rules' minimum",
-                             line=_line(loadgen, "result_query_count"), found=queries,
-                             expected=f">= {rules['min_query_count']}")
+            yield Finding.at(
+                loadgen.detail.path,
+                "fewer queries than the rules' minimum",
+                line=_line(loadgen, "result_query_count"),
+                found=queries,
+                expected=f">= {rules['min_query_count']}",
+            )
         if run.scenario == "server":
             latency_ns = percentile_latency_ns(values, rules["latency_percentile"])
             bound_ns = rules["latency_bound_ms"] * NS_PER_MS
             if not isinstance(latency_ns, (int, float)) or latency_ns > bound_ns:
-                yield Finding.at(loadgen.detail.path, f"p{rules['latency_percentile'] * 100:g} latency over the "
-                                                      f"rules' bound", found=latency_ns,
-                                 expected=f"<= {bound_ns:.0f} ns")
+                yield Finding.at(
+                    loadgen.detail.path,
+                    f"p{rules['latency_percentile'] * 100:g} latency over the rules' bound",
+                    found=latency_ns,
+                    expected=f"<= {bound_ns:.0f} ns",
+                )
 
 
 @check("INF005", "loadgen-version-not-pinned", area="inference")
@@ -127,12 +164,17 @@ def loadgen_version_not_pinned(sub: Submission, ctx: Context) -> Iterator[Findin
     Fix: pip install mlcommons-loadgen==<the pinned version> and re-run.
     """
     pinned = str(ctx.suite.tools["loadgen"]["version"])
-    for run, loadgen, values in _logs(sub):
+    for _run, loadgen, values in _logs(sub):
         version = values.get("loadgen_version")
         if not isinstance(version, str) or not version.startswith(pinned + " "):
-            yield Finding.at(loadgen.detail.path, "LoadGen version is not the pinned one",
-                             line=_line(loadgen, "loadgen_version"), found=version, expected=f"{pinned} @ <commit>",
-                             hint=f"pip install mlcommons-loadgen=={pinned}")
+            yield Finding.at(
+                loadgen.detail.path,
+                "LoadGen version is not the pinned one",
+                line=_line(loadgen, "loadgen_version"),
+                found=version,
+                expected=f"{pinned} @ <commit>",
+                hint=f"pip install mlcommons-loadgen=={pinned}",
+            )
 
 
 def summary_validity(summary: str) -> str | None:
@@ -154,10 +196,14 @@ def summary_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Bad: a summary edited to say "Result is : VALID" next to a detail log saying INVALID.
     Fix: package LoadGen's files exactly as it wrote them.
     """
-    for run, loadgen, values in _logs(sub, "performance"):
+    for _run, loadgen, values in _logs(sub, "performance"):
         if loadgen.summary is None:
             continue  # STR001 / STR003
         said = summary_validity(loadgen.summary)
         if said != values.get("result_validity"):
-            yield Finding.at(loadgen.summary_path, "verdict differs from mlperf_log_detail.txt",
-                             found=said, expected=values.get("result_validity"))
+            yield Finding.at(
+                loadgen.summary_path,
+                "verdict differs from mlperf_log_detail.txt",
+                found=said,
+                expected=values.get("result_validity"),
+            )

@@ -8,6 +8,7 @@ the rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.engine import Context
@@ -31,11 +32,16 @@ def events_out_of_order(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for _, log in training_logs(sub):
         present = [(key, line) for key in EVENT_ORDER if (line := log.first(key)) is not None]  # absent: TRN001
-        for (key_a, a), (key_b, b) in zip(present, present[1:]):
+        for (key_a, a), (key_b, b) in pairwise(present):
             if a.lineno > b.lineno:
-                yield Finding.at(log.path, f"{key_b} comes before {key_a}", line=b.lineno,
-                                 found=f"{key_b} at line {b.lineno}, {key_a} at line {a.lineno}",
-                                 expected=" < ".join(EVENT_ORDER), hint=_PRODUCE)
+                yield Finding.at(
+                    log.path,
+                    f"{key_b} comes before {key_a}",
+                    line=b.lineno,
+                    found=f"{key_b} at line {b.lineno}, {key_a} at line {a.lineno}",
+                    expected=" < ".join(EVENT_ORDER),
+                    hint=_PRODUCE,
+                )
 
 
 @check("TRN013", "event-outside-run", area="training")
@@ -51,10 +57,14 @@ def event_outside_run(sub: Submission, ctx: Context) -> Iterator[Finding]:
         for key in TIMED_EVENTS:
             for line in log.all(key):
                 if (start and line.lineno < start.lineno) or (stop and line.lineno > stop.lineno):
-                    yield Finding.at(log.path, f"{key} outside run_start..run_stop", line=line.lineno,
-                                     found=f"line {line.lineno}",
-                                     expected=f"between lines {start.lineno if start else '?'} and "
-                                              f"{stop.lineno if stop else '?'}", hint=_PRODUCE)
+                    yield Finding.at(
+                        log.path,
+                        f"{key} outside run_start..run_stop",
+                        line=line.lineno,
+                        found=f"line {line.lineno}",
+                        expected=f"between lines {start.lineno if start else '?'} and {stop.lineno if stop else '?'}",
+                        hint=_PRODUCE,
+                    )
 
 
 @check("TRN014", "epochs-not-consecutive", area="training")
@@ -68,8 +78,14 @@ def epochs_not_consecutive(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for _, log in training_logs(sub):
         for i, line in enumerate(log.all("epoch_start"), start=1):
             if line.metadata.get("epoch_num") != i:
-                yield Finding.at(log.path, "epoch numbers not consecutive from 1", line=line.lineno,
-                                 found=line.metadata.get("epoch_num"), expected=i, hint=_PRODUCE)
+                yield Finding.at(
+                    log.path,
+                    "epoch numbers not consecutive from 1",
+                    line=line.lineno,
+                    found=line.metadata.get("epoch_num"),
+                    expected=i,
+                    hint=_PRODUCE,
+                )
                 break
 
 
@@ -83,8 +99,14 @@ def timestamp_backwards(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for _, log in training_logs(sub):
         times = [(line.lineno, line.time_ms) for line in log.lines if line.time_ms is not None]
-        for (_, t0), (lineno, t1) in zip(times, times[1:]):
+        for (_, t0), (lineno, t1) in pairwise(times):
             if t1 < t0:
-                yield Finding.at(log.path, "timestamp earlier than the line before", line=lineno,
-                                 found=t1, expected=f">= {t0}", hint=_PRODUCE)
+                yield Finding.at(
+                    log.path,
+                    "timestamp earlier than the line before",
+                    line=lineno,
+                    found=t1,
+                    expected=f">= {t0}",
+                    hint=_PRODUCE,
+                )
                 break

@@ -14,10 +14,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.ground import layout as L
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground import layout as L
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.stats import spread
 
@@ -59,13 +59,18 @@ def result_json_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         data = run.result.data if run.result is not None else None
         if not isinstance(data, dict):
             continue  # STR001 / STR003
-        for key, want in (("task", run.task), ("framework", run.framework), ("scenario", run.scenario),
-                          ("mode", run.mode)):
+        for key, want in (
+            ("task", run.task),
+            ("framework", run.framework),
+            ("scenario", run.scenario),
+            ("mode", run.mode),
+        ):
             if data.get(key) != want:
                 yield Finding.at(run.result.path, f"{key} differs from the folder", found=data.get(key), expected=want)
         if data.get("status") != "completed":
-            yield Finding.at(run.result.path, "the run did not complete", found=data.get("status"),
-                             expected="completed")
+            yield Finding.at(
+                run.result.path, "the run did not complete", found=data.get("status"), expected="completed"
+            )
         if run.mode == L.PERFORMANCE:
             yield from _performance_mismatches(run, data, ctx)
 
@@ -76,8 +81,8 @@ def _performance_mismatches(run, data: dict, ctx):
     name, values = repeat_metrics(run.repeats, run.scenario, rules.get("latency_percentile"))
     if data.get("metric") != name:
         yield Finding.at(path, "metric is not the scenario's", found=data.get("metric"), expected=name)
-    entries = data.get("runs") if isinstance(data.get("runs"), list) else []   # not a list: INF008
-    for repeat, value in zip(run.repeats, values):
+    entries = data.get("runs") if isinstance(data.get("runs"), list) else []  # not a list: INF008
+    for repeat, value in zip(run.repeats, values, strict=True):
         if repeat.detail is None or repeat.index > len(entries):
             continue  # STR001 (no log) / INF008 (fewer entries than folders)
         entry, where = entries[repeat.index - 1], f"runs[{repeat.index - 1}]"
@@ -86,42 +91,67 @@ def _performance_mismatches(run, data: dict, ctx):
             yield Finding.at(path, f"{where} is not an object", found=type(entry).__name__, expected="object")
             continue
         if entry.get("run") != repeat.index or entry.get("folder") != L.repeat_folder(repeat.index):
-            yield Finding.at(path, f"{where} names another repeat", found=[entry.get("run"), entry.get("folder")],
-                             expected=[repeat.index, L.repeat_folder(repeat.index)])
+            yield Finding.at(
+                path,
+                f"{where} names another repeat",
+                found=[entry.get("run"), entry.get("folder")],
+                expected=[repeat.index, L.repeat_folder(repeat.index)],
+            )
         if value is None:
-            yield Finding.at(path, f"{where}.{name} cannot be verified: {log} holds no {name}",
-                             found=entry.get(name), expected="a detail log holding the scenario's metric")
+            yield Finding.at(
+                path,
+                f"{where}.{name} cannot be verified: {log} holds no {name}",
+                found=entry.get(name),
+                expected="a detail log holding the scenario's metric",
+            )
         elif not same_number(entry.get(name), value):
             yield Finding.at(path, f"{where}.{name} differs from {log}", found=entry.get(name), expected=value)
         if entry.get("valid") != _is_valid(repeat):
-            yield Finding.at(path, f"{where}.valid differs from LoadGen's result_validity in {log}",
-                             found=entry.get("valid"), expected=_is_valid(repeat))
+            yield Finding.at(
+                path,
+                f"{where}.valid differs from LoadGen's result_validity in {log}",
+                found=entry.get("valid"),
+                expected=_is_valid(repeat),
+            )
     # The summary is recomputed only over a complete set: repeats 1..N, one entry each, every log
     # holding its metric; anything less is reported above, by STR001 or by INF008.
     indices = [r.index for r in run.repeats]
-    complete = indices == list(range(1, len(entries) + 1)) and all(_number(v) for v in values) \
+    complete = (
+        indices == list(range(1, len(entries) + 1))
+        and all(_number(v) for v in values)
         and all(r.detail is not None for r in run.repeats)
+    )
     if not entries or not complete:
         return
     logs = f"the {len(values)} repeats' {L.DETAIL_LOG}"
     try:
         expected = spread(values)
-    except (OverflowError, ValueError):   # finite doubles whose sum or squares leave the double range
-        yield Finding.at(path, f"statistics cannot be recomputed: {logs} hold values beyond a double's range",
-                         found=values, expected="metrics a LoadGen run can measure")
+    except (OverflowError, ValueError):  # finite doubles whose sum or squares leave the double range
+        yield Finding.at(
+            path,
+            f"statistics cannot be recomputed: {logs} hold values beyond a double's range",
+            found=values,
+            expected="metrics a LoadGen run can measure",
+        )
         return
     if not same_number(data.get(name), expected["mean"]):
-        yield Finding.at(path, f"{name} (the mean) differs from the mean of {logs}", found=data.get(name),
-                         expected=expected["mean"])
+        yield Finding.at(
+            path, f"{name} (the mean) differs from the mean of {logs}", found=data.get(name), expected=expected["mean"]
+        )
     statistics = data.get("statistics") if isinstance(data.get("statistics"), dict) else {}
     for key in STATISTICS_KEYS:
         if not same_number(statistics.get(key), expected[key]):
-            yield Finding.at(path, f"statistics.{key} differs from levelfield.ground.stats.spread over {logs}",
-                             found=statistics.get(key), expected=expected[key])
+            yield Finding.at(
+                path,
+                f"statistics.{key} differs from levelfield.ground.stats.spread over {logs}",
+                found=statistics.get(key),
+                expected=expected[key],
+            )
     valid = all(_is_valid(r) for r in run.repeats)
     if data.get("valid") != valid:
-        yield Finding.at(path, "valid differs from 'every repeat VALID' in LoadGen's logs", found=data.get("valid"),
-                         expected=valid)
+        yield Finding.at(
+            path, "valid differs from 'every repeat VALID' in LoadGen's logs", found=data.get("valid"), expected=valid
+        )
 
 
 @check("INF008", "repeat-count-mismatch", area="inference")
@@ -144,24 +174,41 @@ def repeat_count_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         count = len(indices)
         folders = [L.repeat_folder(i) for i in indices]
         if indices != list(range(1, count + 1)):
-            yield Finding.at(run.folder, "run_<i> folders are not numbered 1..N without gaps", found=folders,
-                             expected=[L.repeat_folder(i) for i in range(1, count + 1)],
-                             hint="package the run folder `levelfield infer` wrote, with every run_<i>/")
+            yield Finding.at(
+                run.folder,
+                "run_<i> folders are not numbered 1..N without gaps",
+                found=folders,
+                expected=[L.repeat_folder(i) for i in range(1, count + 1)],
+                hint="package the run folder `levelfield infer` wrote, with every run_<i>/",
+            )
         if count != want:
-            yield Finding.at(run.folder, f"{count} repeats where the rules' {ctx.profile} profile asks {want}",
-                             found=count, expected=want,
-                             hint=f"run `levelfield infer --mode performance --profile {ctx.profile}` without "
-                                  f"--repeats: it runs the profile's {want}")
+            yield Finding.at(
+                run.folder,
+                f"{count} repeats where the rules' {ctx.profile} profile asks {want}",
+                found=count,
+                expected=want,
+                hint=f"run `levelfield infer --mode performance --profile {ctx.profile}` without "
+                f"--repeats: it runs the profile's {want}",
+            )
         data = run.result.data if run.result is not None else None
         if not isinstance(data, dict):
             continue  # STR001 / STR003
         repeats, entries = data.get("repeats"), data.get("runs")
         if not (isinstance(repeats, int) and not isinstance(repeats, bool)) or repeats != count:
-            yield Finding.at(run.result.path, "repeats differs from the run_<i>/ folders", found=repeats,
-                             expected=count)
+            yield Finding.at(
+                run.result.path, "repeats differs from the run_<i>/ folders", found=repeats, expected=count
+            )
         if not isinstance(entries, list):
-            yield Finding.at(run.result.path, "runs is not a list of the repeats", found=type(entries).__name__,
-                             expected=f"a list of {count}")
+            yield Finding.at(
+                run.result.path,
+                "runs is not a list of the repeats",
+                found=type(entries).__name__,
+                expected=f"a list of {count}",
+            )
         elif len(entries) != count:
-            yield Finding.at(run.result.path, "runs lists another number of repeats than the run_<i>/ folders",
-                             found=len(entries), expected=count)
+            yield Finding.at(
+                run.result.path,
+                "runs lists another number of repeats than the run_<i>/ folders",
+                found=len(entries),
+                expected=count,
+            )

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.ground import mllog_keys as LK
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground import mllog_keys as LK
 
 
 def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str], str, int | None, Any]]:
@@ -40,9 +40,14 @@ def mixed_environment(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if captured is None or not isinstance(captured.data, dict):
             continue  # STR001 / STR003
         if _digest(environment) != _digest(captured.data):
-            yield Finding.at(path, f"environment differs from {captured.path}", line=line,
-                             found=_digest(environment), expected=_digest(captured.data),
-                             hint="compare the two with `diff`; re-run in one environment")
+            yield Finding.at(
+                path,
+                f"environment differs from {captured.path}",
+                line=line,
+                found=_digest(environment),
+                expected=_digest(captured.data),
+                hint="compare the two with `diff`; re-run in one environment",
+            )
 
 
 @check("REP002", "dataset-digest-mismatch", area="reproducibility")
@@ -59,8 +64,14 @@ def dataset_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         for log in training.logs:
             line = log.first(LK.DATASET_DIGEST)
             if line is not None and line.value != want:
-                yield Finding.at(log.path, "dataset digest differs from the rules", line=line.lineno,
-                                 found=line.value, expected=want, hint="check the data with `levelfield data verify`")
+                yield Finding.at(
+                    log.path,
+                    "dataset digest differs from the rules",
+                    line=line.lineno,
+                    found=line.value,
+                    expected=want,
+                    hint="check the data with `levelfield data verify`",
+                )
 
 
 @check("REP003", "modified-reference-code", area="reproducibility", severity=WARNING)
@@ -79,5 +90,10 @@ def modified_reference_code(sub: Submission, ctx: Context) -> Iterator[Finding]:
         git = environment.get(LK.GIT) if isinstance(environment, dict) else None
         if isinstance(git, dict) and git.get("dirty") and key not in reported:
             reported.add(key)
-            yield Finding.at(path, "runs used a modified levelfield checkout", line=line,
-                             found=git.get("dirty_files"), expected="a clean checkout")
+            yield Finding.at(
+                path,
+                "runs used a modified levelfield checkout",
+                line=line,
+                found=git.get("dirty_files"),
+                expected="a clean checkout",
+            )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from levelfield.ground import mllog_keys as LK
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground import mllog_keys as LK
 
 CODE_REF_KEYS = (LK.VERSION, "git_commit", "rules_version")
 
@@ -25,19 +25,33 @@ def rules_version_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     version = ctx.suite.version
     ref = sub.code_ref.data if sub.code_ref is not None and isinstance(sub.code_ref.data, dict) else None
     if ref is not None and ref.get("rules_version") != version:
-        yield Finding.at(sub.code_ref.path, "declared rules version is not the one applied", found=ref.get("rules_version"),
-                         expected=version, hint="check with a levelfield release that ships this rules version")
+        yield Finding.at(
+            sub.code_ref.path,
+            "declared rules version is not the one applied",
+            found=ref.get("rules_version"),
+            expected=version,
+            hint="check with a levelfield release that ships this rules version",
+        )
     for training in sub.trainings:
         for log in training.logs:
             line = log.first(LK.RULES_VERSION)
             if line is not None and line.value != version:
-                yield Finding.at(log.path, "produced under another rules version", line=line.lineno,
-                                 found=line.value, expected=version)
+                yield Finding.at(
+                    log.path,
+                    "produced under another rules version",
+                    line=line.lineno,
+                    found=line.value,
+                    expected=version,
+                )
     for run in sub.inferences:
         for file in (run.result, run.settings):
             if file is not None and isinstance(file.data, dict) and file.data.get("rules_version") != version:
-                yield Finding.at(file.path, "produced under another rules version",
-                                 found=file.data.get("rules_version"), expected=version)
+                yield Finding.at(
+                    file.path,
+                    "produced under another rules version",
+                    found=file.data.get("rules_version"),
+                    expected=version,
+                )
 
 
 @check("RUL002", "invalid-code-reference", area="rules")
@@ -57,5 +71,10 @@ def invalid_code_reference(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for key in CODE_REF_KEYS:
         value = ref.get(key)
         if not (isinstance(value, str) and value) and not (key == "git_commit" and key in ref and value is None):
-            yield Finding.at(sub.code_ref.path, f"{key} missing or not a string", found=value,
-                             expected="a non-empty string", hint="re-run `levelfield package`")
+            yield Finding.at(
+                sub.code_ref.path,
+                f"{key} missing or not a string",
+                found=value,
+                expected="a non-empty string",
+                hint="re-run `levelfield package`",
+            )

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import InferenceRun, Submission
-from levelfield.ground.metrics import NS_PER_MS
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
+from levelfield.ground.metrics import NS_PER_MS
 
 if TYPE_CHECKING:
     from levelfield.rules.loader import Suite
 
-Difference = tuple[str, object, object]   # (requested_* key, value found, value expected)
+Difference = tuple[str, object, object]  # (requested_* key, value found, value expected)
 
 
 def _requested(values: dict, key: str, ok: Callable[[object], bool], expected: object) -> list[Difference]:
@@ -41,8 +41,9 @@ def _close(found, want) -> bool:
 
 def scenario_mode_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """The scenario and test mode LoadGen ran against the folder the run is filed under."""
-    return (_requested(values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario])
-            + _requested(values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode]))
+    return _requested(
+        values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario]
+    ) + _requested(values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode])
 
 
 def seed_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
@@ -59,38 +60,54 @@ def run_length_differences(values: dict, rules: dict, suite: Suite, scenario: st
         return []  # an accuracy run answers every sample once, however long that takes
     out = []
     for key in ("min_duration_ms", "min_query_count"):
-        out += _requested(values, key, lambda v, k=key: isinstance(v, int) and not isinstance(v, bool)
-                          and v >= rules[k], f">= {rules[key]}")
+        out += _requested(
+            values,
+            key,
+            lambda v, k=key: isinstance(v, int) and not isinstance(v, bool) and v >= rules[k],
+            f">= {rules[key]}",
+        )
     return out
 
 
 def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
-    return _requested(values, "performance_sample_count_override",
-                      lambda v: v == rules["performance_sample_count"], rules["performance_sample_count"])
+    return _requested(
+        values,
+        "performance_sample_count_override",
+        lambda v: v == rules["performance_sample_count"],
+        rules["performance_sample_count"],
+    )
 
 
-def samples_per_query_differences(values: dict, rules: dict, suite: Suite, scenario: str,
-                                  mode: str) -> list[Difference]:
+def samples_per_query_differences(
+    values: dict, rules: dict, suite: Suite, scenario: str, mode: str
+) -> list[Difference]:
     """MultiStream's samples per query against the scenario's."""
     if scenario != "multistream":
         return []
-    return _requested(values, "multi_stream_samples_per_query", lambda v: v == rules["samples_per_query"],
-                      rules["samples_per_query"])
+    return _requested(
+        values, "multi_stream_samples_per_query", lambda v: v == rules["samples_per_query"], rules["samples_per_query"]
+    )
 
 
 # The requested_* key holding each scenario's latency percentile; Offline has no latency constraint.
-PERCENTILE_KEYS = {"singlestream": "single_stream_target_latency_percentile",
-                   "multistream": "multi_stream_target_latency_percentile",
-                   "server": "server_target_latency_percentile"}
+PERCENTILE_KEYS = {
+    "singlestream": "single_stream_target_latency_percentile",
+    "multistream": "multi_stream_target_latency_percentile",
+    "server": "server_target_latency_percentile",
+}
 
 
 def latency_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """The latency percentile and (Server) latency bound against the scenario's."""
     out = []
     if scenario in PERCENTILE_KEYS:
-        out += _requested(values, PERCENTILE_KEYS[scenario], lambda v: _close(v, rules["latency_percentile"]),
-                          rules["latency_percentile"])
+        out += _requested(
+            values,
+            PERCENTILE_KEYS[scenario],
+            lambda v: _close(v, rules["latency_percentile"]),
+            rules["latency_percentile"],
+        )
     if scenario == "server":
         bound_ns = rules["latency_bound_ms"] * NS_PER_MS
         out += _requested(values, "server_target_latency_ns", lambda v: _close(v, bound_ns), int(bound_ns))
@@ -101,8 +118,10 @@ def profile_rules(ctx: Context, run: InferenceRun) -> dict:
     """The rules a run's requested settings are held to: the scenario's constraints, the checked
     profile's run lengths, and the task's sample count (capped by its eval set)."""
     task = ctx.task(run.task)
-    return {**task.loadgen_settings(ctx.profile, run.scenario),
-            "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples)}
+    return {
+        **task.loadgen_settings(ctx.profile, run.scenario),
+        "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples),
+    }
 
 
 def _findings(sub, ctx, differences, hint: str) -> Iterator[Finding]:
@@ -111,12 +130,16 @@ def _findings(sub, ctx, differences, hint: str) -> Iterator[Finding]:
             if loadgen.detail is None:
                 continue  # STR001
             values = loadgen.detail.values()
-            for key, found, expected in differences(values, profile_rules(ctx, run), ctx.suite, run.scenario,
-                                                    run.mode):
+            for key, found, expected in differences(values, profile_rules(ctx, run), ctx.suite, run.scenario, run.mode):
                 line = loadgen.detail.last(key)
-                yield Finding.at(loadgen.detail.path, f"{key} breaks the rules' {ctx.profile} profile",
-                                 line=None if line is None else line.lineno, found=found, expected=expected,
-                                 hint=hint)
+                yield Finding.at(
+                    loadgen.detail.path,
+                    f"{key} breaks the rules' {ctx.profile} profile",
+                    line=None if line is None else line.lineno,
+                    found=found,
+                    expected=expected,
+                    hint=hint,
+                )
 
 
 _RERUN = "run `levelfield infer` with the profile checked; "
@@ -131,8 +154,12 @@ def scenario_or_mode_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding
     Bad: requested_scenario "Offline" under server/performance/.
     Fix: package the runs again with `levelfield package`; never move run folders by hand.
     """
-    yield from _findings(sub, ctx, scenario_mode_differences,
-                         "file each run under the scenario and mode it ran (levelfield package does)")
+    yield from _findings(
+        sub,
+        ctx,
+        scenario_mode_differences,
+        "file each run under the scenario and mode it ran (levelfield package does)",
+    )
 
 
 @check("INF010", "rng-seeds-changed", area="inference")
@@ -171,8 +198,9 @@ def sample_count_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Bad: requested_performance_sample_count_override 1024 where the rules ask 32768.
     Fix: remove performance_sample_count_override from --user-conf; the runner sets the rules' count.
     """
-    yield from _findings(sub, ctx, sample_count_differences,
-                         _RERUN + "never set performance_sample_count_override in --user-conf")
+    yield from _findings(
+        sub, ctx, sample_count_differences, _RERUN + "never set performance_sample_count_override in --user-conf"
+    )
 
 
 @check("INF013", "samples-per-query-changed", area="inference")
@@ -184,8 +212,7 @@ def samples_per_query_changed(sub: Submission, ctx: Context) -> Iterator[Finding
     Bad: requested_multi_stream_samples_per_query 4 where the rules ask 8.
     Fix: remove samples_per_query from --user-conf; the runner sets the rules' value.
     """
-    yield from _findings(sub, ctx, samples_per_query_differences,
-                         _RERUN + "never set samples_per_query in --user-conf")
+    yield from _findings(sub, ctx, samples_per_query_differences, _RERUN + "never set samples_per_query in --user-conf")
 
 
 @check("INF014", "latency-constraint-changed", area="inference")
@@ -199,5 +226,6 @@ def latency_constraint_changed(sub: Submission, ctx: Context) -> Iterator[Findin
     Bad: requested_server_target_latency_ns 200000000 (the demo's 200 ms) where the rules ask 10 ms.
     Fix: run `levelfield infer` with the submission profile; never set the latency targets in --user-conf.
     """
-    yield from _findings(sub, ctx, latency_differences,
-                         _RERUN + "never set latency percentiles or bounds in --user-conf")
+    yield from _findings(
+        sub, ctx, latency_differences, _RERUN + "never set latency percentiles or bounds in --user-conf"
+    )

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from levelfield.ground import layout as L
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground import layout as L
 
 
 @check("CHK001", "internal-error", area="checker")
@@ -42,8 +42,11 @@ def unexpected_entry(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Fix: remove stray files before packaging; `levelfield package` writes only the layout's files.
     """
     for path, why in sub.unknown:
-        yield Finding.at(path, f"not part of the submission layout: {why}",
-                         hint="see submissions/README.md for the layout; `levelfield package` writes it")
+        yield Finding.at(
+            path,
+            f"not part of the submission layout: {why}",
+            hint="see submissions/README.md for the layout; `levelfield package` writes it",
+        )
 
 
 @check("STR009", "unknown-id", area="structure")
@@ -67,8 +70,12 @@ def malformed_file(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Fix: re-run the affected run; never edit logs by hand.
     """
     for path, line, why in sub.malformed:
-        yield Finding.at(path, f"cannot be parsed: {why}", line=line,
-                         hint="regenerate the file with the levelfield tool that wrote it")
+        yield Finding.at(
+            path,
+            f"cannot be parsed: {why}",
+            line=line,
+            hint="regenerate the file with the levelfield tool that wrote it",
+        )
 
 
 @check("STR004", "unsafe-entry", area="structure")
@@ -81,10 +88,18 @@ def unsafe_entry(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for path, kind in sub.tree.refused:
         if kind in ("symlink", "special", "too-deep"):
-            what = {"symlink": "a symbolic link (not followed)", "special": "not a regular file or folder",
-                    "too-deep": "a folder nested deeper than the checker reads"}[kind]
-            yield Finding.at(path, what, found=kind, expected="regular files and folders",
-                             hint="replace it with the real file's content")
+            what = {
+                "symlink": "a symbolic link (not followed)",
+                "special": "not a regular file or folder",
+                "too-deep": "a folder nested deeper than the checker reads",
+            }[kind]
+            yield Finding.at(
+                path,
+                what,
+                found=kind,
+                expected="regular files and folders",
+                hint="replace it with the real file's content",
+            )
 
 
 @check("STR005", "over-size-limit", area="structure")
@@ -98,11 +113,19 @@ def over_size_limit(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
     for path, kind in sub.tree.refused:
         if kind == "too-large":
-            yield Finding.at(path, "file over the size limit; not read", expected=f"<= {MAX_FILE_BYTES} bytes",
-                             hint="remove it; the layout's files are far smaller")
+            yield Finding.at(
+                path,
+                "file over the size limit; not read",
+                expected=f"<= {MAX_FILE_BYTES} bytes",
+                hint="remove it; the layout's files are far smaller",
+            )
     if sub.tree.truncated:
-        yield Finding.at(".", "more files than the checker reads; the rest were not checked",
-                         expected=f"<= {MAX_FILES} files", hint="split the submission or remove stray files")
+        yield Finding.at(
+            ".",
+            "more files than the checker reads; the rest were not checked",
+            expected=f"<= {MAX_FILES} files",
+            hint="split the submission or remove stray files",
+        )
 
 
 @check("STR006", "digest-mismatch", area="structure")
@@ -115,8 +138,13 @@ def digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for entry in sub.manifest or []:
         file = sub.tree.files.get(entry.path)
         if file is not None and file.sha256 != entry.sha256:
-            yield Finding.at(entry.path, "content differs from its MANIFEST digest", found=file.sha256,
-                             expected=entry.sha256, hint="restore the file or re-run `levelfield package`")
+            yield Finding.at(
+                entry.path,
+                "content differs from its MANIFEST digest",
+                found=file.sha256,
+                expected=entry.sha256,
+                hint="restore the file or re-run `levelfield package`",
+            )
 
 
 @check("STR007", "manifest-incomplete", area="structure")
@@ -136,8 +164,13 @@ def manifest_incomplete(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if listed[entry.path] > 1:
             yield Finding.at(L.MANIFEST, "path listed more than once", line=entry.lineno, found=entry.path)
         elif entry.path not in sub.tree.files and not any(p == entry.path for p, _ in sub.tree.refused):
-            yield Finding.at(L.MANIFEST, "lists a file that is not in the tree", line=entry.lineno,
-                             found=entry.path, hint="restore the file or re-package")
+            yield Finding.at(
+                L.MANIFEST,
+                "lists a file that is not in the tree",
+                line=entry.lineno,
+                found=entry.path,
+                hint="restore the file or re-package",
+            )
     for path in sorted(sub.tree.files):
         if path != L.MANIFEST and path not in listed:
             yield Finding.at(path, "file not listed in MANIFEST", hint="re-run `levelfield package`")
@@ -145,8 +178,13 @@ def manifest_incomplete(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
 def _unsafe_manifest_path(path: str) -> bool:
     parts = path.split("/")
-    return (path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts)
-            or path == L.MANIFEST or any(ord(c) < 32 for c in path))
+    return (
+        path.startswith("/")
+        or "\\" in path
+        or any(p in ("", ".", "..") for p in parts)
+        or path == L.MANIFEST
+        or any(ord(c) < 32 for c in path)
+    )
 
 
 @check("STR008", "unsafe-manifest-path", area="structure")
@@ -159,5 +197,10 @@ def unsafe_manifest_path(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for entry in sub.manifest or []:
         if _unsafe_manifest_path(entry.path):
-            yield Finding.at(L.MANIFEST, "path is not a plain relative path inside the tree", line=entry.lineno,
-                             found=entry.path, expected="a relative path without '..', '.', '\\' or a leading '/'")
+            yield Finding.at(
+                L.MANIFEST,
+                "path is not a plain relative path inside the tree",
+                line=entry.lineno,
+                found=entry.path,
+                expected="a relative path without '..', '.', '\\' or a leading '/'",
+            )

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.ground import mllog_keys as LK
-from levelfield.ground import layout as L
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground import layout as L
+from levelfield.ground import mllog_keys as LK
 
 
 def _systems(sub):
-    return [s for s in sub.systems.values() if s.data is not None]   # unreadable ones are STR003's
+    return [s for s in sub.systems.values() if s.data is not None]  # unreadable ones are STR003's
 
 
 @check("SYS001", "invalid-system-description", area="system")
@@ -53,8 +53,13 @@ def system_path_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
             if isinstance(found, str) and found.startswith("<FILL"):
                 continue  # SYS003
             if found != expected:
-                yield Finding.at(system.path, f"{key} differs from the folder it is in", found=found,
-                                 expected=expected, hint=f"set {key} to {expected!r} or move the tree")
+                yield Finding.at(
+                    system.path,
+                    f"{key} differs from the folder it is in",
+                    found=found,
+                    expected=expected,
+                    hint=f"set {key} to {expected!r} or move the tree",
+                )
 
 
 @check("SYS003", "placeholder-left", area="system")
@@ -68,7 +73,9 @@ def placeholder_left(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
     for system in _systems(sub):
         for path in placeholder_paths(system.data):
-            yield Finding.at(system.path, f"{path}: placeholder not filled in", hint="replace <FILL: ...> with the value")
+            yield Finding.at(
+                system.path, f"{path}: placeholder not filled in", hint="replace <FILL: ...> with the value"
+            )
 
 
 @check("SYS004", "unknown-system", area="system")
@@ -80,9 +87,12 @@ def unknown_system(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for system in sorted({key[0] for key in sub.result_keys()}):
         if system not in sub.systems:
-            yield Finding.at(f"{sub.path(L.RESULTS, system)}", "no system description for these results",
-                             expected=sub.path(L.SYSTEMS, L.system_file(system)),
-                             hint="add the description with `levelfield sysinfo --out FILE`")
+            yield Finding.at(
+                f"{sub.path(L.RESULTS, system)}",
+                "no system description for these results",
+                expected=sub.path(L.SYSTEMS, L.system_file(system)),
+                hint="add the description with `levelfield sysinfo --out FILE`",
+            )
 
 
 def observed_fingerprints(sub: Submission) -> Iterator[tuple[str, int | None, str, Any]]:
@@ -136,12 +146,20 @@ def hardware_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if system is None or not isinstance(system.data, dict):
             continue  # SYS004 / STR003
         if observed is None:
-            yield Finding.at(path, "no system_fingerprint recorded", line=line,
-                             hint="produce results with levelfield's runner and trainer, which record it")
+            yield Finding.at(
+                path,
+                "no system_fingerprint recorded",
+                line=line,
+                hint="produce results with levelfield's runner and trainer, which record it",
+            )
             continue
         if not isinstance(system.data.get("accelerators", []), list):
             continue  # SYS001 reports the type; fingerprint_content would iterate it
         declared = fingerprint_content(system.data)
         for difference in hardware_differences(declared, observed, ratio):
-            yield Finding.at(path, f"observed hardware differs from {system.path}: {difference}", line=line,
-                             hint="file the result under the system it ran on")
+            yield Finding.at(
+                path,
+                f"observed hardware differs from {system.path}: {difference}",
+                line=line,
+                hint="file the result under the system it ran on",
+            )

@@ -5,7 +5,6 @@ The order of a log's events is checked in log_order.py (TRN012-TRN015).
 
 from __future__ import annotations
 
-from levelfield.ground import mllog_keys as LK
 import functools
 import math
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission, TrainingResult
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile
 from levelfield.ground.training_log import (
     epochs_to_target,
@@ -67,8 +67,9 @@ def missing_log_key(sub: Submission, ctx: Context) -> Iterator[Finding]:
             if n == 0:
                 yield Finding.at(log.path, f"required key {key!r} missing", expected=requirement.lower())
             elif requirement == "EXACTLY_ONE" and n > 1:
-                yield Finding.at(log.path, f"key {key!r} logged {n} times", line=log.all(key)[1].lineno,
-                                 expected="exactly one")
+                yield Finding.at(
+                    log.path, f"key {key!r} logged {n} times", line=log.all(key)[1].lineno, expected="exactly one"
+                )
 
 
 @check("TRN003", "log-header-mismatch", area="training")
@@ -82,13 +83,18 @@ def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Fix: package the runs again; pass --org, --division and --system to `levelfield train`.
     """
     for training, log in training_logs(sub):
-        expected = {"submission_benchmark": training.task, LK.FRAMEWORK: training.framework,
-                    "submission_org": sub.org, "submission_division": sub.division}
+        expected = {
+            "submission_benchmark": training.task,
+            LK.FRAMEWORK: training.framework,
+            "submission_org": sub.org,
+            "submission_division": sub.division,
+        }
         for key, want in expected.items():
             line = log.first(key)
             if line is not None and line.value != want:  # absent keys are TRN001's
-                yield Finding.at(log.path, f"{key} differs from the folder", line=line.lineno, found=line.value,
-                                 expected=want)
+                yield Finding.at(
+                    log.path, f"{key} differs from the folder", line=line.lineno, found=line.value, expected=want
+                )
         system = sub.systems.get(training.system)
         line = log.first("submission_platform")
         if system is None or line is None:
@@ -97,9 +103,14 @@ def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if isinstance(system.data, dict) and isinstance(system.data.get("system_name"), str):
             names.add(system.data["system_name"])
         if not isinstance(line.value, str) or line.value not in names:  # a list is unhashable
-            yield Finding.at(log.path, "submission_platform names another system", line=line.lineno,
-                             found=line.value, expected=" or ".join(sorted(names)),
-                             hint="pass --system systems/<system>.json to `levelfield train`")
+            yield Finding.at(
+                log.path,
+                "submission_platform names another system",
+                line=line.lineno,
+                found=line.value,
+                expected=" or ".join(sorted(names)),
+                hint="pass --system systems/<system>.json to `levelfield train`",
+            )
 
 
 @check("TRN004", "too-many-failed-runs", area="training")
@@ -114,8 +125,13 @@ def too_many_failed_runs(sub: Submission, ctx: Context) -> Iterator[Finding]:
         allowed = ctx.task(training.task).training["max_failed_runs"]
         failed = [log for log in training.logs if run_status(log) != "success"]
         if len(failed) > allowed:
-            yield Finding.at(training.folder, "too many runs did not succeed", found=len(failed),
-                             expected=f"<= {allowed}", hint="failed: " + ", ".join(f.path.rsplit("/", 1)[1] for f in failed))
+            yield Finding.at(
+                training.folder,
+                "too many runs did not succeed",
+                found=len(failed),
+                expected=f"<= {allowed}",
+                hint="failed: " + ", ".join(f.path.rsplit("/", 1)[1] for f in failed),
+            )
 
 
 @check("TRN005", "target-not-reached", area="training")
@@ -130,15 +146,24 @@ def target_not_reached(sub: Submission, ctx: Context) -> Iterator[Finding]:
         target = ctx.task(training.task).quality["target"]
         stated = log.first(LK.QUALITY_TARGET)
         if stated is not None and stated.value != target:
-            yield Finding.at(log.path, "stated quality target differs from the rules", line=stated.lineno,
-                             found=stated.value, expected=target)
+            yield Finding.at(
+                log.path,
+                "stated quality target differs from the rules",
+                line=stated.lineno,
+                found=stated.value,
+                expected=target,
+            )
         if run_status(log) != "success":
             continue
         line = last_eval_before_stop(log)
         if line is None or not finite_number(line.value) or line.value < target:
-            yield Finding.at(log.path, "run_stop says success but the last eval is below the target",
-                             line=None if line is None else line.lineno,
-                             found=None if line is None else line.value, expected=f">= {target}")
+            yield Finding.at(
+                log.path,
+                "run_stop says success but the last eval is below the target",
+                line=None if line is None else line.lineno,
+                found=None if line is None else line.value,
+                expected=f">= {target}",
+            )
 
 
 @check("TRN006", "nonunique-seed", area="training")
@@ -158,8 +183,13 @@ def nonunique_seed(sub: Submission, ctx: Context) -> Iterator[Finding]:
             if not isinstance(line.value, int) or isinstance(line.value, bool):
                 yield Finding.at(log.path, "seed is not an integer", line=line.lineno, found=line.value)
             elif line.value in seen:
-                yield Finding.at(log.path, "seed already used by another run", line=line.lineno, found=line.value,
-                                 expected=f"a seed other than those of {seen[line.value]}")
+                yield Finding.at(
+                    log.path,
+                    "seed already used by another run",
+                    line=line.lineno,
+                    found=line.value,
+                    expected=f"a seed other than those of {seen[line.value]}",
+                )
             else:
                 seen[line.value] = log.path.rsplit("/", 1)[1]
 
@@ -175,8 +205,9 @@ def wrong_run_count(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for training in sub.trainings:
         runs = ctx.task(training.task).training["runs"]
         if len(training.logs) != runs:
-            yield Finding.at(training.folder, "number of runs differs from the rules", found=len(training.logs),
-                             expected=runs)
+            yield Finding.at(
+                training.folder, "number of runs differs from the rules", found=len(training.logs), expected=runs
+            )
 
 
 @check("TRN008", "hyperparameter-not-allowed", area="training")
@@ -198,16 +229,22 @@ def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Findin
             if line is None:
                 yield Finding.at(log.path, f"hyperparameter {name} not logged", expected=f"{keys[name]} = {want}")
             elif not _same(line.value, want):
-                yield Finding.at(log.path, f"fixed hyperparameter {name} changed", line=line.lineno,
-                                 found=line.value, expected=want)
+                yield Finding.at(
+                    log.path, f"fixed hyperparameter {name} changed", line=line.lineno, found=line.value, expected=want
+                )
         for name, spec in hp["tunable"].items():
             line = log.first(keys[name])
             if line is None:
                 yield Finding.at(log.path, f"hyperparameter {name} not logged", expected=keys[name])
             elif not _allowed(line.value, spec):
                 bounds = spec["choices"] if "choices" in spec else f"[{spec.get('min')}, {spec.get('max')}]"
-                yield Finding.at(log.path, f"tunable hyperparameter {name} outside the rules", line=line.lineno,
-                                 found=line.value, expected=bounds)
+                yield Finding.at(
+                    log.path,
+                    f"tunable hyperparameter {name} outside the rules",
+                    line=line.lineno,
+                    found=line.value,
+                    expected=bounds,
+                )
 
 
 def _same(found, want) -> bool:
@@ -245,21 +282,23 @@ def implausibly_fast_convergence(sub: Submission, ctx: Context) -> Iterator[Find
         if not rcp or not ctx.suite.profiles[ctx.profile]["submittable"]:
             continue  # uncalibrated task, or a demo/smoke check: reference points hold for the full recipe only
         epochs = [e for log in training.logs if run_status(log) == "success" and (e := epochs_to_target(log))]
-        batches = [log.value("global_batch_size") for log in training.logs]   # a list: values may be unhashable
+        batches = [log.value("global_batch_size") for log in training.logs]  # a list: values may be unhashable
         if len(epochs) < 2 or any(b != rcp["global_batch_size"] for b in batches):
             continue  # reference points exist for one batch size only
         reference = [e for values in rcp["epochs_to_target"].values() for e in values]
         mean, ref_mean = stats_mean(epochs), stats_mean(reference)
         test = welch_test(epochs, reference, alpha, alternative="less")
-        if test["p_value"] is None:   # no spread on either side: the t-test is undefined
+        if test["p_value"] is None:  # no spread on either side: the t-test is undefined
             p, faster = (0.0, True) if mean < ref_mean else (1.0, False)
         else:
             p, faster = test["p_value"], not test["within_noise"]
         if faster:
-            yield Finding.at(training.folder, f"converged faster than the reference runs (one-sided Welch "
-                                              f"t-test p = {p:.3g} < {alpha})",
-                             found=f"mean {mean:.2f} epochs over {len(epochs)} runs",
-                             expected=f"mean near {ref_mean:.2f} epochs (reference: {reference})")
+            yield Finding.at(
+                training.folder,
+                f"converged faster than the reference runs (one-sided Welch t-test p = {p:.3g} < {alpha})",
+                found=f"mean {mean:.2f} epochs over {len(epochs)} runs",
+                expected=f"mean near {ref_mean:.2f} epochs (reference: {reference})",
+            )
 
 
 @check("TRN010", "not-submission-profile", area="training")
@@ -275,14 +314,20 @@ def not_submission_profile(sub: Submission, ctx: Context) -> Iterator[Finding]:
         task = ctx.task(training.task)
         line = log.first(LK.PROFILE)
         if line is not None and line.value != ctx.profile:
-            yield Finding.at(log.path, f"run made with another profile than the {ctx.profile} profile checked",
-                             line=line.lineno, found=line.value, expected=ctx.profile)
+            yield Finding.at(
+                log.path,
+                f"run made with another profile than the {ctx.profile} profile checked",
+                line=line.lineno,
+                found=line.value,
+                expected=ctx.profile,
+            )
             continue
         for key, want in (("train_samples", task.train_samples), ("eval_samples", task.eval_samples)):
             line = log.first(key)
             if line is not None and line.value != want:
-                yield Finding.at(log.path, f"{key} is not the whole dataset split", line=line.lineno,
-                                 found=line.value, expected=want)
+                yield Finding.at(
+                    log.path, f"{key} is not the whole dataset split", line=line.lineno, found=line.value, expected=want
+                )
 
 
 @check("TRN011", "init-too-long", area="training")
@@ -299,5 +344,10 @@ def init_too_long(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if start and stop and start.time_ms is not None and stop.time_ms is not None:
             took_s = (stop.time_ms - start.time_ms) / 1000
             if took_s > limit_s:
-                yield Finding.at(log.path, "initialisation over the limit", line=stop.lineno,
-                                 found=f"{took_s:.1f} s", expected=f"<= {limit_s} s")
+                yield Finding.at(
+                    log.path,
+                    "initialisation over the limit",
+                    line=stop.lineno,
+                    found=f"{took_s:.1f} s",
+                    expected=f"<= {limit_s} s",
+                )

@@ -15,29 +15,39 @@ import os
 COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "train", "infer", "package", "check", "leaderboard", "demo"]
 
 
-def add_command(subparsers: argparse._SubParsersAction, name: str, *, help: str, description: str,
-                examples: list[str]) -> argparse.ArgumentParser:
+def add_command(
+    subparsers: argparse._SubParsersAction, name: str, *, help: str, description: str, examples: list[str]
+) -> argparse.ArgumentParser:
     """A sub-command parser whose --help ends with runnable examples."""
     epilog = "examples:\n" + "\n".join(f"  {line}" for line in examples)
     return subparsers.add_parser(
-        name, help=help, description=description, epilog=epilog,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        name, help=help, description=description, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
 
 
 def add_checked_profile_option(parser: argparse.ArgumentParser) -> None:
     """--profile for the commands that judge submission trees (check, leaderboard)."""
     parser.add_argument(
-        "--profile", metavar="NAME", default="submission",
+        "--profile",
+        metavar="NAME",
+        default="submission",
         help="judge every run against this profile of the rules (default: submission; `demo` accepts the "
-             "output of `levelfield demo` and labels it as such; other profiles are never results)")
+        "output of `levelfield demo` and labels it as such; other profiles are never results)",
+    )
 
 
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
     """--rules-dir / --rules-version, for every command that reads rules."""
     group = parser.add_argument_group("rules")
     group.add_argument(
-        "--rules-dir", metavar="DIR", default=os.environ.get("LEVELFIELD_RULES_DIR"),
-        help="folder holding rules versions (default: $LEVELFIELD_RULES_DIR, else the rules shipped with levelfield)")
+        "--rules-dir",
+        metavar="DIR",
+        default=os.environ.get("LEVELFIELD_RULES_DIR"),
+        help="folder holding rules versions (default: $LEVELFIELD_RULES_DIR, else the rules shipped with levelfield)",
+    )
     group.add_argument(
-        "--rules-version", metavar="V", default=None,
-        help="rules version to use (default: the newest one in the rules folder)")
+        "--rules-version",
+        metavar="V",
+        default=None,
+        help="rules version to use (default: the newest one in the rules folder)",
+    )

@@ -1,10 +1,10 @@
 """`levelfield check`: the submission checker.
 
-    levelfield check submissions/example
-    levelfield check DIR --format json > findings.json
-    levelfield check DIR --select TRN,REP --ignore TRN009
-    levelfield check DIR --waivers waivers.yaml
-    levelfield check --list
+levelfield check submissions/example
+levelfield check DIR --format json > findings.json
+levelfield check DIR --select TRN,REP --ignore TRN009
+levelfield check DIR --waivers waivers.yaml
+levelfield check --list
 """
 
 from __future__ import annotations
@@ -22,23 +22,34 @@ def _codes(text: str) -> list[str]:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
-        subparsers, "check", help="check a submission tree against the rules (exit 0 clean, 1 findings, 2 error)",
+        subparsers,
+        "check",
+        help="check a submission tree against the rules (exit 0 clean, 1 findings, 2 error)",
         description="Walk a submission tree (never following links or executing anything in it), load every "
-                    "file into typed records and run every registered check. Each finding reads "
-                    "`path[:line]: CODE message (found X, expected Y)` with a hint. Exit 0: clean; 1: findings "
-                    "of severity error; 2: the check could not run. docs/checks.md documents every code.",
-        examples=["levelfield check submissions/example",
-                  "levelfield check DIR --format json > findings.json",
-                  "levelfield check DIR --select TRN,REP --ignore TRN009",
-                  "levelfield check DIR --waivers waivers.yaml      (each waiver carries a reason)",
-                  "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
-                  "levelfield check --list                          every check: code, name, severity"])
+        "file into typed records and run every registered check. Each finding reads "
+        "`path[:line]: CODE message (found X, expected Y)` with a hint. Exit 0: clean; 1: findings "
+        "of severity error; 2: the check could not run. docs/checks.md documents every code.",
+        examples=[
+            "levelfield check submissions/example",
+            "levelfield check DIR --format json > findings.json",
+            "levelfield check DIR --select TRN,REP --ignore TRN009",
+            "levelfield check DIR --waivers waivers.yaml      (each waiver carries a reason)",
+            "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
+            "levelfield check --list                          every check: code, name, severity",
+        ],
+    )
     parser.add_argument("dir", nargs="?", type=Path, metavar="DIR", help="the submission tree (holds MANIFEST)")
     parser.add_argument("--format", choices=["text", "json"], default="text")
-    parser.add_argument("--select", type=_codes, default=[], metavar="CODES",
-                        help="comma-separated codes or prefixes to run (default: all)")
-    parser.add_argument("--ignore", type=_codes, default=[], metavar="CODES",
-                        help="comma-separated codes or prefixes not to run")
+    parser.add_argument(
+        "--select",
+        type=_codes,
+        default=[],
+        metavar="CODES",
+        help="comma-separated codes or prefixes to run (default: all)",
+    )
+    parser.add_argument(
+        "--ignore", type=_codes, default=[], metavar="CODES", help="comma-separated codes or prefixes not to run"
+    )
     parser.add_argument("--waivers", type=Path, metavar="FILE", help="YAML waivers file (schema: waivers)")
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
     parser.add_argument("--no-hints", action="store_true", help="text format: omit the hint lines")
@@ -62,8 +73,16 @@ def run(args: argparse.Namespace) -> int:
     if args.dir is None:
         raise UserError("no submission folder given (expected: levelfield check DIR)")
     waivers = load_waivers(args.waivers) if args.waivers else []
-    report = check_tree(args.dir, rules_dir=args.rules_dir, rules_version=args.rules_version, select=args.select,
-                        ignore=args.ignore, waivers=waivers, data_dir=args.data_dir, profile=args.profile)
+    report = check_tree(
+        args.dir,
+        rules_dir=args.rules_dir,
+        rules_version=args.rules_version,
+        select=args.select,
+        ignore=args.ignore,
+        waivers=waivers,
+        data_dir=args.data_dir,
+        profile=args.profile,
+    )
     if args.format == "json":
         print(json.dumps(json_report(report), indent=2))
     else:

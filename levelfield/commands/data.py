@@ -20,26 +20,39 @@ DIGEST_SHOWN_CHARS = 16  # enough to tell digests apart in a table; errors print
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
-        subparsers, "data", help="check datasets against the digests pinned in the rules",
+        subparsers,
+        "data",
+        help="check datasets against the digests pinned in the rules",
         description="Dataset commands. Fashion-MNIST is read from disk; the other tasks' data are generated "
-                    "(bit-identical on every machine); both are checked against SHA-256 digests in the rules.",
-        examples=["levelfield data verify", "levelfield data verify --task ctr-dlrm",
-                  "levelfield data verify --data-dir ~/datasets/fashion-mnist"])
+        "(bit-identical on every machine); both are checked against SHA-256 digests in the rules.",
+        examples=[
+            "levelfield data verify",
+            "levelfield data verify --task ctr-dlrm",
+            "levelfield data verify --data-dir ~/datasets/fashion-mnist",
+        ],
+    )
     parser.set_defaults(func=lambda args: parser.error("choose a subcommand: verify"))
     actions = parser.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
     verify = add_command(
-        actions, "verify", help="compare each dataset's SHA-256 with the rules",
+        actions,
+        "verify",
+        help="compare each dataset's SHA-256 with the rules",
         description="Compute the SHA-256 of every dataset file (or of the generated arrays) and compare it "
-                    "with the digest pinned in the rules. Data folder for file datasets: --data-dir, else "
-                    "$LEVELFIELD_DATA_DIR, else the rules' default_dir.",
-        examples=["levelfield data verify",
-                  "levelfield data verify --task fmnist-resnet",
-                  "LEVELFIELD_DATA_DIR=/data/fmnist levelfield data verify",
-                  "levelfield data verify --data-dir /data/fmnist --rules-version 1.0"])
+        "with the digest pinned in the rules. Data folder for file datasets: --data-dir, else "
+        "$LEVELFIELD_DATA_DIR, else the rules' default_dir.",
+        examples=[
+            "levelfield data verify",
+            "levelfield data verify --task fmnist-resnet",
+            "LEVELFIELD_DATA_DIR=/data/fmnist levelfield data verify",
+            "levelfield data verify --data-dir /data/fmnist --rules-version 1.0",
+        ],
+    )
     verify.add_argument("--task", metavar="T", help="verify only this task (default: every task)")
-    verify.add_argument("--data-dir", metavar="DIR",
-                        help="folder holding the dataset files (default: $LEVELFIELD_DATA_DIR, else the rules' "
-                             "default_dir)")
+    verify.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder holding the dataset files (default: $LEVELFIELD_DATA_DIR, else the rules' default_dir)",
+    )
     add_rules_options(verify)
     verify.set_defaults(func=run)
 
@@ -66,8 +79,16 @@ def run(args: argparse.Namespace) -> int:
             hints.append(e.hint)
             continue
         for check in report.checks:
-            rows.append([task.id, report.dataset, report.source, check.label or check.what,
-                         check.actual[:DIGEST_SHOWN_CHARS] + "...", "ok" if check.ok else "MISMATCH"])
+            rows.append(
+                [
+                    task.id,
+                    report.dataset,
+                    report.source,
+                    check.label or check.what,
+                    check.actual[:DIGEST_SHOWN_CHARS] + "...",
+                    "ok" if check.ok else "MISMATCH",
+                ]
+            )
         if not report.ok:
             problems.extend(report.problems())
             hints.append(report.hint)

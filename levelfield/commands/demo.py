@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from levelfield.commands import add_command, add_rules_options
 
-if TYPE_CHECKING:   # imported where used, so `levelfield --help` stays fast
+if TYPE_CHECKING:  # imported where used, so `levelfield --help` stays fast
     from levelfield.checker.engine import Report
     from levelfield.demo_stage import StageOptions
     from levelfield.rules.loader import Suite
@@ -34,29 +34,47 @@ if TYPE_CHECKING:   # imported where used, so `levelfield --help` stays fast
 MARKER = ".levelfield-demo"
 DEMO_TASK = "fmnist-resnet"
 DEMO_ORG = "demo"
-DEMO_SEED = 20261122        # one fixed seed: the demo prints the same accuracies on every CPU run
+DEMO_SEED = 20261122  # one fixed seed: the demo prints the same accuracies on every CPU run
 DEMO_SYSTEM_FIELDS = {"submitter": DEMO_ORG, "division": "closed", "status": "rdi", "system_type": "datacenter"}
 LEADERBOARD_FORMATS = ("md", "html", "json", "csv")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
-        subparsers, "demo", help="run the end-to-end demo: train, infer, package, check, leaderboard",
+        subparsers,
+        "demo",
+        help="run the end-to-end demo: train, infer, package, check, leaderboard",
         description="Run the whole workflow for one task in every framework with the rules' demo profile: verify "
-                    "the data, write this machine's system description, train to the demo target, run LoadGen's "
-                    "four scenarios in performance and accuracy mode, package a submission tree, check it and "
-                    "print the leaderboard (HTML/JSON/CSV written beside it). About 10 minutes on 2 CPU cores. "
-                    "Everything goes into --out; demo results are labelled as such and are never submittable.",
-        examples=["levelfield demo --out demo-out",
-                  "levelfield demo --out demo-out --frameworks pytorch jax     a subset of the frameworks",
-                  "levelfield demo --out /tmp/lf --data-dir ~/fmnist"])
-    parser.add_argument("--out", metavar="DIR", type=Path, default=Path("demo-out"),
-                        help="output folder (default: demo-out); re-running replaces an earlier demo's output")
+        "the data, write this machine's system description, train to the demo target, run LoadGen's "
+        "four scenarios in performance and accuracy mode, package a submission tree, check it and "
+        "print the leaderboard (HTML/JSON/CSV written beside it). About 10 minutes on 2 CPU cores. "
+        "Everything goes into --out; demo results are labelled as such and are never submittable.",
+        examples=[
+            "levelfield demo --out demo-out",
+            "levelfield demo --out demo-out --frameworks pytorch jax     a subset of the frameworks",
+            "levelfield demo --out /tmp/lf --data-dir ~/fmnist",
+        ],
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        default=Path("demo-out"),
+        help="output folder (default: demo-out); re-running replaces an earlier demo's output",
+    )
     parser.add_argument("--task", default=DEMO_TASK, help=f"task to run (default: {DEMO_TASK})")
-    parser.add_argument("--frameworks", nargs="+", metavar="F", default=None,
-                        help="frameworks to run (default: every framework of the rules)")
-    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, "
-                                                          "else /usr/share/datasets/fashion-mnist)")
+    parser.add_argument(
+        "--frameworks",
+        nargs="+",
+        metavar="F",
+        default=None,
+        help="frameworks to run (default: every framework of the rules)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else /usr/share/datasets/fashion-mnist)",
+    )
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
@@ -68,8 +86,10 @@ def claim_output_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a folder", hint="choose another --out")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise UserError(f"{out}: folder is not empty and was not made by `levelfield demo`; not writing into it",
-                        hint="choose another --out, or an empty folder")
+        raise UserError(
+            f"{out}: folder is not empty and was not made by `levelfield demo`; not writing into it",
+            hint="choose another --out, or an empty folder",
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER).write_text("written by levelfield demo; a re-run may replace this folder's content\n")
 
@@ -115,8 +135,10 @@ def run(args: argparse.Namespace) -> int:
     steps.end()
 
     for framework in frameworks:
-        steps.begin(f"{framework}: train to the demo target, then {len(suite.scenarios)} LoadGen scenarios "
-                    f"x {len(suite.modes)} modes")
+        steps.begin(
+            f"{framework}: train to the demo target, then {len(suite.scenarios)} LoadGen scenarios "
+            f"x {len(suite.modes)} modes"
+        )
         run_framework(args, suite, task.id, framework, system)
         steps.end()
 
@@ -136,27 +158,34 @@ def run(args: argparse.Namespace) -> int:
     if report.failed:
         # Still a complete demo: the page lists the tree under "Not included" with its codes, as it
         # would any submission. Every run is sized from this machine, so a finding here is a bug.
-        print(f"\nthe tree has findings ({', '.join(sorted({f.code for f in report.active}))}): the leaderboard "
-              f"lists it as not included; `levelfield check {tree} --profile demo` explains each code. The "
-              f"demo sizes every run from this machine, so this is a levelfield bug: please report it with "
-              f"{args.out}/runs/")
+        print(
+            f"\nthe tree has findings ({', '.join(sorted({f.code for f in report.active}))}): the leaderboard "
+            f"lists it as not included; `levelfield check {tree} --profile demo` explains each code. The "
+            f"demo sizes every run from this machine, so this is a levelfield bug: please report it with "
+            f"{args.out}/runs/"
+        )
     print("\nleaderboard: " + ", ".join(str(p) for p in written))
-    print(f"open {written[1]} in a browser for the charts; demo finished in {steps.elapsed_s / 60:.1f} min, "
-          f"output in {args.out}/")
+    print(
+        f"open {written[1]} in a browser for the charts; demo finished in {steps.elapsed_s / 60:.1f} min, "
+        f"output in {args.out}/"
+    )
     return EXIT_FINDINGS if report.failed else EXIT_OK
 
 
 def verify_data(args: argparse.Namespace, task_id: str) -> None:
     from levelfield.commands import data
 
-    data.run(argparse.Namespace(task=task_id, data_dir=args.data_dir,
-                                rules_dir=args.rules_dir, rules_version=args.rules_version))
+    data.run(
+        argparse.Namespace(
+            task=task_id, data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version
+        )
+    )
 
 
 def describe_system(out: Path) -> tuple[Path, dict]:
     """This machine's system description, its vendor fields filled in as the demo's."""
-    from levelfield.ground.fsutil import atomic_write_text
     from levelfield.ground.accelerators import query_nvml
+    from levelfield.ground.fsutil import atomic_write_text
     from levelfield.ground.sysinfo import collect_system_description, to_json
 
     report = query_nvml()
@@ -164,9 +193,11 @@ def describe_system(out: Path) -> tuple[Path, dict]:
     desc.update(DEMO_SYSTEM_FIELDS, system_name=f"{socket.gethostname() or 'this machine'} (levelfield demo)")
     system_file = out / "system.json"
     atomic_write_text(system_file, to_json(desc), overwrite=True)
-    print(f"  {desc['host_processor_core_count']} x {desc['host_processor_model_name']}, "
-          f"{desc['host_memory_capacity_gib']} GiB; accelerators: {desc['accelerator_model_name']}"
-          + (f" ({report['unavailable_reason']})" if report["unavailable_reason"] else ""))
+    print(
+        f"  {desc['host_processor_core_count']} x {desc['host_processor_model_name']}, "
+        f"{desc['host_memory_capacity_gib']} GiB; accelerators: {desc['accelerator_model_name']}"
+        + (f" ({report['unavailable_reason']})" if report["unavailable_reason"] else "")
+    )
     print(f"  fingerprint {desc['fingerprint']['digest']}; written to {system_file}")
     return system_file, desc
 
@@ -178,9 +209,17 @@ def run_framework(args: argparse.Namespace, suite: Suite, task_id: str, framewor
 
     from levelfield.demo_stage import StageOptions
 
-    options = StageOptions(task_id=task_id, framework=framework, runs_dir=args.out / "runs", system=system,
-                           org=DEMO_ORG, seed=DEMO_SEED, data_dir=args.data_dir, rules_dir=args.rules_dir,
-                           rules_version=args.rules_version)
+    options = StageOptions(
+        task_id=task_id,
+        framework=framework,
+        runs_dir=args.out / "runs",
+        system=system,
+        org=DEMO_ORG,
+        seed=DEMO_SEED,
+        data_dir=args.data_dir,
+        rules_dir=args.rules_dir,
+        rules_version=args.rules_version,
+    )
     trained = run_child(args.out, "train", options, [])
     run_child(args.out, "infer", dataclasses.replace(options, weights_file=trained["weights"]), list(suite.scenarios))
 
@@ -195,12 +234,13 @@ def run_child(out: Path, part: str, options: StageOptions, scenarios: list[str])
     report = out / f".stage-{options.framework}-{part}.json"
     report.unlink(missing_ok=True)
     child = multiprocessing.get_context("spawn").Process(
-        target=child_main, args=(part, options, scenarios, report), name=f"demo-{options.framework}-{part}")
+        target=child_main, args=(part, options, scenarios, report), name=f"demo-{options.framework}-{part}"
+    )
     child.start()
     try:
         child.join()
     except KeyboardInterrupt:
-        child.join()   # the child got the same SIGINT and logs its run as aborted
+        child.join()  # the child got the same SIGINT and logs its run as aborted
         raise
     outcome = json.loads(report.read_text()) if report.is_file() else None
     if outcome is None or not outcome["ok"]:
@@ -213,8 +253,9 @@ def package_runs(out: Path, system_file: Path) -> Path:
     from levelfield.tools.package import PackageOptions, package
 
     tree = out / "submission"
-    package(PackageOptions(runs=[out / "runs"], system=system_file, org=DEMO_ORG, division="closed", out=tree,
-                           force=True))
+    package(
+        PackageOptions(runs=[out / "runs"], system=system_file, org=DEMO_ORG, division="closed", out=tree, force=True)
+    )
     files = sum(1 for p in tree.rglob("*") if p.is_file())
     print(f"  {tree}/: {files} files, MANIFEST with the SHA-256 of each")
     return tree
@@ -224,8 +265,9 @@ def check(tree: Path, args: argparse.Namespace) -> Report:
     from levelfield.checker.engine import check_tree
     from levelfield.checker.report import text_report
 
-    report = check_tree(tree, rules_dir=args.rules_dir, rules_version=args.rules_version, data_dir=args.data_dir,
-                        profile="demo")
+    report = check_tree(
+        tree, rules_dir=args.rules_dir, rules_version=args.rules_version, data_dir=args.data_dir, profile="demo"
+    )
     print(text_report(report))
     return report
 

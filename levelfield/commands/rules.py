@@ -1,8 +1,8 @@
 """`levelfield rules show|validate`: the suite definition as tables, and a validity check.
 
-    levelfield rules show
-    levelfield rules show --task fmnist-resnet
-    levelfield rules validate --rules-dir my-rules
+levelfield rules show
+levelfield rules show --task fmnist-resnet
+levelfield rules validate --rules-dir my-rules
 """
 
 from __future__ import annotations
@@ -13,34 +13,49 @@ from typing import TYPE_CHECKING
 
 from levelfield.commands import add_command, add_rules_options
 
-if TYPE_CHECKING:   # imported where used, so `levelfield --help` stays fast
+if TYPE_CHECKING:  # imported where used, so `levelfield --help` stays fast
     from levelfield.rules.loader import Suite, Task
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
-        subparsers, "rules", help="show or validate the suite's rules",
+        subparsers,
+        "rules",
+        help="show or validate the suite's rules",
         description="The rules are the suite as data: tasks, datasets and digests, quality targets, "
-                    "hyperparameters, run counts, scenario constraints and run-length profiles.",
-        examples=["levelfield rules show", "levelfield rules show --task ctr-dlrm",
-                  "levelfield rules validate --rules-dir ./my-rules"])
+        "hyperparameters, run counts, scenario constraints and run-length profiles.",
+        examples=[
+            "levelfield rules show",
+            "levelfield rules show --task ctr-dlrm",
+            "levelfield rules validate --rules-dir ./my-rules",
+        ],
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = add_command(actions, "show", help="print the task table, or one task in detail",
-                       description="Print the rules as tables.",
-                       examples=["levelfield rules show", "levelfield rules show --task seq-transformer"])
+    show = add_command(
+        actions,
+        "show",
+        help="print the task table, or one task in detail",
+        description="Print the rules as tables.",
+        examples=["levelfield rules show", "levelfield rules show --task seq-transformer"],
+    )
     show.add_argument("--task", metavar="T", help="show one task in detail")
     add_rules_options(show)
     show.set_defaults(func=run_show)
-    check = add_command(actions, "validate", help="validate a rules folder against the schemas",
-                        description="Load every rules file, validate it and cross-check it; "
-                                    "print one line per problem and exit 2 when any is found.",
-                        examples=["levelfield rules validate", "levelfield rules validate --rules-dir ./my-rules"])
+    check = add_command(
+        actions,
+        "validate",
+        help="validate a rules folder against the schemas",
+        description="Load every rules file, validate it and cross-check it; "
+        "print one line per problem and exit 2 when any is found.",
+        examples=["levelfield rules validate", "levelfield rules validate --rules-dir ./my-rules"],
+    )
     add_rules_options(check)
     check.set_defaults(func=run_validate)
 
 
 def _suite(args: argparse.Namespace) -> Suite:
     from levelfield.rules import load_suite
+
     return load_suite(args.rules_version, args.rules_dir)
 
 
@@ -52,18 +67,32 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from tabulate import tabulate
+
     suite = _suite(args)
     if args.task:
         print(task_detail(suite.task(args.task)))
         return 0
     status = " (provisional targets)" if suite.status == "provisional" else ""
-    print(f"levelfield rules {suite.version}{status}; LoadGen {suite.tools['loadgen']['version']}; "
-          f"frameworks: {', '.join(suite.frameworks)}")
+    print(
+        f"levelfield rules {suite.version}{status}; LoadGen {suite.tools['loadgen']['version']}; "
+        f"frameworks: {', '.join(suite.frameworks)}"
+    )
     print(tabulate(task_rows(suite), headers="keys", tablefmt="github"))
     print()
-    print(tabulate([{"profile": name, "submittable": "yes" if spec["submittable"] else "no",
-                     "inference repeats": spec["inference_repeats"]} for name, spec in suite.profiles.items()],
-                   headers="keys", tablefmt="github"))
+    print(
+        tabulate(
+            [
+                {
+                    "profile": name,
+                    "submittable": "yes" if spec["submittable"] else "no",
+                    "inference repeats": spec["inference_repeats"],
+                }
+                for name, spec in suite.profiles.items()
+            ],
+            headers="keys",
+            tablefmt="github",
+        )
+    )
     return 0
 
 
@@ -71,37 +100,52 @@ def task_rows(suite: Suite) -> list[dict]:
     rows = []
     for task in suite.tasks.values():
         quality = task.quality
-        rows.append({
-            "task": task.id,
-            "dataset": task.dataset["name"],
-            "model (params)": f"{task.model['id']} ({task.model['parameters']:,})",
-            "metric": quality["metric"],
-            "target": f"{quality['target']}{'*' if quality['provisional'] else ''}",
-            "runs (drop)": f"{task.training['runs']} ({task.training['olympic_drop']})",
-            "max epochs": task.training["max_epochs"],
-            "server bound ms": task.scenarios["server"]["latency_bound_ms"],
-        })
+        rows.append(
+            {
+                "task": task.id,
+                "dataset": task.dataset["name"],
+                "model (params)": f"{task.model['id']} ({task.model['parameters']:,})",
+                "metric": quality["metric"],
+                "target": f"{quality['target']}{'*' if quality['provisional'] else ''}",
+                "runs (drop)": f"{task.training['runs']} ({task.training['olympic_drop']})",
+                "max epochs": task.training["max_epochs"],
+                "server bound ms": task.scenarios["server"]["latency_bound_ms"],
+            }
+        )
     return rows
 
 
 def _kv_table(title: str, mapping: dict) -> str:
     from tabulate import tabulate
+
     rows = [(key, json.dumps(value) if isinstance(value, (dict, list)) else value) for key, value in mapping.items()]
     return f"{title}\n{tabulate(rows, tablefmt='plain')}"
 
 
 def task_detail(task: Task) -> str:
     from tabulate import tabulate
+
     dataset = {k: v for k, v in task.dataset.items() if k not in ("files", "arrays")}
     parts = [f"{task.id}: {task.title}", _kv_table("dataset", dataset)]
     if "files" in task.dataset:
-        parts.append(tabulate([(name, f["file"], f["sha256"], "x".join(map(str, f["shape"])), f["dtype"])
-                               for name, f in task.dataset["files"].items()],
-                              headers=["data", "file", "sha256", "shape", "dtype"], tablefmt="github"))
+        parts.append(
+            tabulate(
+                [
+                    (name, f["file"], f["sha256"], "x".join(map(str, f["shape"])), f["dtype"])
+                    for name, f in task.dataset["files"].items()
+                ],
+                headers=["data", "file", "sha256", "shape", "dtype"],
+                tablefmt="github",
+            )
+        )
     else:
-        parts.append(tabulate([(name, "x".join(map(str, a["shape"])), a["dtype"])
-                               for name, a in task.dataset["arrays"].items()],
-                              headers=["array", "shape", "dtype"], tablefmt="github"))
+        parts.append(
+            tabulate(
+                [(name, "x".join(map(str, a["shape"])), a["dtype"]) for name, a in task.dataset["arrays"].items()],
+                headers=["array", "shape", "dtype"],
+                tablefmt="github",
+            )
+        )
     parts.append(_kv_table("model", task.model))
     parts.append(_kv_table("quality", task.quality))
     parts.append(_kv_table("hyperparameters, fixed (closed division)", task.hyperparameters["fixed"]))

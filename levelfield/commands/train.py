@@ -1,8 +1,8 @@
 """`levelfield train`: time-to-accuracy runs with MLLOG logs and an olympic-mean summary.
 
-    levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/fm-pt
-    levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax
-    levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --out runs/ctr-ddp
+levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/fm-pt
+levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax
+levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --out runs/ctr-ddp
 """
 
 from __future__ import annotations
@@ -28,72 +28,120 @@ def _assignment(text: str) -> tuple[str, float]:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(
-        subparsers, "train", help="time-to-accuracy training runs (MLLOG result files)",
+        subparsers,
+        "train",
+        help="time-to-accuracy training runs (MLLOG result files)",
         description="Train one task in one framework until the rules' quality target, N times with distinct "
-                    "seeds. Each run writes result_<i>.txt (MLLOG); summary.json holds each run's time to "
-                    "target, the olympic mean (a failed run counting as the slowest, as the leaderboard scores "
-                    "it) and the successful runs' mean with its 95%% confidence interval.",
-        examples=["levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/smoke",
-                  "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
-                  "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
-                  "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
-                  "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp"])
+        "seeds. Each run writes result_<i>.txt (MLLOG); summary.json holds each run's time to "
+        "target, the olympic mean (a failed run counting as the slowest, as the leaderboard scores "
+        "it) and the successful runs' mean with its 95%% confidence interval.",
+        examples=[
+            "levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/smoke",
+            "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
+            "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
+            "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
+            "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp",
+        ],
+    )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
     parser.add_argument("--framework", required=True, metavar="F", help="pytorch, tensorflow or jax")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for result_<i>.txt and summary.json")
-    parser.add_argument("--profile", default="submission", metavar="P",
-                        help="smoke (seconds; never submittable) or submission (default)")
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="folder for result_<i>.txt and summary.json"
+    )
+    parser.add_argument(
+        "--profile",
+        default="submission",
+        metavar="P",
+        help="smoke (seconds; never submittable) or submission (default)",
+    )
     parser.add_argument("--runs", type=int, metavar="N", help="number of runs (default: the rules' count)")
     parser.add_argument("--seed", type=int, metavar="S", help="seed of run 0; run i uses S+i (default: random)")
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--compile", dest="mode", action="store_const", const="compiled",
-                      help="the framework's compiled mode (default): torch.compile, XLA jit, jax.jit")
+    mode.add_argument(
+        "--compile",
+        dest="mode",
+        action="store_const",
+        const="compiled",
+        help="the framework's compiled mode (default): torch.compile, XLA jit, jax.jit",
+    )
     mode.add_argument("--eager", dest="mode", action="store_const", const="eager", help="eager execution")
     parser.set_defaults(mode="compiled")
-    parser.add_argument("--set", dest="overrides", type=_assignment, action="append", default=[], metavar="NAME=V",
-                        help="a tunable hyperparameter (closed division: within the rules' bounds)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="a tunable hyperparameter (closed division: within the rules' bounds)",
+    )
     parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
     parser.add_argument("--division", default="closed", help="closed (default) or open")
     parser.add_argument("--system", type=Path, metavar="FILE", help="filled-in system description (levelfield sysinfo)")
-    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, "
-                                                          "else the rules' default)")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
+    )
     parser.add_argument("--save-weights", action="store_true", help="save weights_<i>.npz of each successful run")
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
-    parser.add_argument("--nproc", type=int, default=1, metavar="N",
-                        help=f"processes for each run, 1 (default) to {MAX_NPROC}: PyTorch only, DDP under torchrun "
-                             "(gloo on CPU, nccl on CUDA), at most one per GPU or CPU core; the global batch is "
-                             "split among them, e.g. --nproc 2")
+    parser.add_argument(
+        "--nproc",
+        type=int,
+        default=1,
+        metavar="N",
+        help=f"processes for each run, 1 (default) to {MAX_NPROC}: PyTorch only, DDP under torchrun "
+        "(gloo on CPU, nccl on CUDA), at most one per GPU or CPU core; the global batch is "
+        "split among them, e.g. --nproc 2",
+    )
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
-    from levelfield.reference.harness.world import check_nproc
     from levelfield.reference.harness.trainer import TrainOptions, train, write_summary
+    from levelfield.reference.harness.world import check_nproc
 
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs: expected a positive number, got {args.runs}")
     check_nproc(args.framework, args.nproc)
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
     if existing and not args.force:
-        raise UserError(f"{args.out}: already holds {len(existing)} result file(s); not overwriting them",
-                        hint="choose another --out, or pass --force to replace them")
+        raise UserError(
+            f"{args.out}: already holds {len(existing)} result file(s); not overwriting them",
+            hint="choose another --out, or pass --force to replace them",
+        )
     system = None
     if args.system is not None:
         from levelfield.ground.validation import load_document
+
         system = load_document(args.system)
     options = TrainOptions(
-        task_id=args.task, framework=args.framework, out=args.out, profile=args.profile, runs=args.runs,
-        seed=args.seed, mode=args.mode, org=args.org, division=args.division, system=system,
-        data_dir=args.data_dir, rules_dir=args.rules_dir, rules_version=args.rules_version, force=args.force,
-        save_weights=args.save_weights, overrides=dict(args.overrides))
+        task_id=args.task,
+        framework=args.framework,
+        out=args.out,
+        profile=args.profile,
+        runs=args.runs,
+        seed=args.seed,
+        mode=args.mode,
+        org=args.org,
+        division=args.division,
+        system=system,
+        data_dir=args.data_dir,
+        rules_dir=args.rules_dir,
+        rules_version=args.rules_version,
+        force=args.force,
+        save_weights=args.save_weights,
+        overrides=dict(args.overrides),
+    )
     if args.nproc == 1:
         summary = train(options)
         write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
         interrupted_by = summary["interrupted_by"]
     else:
         from levelfield.torchrun import launch
+
         summary_file = args.out / "summary.json"
         summary_file.unlink(missing_ok=True)  # replaced below only by this launch's rank 0
         interrupted_by = launch(options, args.nproc)  # rank 0 writes the logs and summary.json
@@ -113,22 +161,53 @@ def print_summary(summary: dict, out: Path) -> None:
 
     from levelfield.ground.stats import shown_time_to_train
 
-    rows = [[r["index"], r["seed"], r["status"], r["reason"], r["epochs"], "yes" if r["peer_compliance"] else "NO",
-             f"{r['evals'][-1][1]:.4f}" if r["evals"] else "-",
-             f"{r['time_to_train_s']:.1f}" if r["time_to_train_s"] is not None else "-",
-             f"{r['time_to_first_step_s']:.1f}", f"{r['peak_rss_mib']:.0f}"] for r in summary["runs"]]
-    print(tabulate(rows, headers=["run", "seed", "status", "reason", "epochs", "mlperf_logging ok",
-                                  summary["quality_metric"],
-                                  "time to target s", "first step s", "peak RSS MiB"], tablefmt="github"))
+    rows = [
+        [
+            r["index"],
+            r["seed"],
+            r["status"],
+            r["reason"],
+            r["epochs"],
+            "yes" if r["peer_compliance"] else "NO",
+            f"{r['evals'][-1][1]:.4f}" if r["evals"] else "-",
+            f"{r['time_to_train_s']:.1f}" if r["time_to_train_s"] is not None else "-",
+            f"{r['time_to_first_step_s']:.1f}",
+            f"{r['peak_rss_mib']:.0f}",
+        ]
+        for r in summary["runs"]
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "run",
+                "seed",
+                "status",
+                "reason",
+                "epochs",
+                "mlperf_logging ok",
+                summary["quality_metric"],
+                "time to target s",
+                "first step s",
+                "peak RSS MiB",
+            ],
+            tablefmt="github",
+        )
+    )
     ttt = summary["time_to_train_s"]
     shown_s, kind = shown_time_to_train(ttt) if ttt else (None, None)
     if kind == "olympic mean":
         runs = len(summary["runs"])
         failed = f", {runs - ttt['n']} failed counted as the slowest" if runs > ttt["n"] else ""
-        ci = f"; successful runs' mean {ttt['mean']:.1f} s, 95% CI [{ttt['ci95_low']:.1f}, {ttt['ci95_high']:.1f}]" \
-            if ttt["ci95_low"] is not None else ""
-        print(f"olympic mean time to target: {shown_s:.1f} s over {runs} runs (drop {ttt['olympic_drop']} "
-              f"from each end{failed}){ci}")
+        ci = (
+            f"; successful runs' mean {ttt['mean']:.1f} s, 95% CI [{ttt['ci95_low']:.1f}, {ttt['ci95_high']:.1f}]"
+            if ttt["ci95_low"] is not None
+            else ""
+        )
+        print(
+            f"olympic mean time to target: {shown_s:.1f} s over {runs} runs (drop {ttt['olympic_drop']} "
+            f"from each end{failed}){ci}"
+        )
     elif kind == "single run":
         print(f"time to target of the single run (not an olympic mean): {shown_s:.1f} s")
     if summary["interrupted_by"]:

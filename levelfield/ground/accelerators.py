@@ -19,9 +19,11 @@ seams, the code below is the code that runs on a GPU machine.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 # What a system with no accelerator declares, as MLPerf descriptions do.
 NO_ACCELERATOR = "none"
@@ -67,8 +69,7 @@ def _device(nvml, index: int, nvml_error: type[BaseException]) -> dict:
         power_limit_w = round(nvml.nvmlDeviceGetPowerManagementLimit(handle) / _MILLIWATTS_PER_WATT, 1)
     except nvml_error:
         power_limit_w = None
-    return {"index": index, "model_name": model_name, "memory_capacity_gib": memory_gib,
-            "power_limit_w": power_limit_w}
+    return {"index": index, "model_name": model_name, "memory_capacity_gib": memory_gib, "power_limit_w": power_limit_w}
 
 
 def query_nvml(import_module: Callable[[str], Any] = importlib.import_module) -> dict:
@@ -98,16 +99,18 @@ def query_nvml(import_module: Callable[[str], Any] = importlib.import_module) ->
             cuda_driver_version = cuda_version_text(nvml.nvmlSystemGetCudaDriverVersion())
         except nvml_error:
             cuda_driver_version = None
-        return {"devices": devices, "driver_version": driver_version,
-                "cuda_driver_version": cuda_driver_version, "unavailable_reason": None}
+        return {
+            "devices": devices,
+            "driver_version": driver_version,
+            "cuda_driver_version": cuda_driver_version,
+            "unavailable_reason": None,
+        }
     except nvml_error as e:
         # A driver that starts but then fails to enumerate: report it, do not crash.
         return empty_report(f"NVML query failed ({_text(e) or type(e).__name__})")
     finally:
-        try:
+        with contextlib.suppress(Exception):  # shutting down a half-started NVML must not hide the result
             nvml.nvmlShutdown()
-        except Exception:  # shutting down a half-started NVML must not hide the result
-            pass
 
 
 def accelerator_fields(report: dict) -> dict:
@@ -119,8 +122,12 @@ def accelerator_fields(report: dict) -> dict:
     """
     devices = report["devices"]
     if not devices:
-        return {"accelerators_per_node": 0, "accelerator_model_name": NO_ACCELERATOR,
-                "accelerator_memory_capacity_gib": 0, "accelerators": []}
+        return {
+            "accelerators_per_node": 0,
+            "accelerator_model_name": NO_ACCELERATOR,
+            "accelerator_memory_capacity_gib": 0,
+            "accelerators": [],
+        }
     models = list(dict.fromkeys(d["model_name"] for d in devices))
     memories = [d["memory_capacity_gib"] for d in devices if isinstance(d["memory_capacity_gib"], (int, float))]
     return {
@@ -184,10 +191,8 @@ class GpuMeter:
             return None
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # shutting down must never hide a measurement
             self._nvml.nvmlShutdown()
-        except Exception:  # shutting down must never hide a measurement
-            pass
 
 
 def energy_j(start_mj: int | None, stop_mj: int | None) -> float | None:
@@ -197,8 +202,9 @@ def energy_j(start_mj: int | None, stop_mj: int | None) -> float | None:
     return (stop_mj - start_mj) / _MILLIJOULES_PER_JOULE
 
 
-def open_gpu_meter(count: int, import_module: Callable[[str], Any] = importlib.import_module,
-                   environ: Mapping[str, str] = os.environ) -> GpuMeter | None:
+def open_gpu_meter(
+    count: int, import_module: Callable[[str], Any] = importlib.import_module, environ: Mapping[str, str] = os.environ
+) -> GpuMeter | None:
     """A GpuMeter of the first `count` GPUs the framework uses, or None without NVML or such GPUs.
 
     None is the normal answer of a CPU-only machine: the trainer then logs no
@@ -214,12 +220,12 @@ def open_gpu_meter(count: int, import_module: Callable[[str], Any] = importlib.i
         return None
     nvml_error = getattr(nvml, "NVMLError", Exception)
     try:
-        handles = [nvml.nvmlDeviceGetHandleByUUID(s) if isinstance(s, str) else nvml.nvmlDeviceGetHandleByIndex(s)
-                   for s in selectors]
+        handles = [
+            nvml.nvmlDeviceGetHandleByUUID(s) if isinstance(s, str) else nvml.nvmlDeviceGetHandleByIndex(s)
+            for s in selectors
+        ]
     except Exception:  # NVMLError (no such device) or a binding without the call: nothing to measure
-        try:
+        with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
-        except Exception:
-            pass
         return None
     return GpuMeter(nvml, handles, nvml_error)

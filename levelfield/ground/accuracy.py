@@ -30,7 +30,7 @@ import numpy as np
 
 from levelfield.ground.registry import task_module
 
-if TYPE_CHECKING:   # annotations only: the ground floor imports no stage
+if TYPE_CHECKING:  # annotations only: the ground floor imports no stage
     from levelfield.rules.loader import Task
 
 # LoadGen writes one entry per line: `{ "seq_id" : S, "qsl_idx" : I, "data" : "HEX" },`.
@@ -57,8 +57,9 @@ def _read_bounded(path: Path, limit_bytes: int) -> object:
     with path.open("rb") as f:
         data = f.read(limit_bytes + 1)
     if len(data) > limit_bytes:
-        raise ValueError(f"{path}: larger than {limit_bytes} bytes, the most an accuracy log of its "
-                         f"samples can take; not reading it")
+        raise ValueError(
+            f"{path}: larger than {limit_bytes} bytes, the most an accuracy log of its samples can take; not reading it"
+        )
     try:
         entries = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -94,8 +95,7 @@ def _check_n(n) -> None:
         raise ValueError(f"n = {n!r}: expected the number of samples, a positive integer")
 
 
-def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *,
-                   source: str = "accuracy log") -> np.ndarray:
+def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *, source: str = "accuracy log") -> np.ndarray:
     """Response rows [n, *RESPONSE_SHAPE] from a parsed accuracy log (a list of entry dicts).
 
     ValueError (naming `source` and the entry) when `entries` is not a list of
@@ -122,8 +122,10 @@ def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *,
         if not isinstance(data, str) or not _HEX.fullmatch(data):
             raise ValueError(f"{where} (qsl_idx {index}): data must be a string of hex digits")
         if len(data) != 2 * row_bytes:
-            raise ValueError(f"{where} (qsl_idx {index}): {len(data) // 2} bytes of data, expected {row_bytes} "
-                             f"({dtype.name} {list(shape)})")
+            raise ValueError(
+                f"{where} (qsl_idx {index}): {len(data) // 2} bytes of data, expected {row_bytes} "
+                f"({dtype.name} {list(shape)})"
+            )
         data = data.upper()
         if row_hex[index] is None:
             row_hex[index] = data
@@ -140,9 +142,15 @@ def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
     value = float(metric.score(rows, labels))
     reference = float(task.inference["reference_value"])
     threshold = reference * float(task.inference["accuracy_ratio"])
-    return {"metric": metric.NAME, "value": value, "reference_value": reference,
-            "accuracy_ratio": float(task.inference["accuracy_ratio"]), "threshold": threshold,
-            "pass": value >= threshold, "samples": len(labels)}
+    return {
+        "metric": metric.NAME,
+        "value": value,
+        "reference_value": reference,
+        "accuracy_ratio": float(task.inference["accuracy_ratio"]),
+        "threshold": threshold,
+        "pass": value >= threshold,
+        "samples": len(labels),
+    }
 
 
 def score_accuracy_log(path: Path, task: Task, labels: np.ndarray) -> dict:

@@ -11,7 +11,6 @@ its users report as noise; levelfield records, and the checker decides.
 
 from __future__ import annotations
 
-from levelfield.ground import mllog_keys as LK
 import hashlib
 import json
 import platform
@@ -19,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 from levelfield import __version__
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.sysinfo import SOFTWARE_DISTRIBUTIONS, installed_version
 
 # Distributions whose versions enter every log (a missing one is null): the system
@@ -32,12 +32,17 @@ def git_state(start: Path | None = None) -> dict:
     root = start or Path(__file__).resolve().parents[2]
     state = {"commit": None, "dirty": None, "dirty_files": []}
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
-                                capture_output=True, text=True, timeout=10)
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         if commit.returncode != 0:
             return state
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10)
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return state
     files = [line[3:] for line in status.stdout.splitlines() if line.strip()]

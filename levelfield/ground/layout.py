@@ -29,7 +29,7 @@ SYSTEMS = "systems"
 RESULTS = "results"
 CODE = "code"
 CODE_REF = "levelfield.json"
-CODE_SRC = "src"                   # open division: the submitter's own code lives below code/src/
+CODE_SRC = "src"  # open division: the submitter's own code lives below code/src/
 ENVIRONMENT = "environment.json"
 TRAINING = "training"
 TRAINING_LOG = re.compile(r"^result_(\d{1,4})\.txt$")
@@ -43,14 +43,14 @@ SETTINGS = "settings.json"
 LOADGEN_FILES = (SUMMARY_LOG, DETAIL_LOG)
 # A performance repeat's folder: run_1, run_2, ... (no run_0, no leading zeros; at most 4 digits).
 REPEAT_FOLDER = re.compile(r"^run_([1-9]\d{0,3})$")
-PERFORMANCE_FILES = (RESULT, SETTINGS)          # directly in performance/, beside the run_<i>/ folders
+PERFORMANCE_FILES = (RESULT, SETTINGS)  # directly in performance/, beside the run_<i>/ folders
 # LoadGen's accuracy log is stored gzip-compressed (by `levelfield package`, deterministic, mtime 0):
 # it holds one entry per eval sample (~2 MB for ctr-dlrm) and compresses ~6x. MLPerf truncates it
 # instead, which makes re-scoring impossible; levelfield keeps all of it.
 ACCURACY_LOG = "mlperf_log_accuracy.json"
 ACCURACY_LOG_STORED = ACCURACY_LOG + ".gz"
 ACCURACY_FILES = LOADGEN_FILES + PERFORMANCE_FILES + (ACCURACY_LOG_STORED, "accuracy.json")
-MODE_FILES = {PERFORMANCE: PERFORMANCE_FILES, ACCURACY: ACCURACY_FILES}   # files directly in <mode>/
+MODE_FILES = {PERFORMANCE: PERFORMANCE_FILES, ACCURACY: ACCURACY_FILES}  # files directly in <mode>/
 # Organisation and system ids become folder names: letters, digits, '.', '_', '-'; no leading dot.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

@@ -10,8 +10,12 @@ runner, the checker and the leaderboard all translate through these tables.
 
 from __future__ import annotations
 
-SCENARIO_NAMES = {"singlestream": "SingleStream", "multistream": "MultiStream",
-                  "server": "Server", "offline": "Offline"}
+SCENARIO_NAMES = {
+    "singlestream": "SingleStream",
+    "multistream": "MultiStream",
+    "server": "Server",
+    "offline": "Offline",
+}
 MODE_NAMES = {"performance": "PerformanceOnly", "accuracy": "AccuracyOnly"}
 # Scenarios that issue the next query only when the last one is answered: their metric is a
 # latency percentile (per query for MultiStream), not samples per second.

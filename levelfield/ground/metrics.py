@@ -20,7 +20,7 @@ from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 from levelfield.ground.parse import MllogFile
 
 NS_PER_MS = 1e6
-POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"   # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
+POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"  # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
 
 
 def percentile_latency_ns(values: dict, percentile: float, per_query: bool = False) -> Any:
@@ -53,12 +53,14 @@ def scenario_metric(values: dict, scenario: str, percentile: float | None) -> tu
     return "samples_per_s", value if _number(value) else None
 
 
-def repeat_metrics(repeats: Iterable[LoggedRun], scenario: str,
-                   percentile: float | None) -> tuple[str, list[float | None]]:
+def repeat_metrics(
+    repeats: Iterable[LoggedRun], scenario: str, percentile: float | None
+) -> tuple[str, list[float | None]]:
     """(metric name with unit, the metric of each repeat's detail log in order; None where it lacks one)."""
     name = scenario_metric({}, scenario, percentile)[0]
-    values = [None if r.detail is None else scenario_metric(r.detail.values(), scenario, percentile)[1]
-              for r in repeats]
+    values = [
+        None if r.detail is None else scenario_metric(r.detail.values(), scenario, percentile)[1] for r in repeats
+    ]
     return name, values
 
 

@@ -14,37 +14,55 @@ ones every log must hold; a test keeps that list and this module in step.
 from __future__ import annotations
 
 # -- the run's identity and rules (logged before init_start ends) ---------------------------------
-RUN_INDEX = "levelfield_run_index"                     # i of result_<i>.txt
-RULES_VERSION = "levelfield_rules_version"             # the rules the run followed, e.g. "1.0"
-PROFILE = "levelfield_profile"                         # submission | demo | smoke
-SUBMITTABLE = "levelfield_submittable"                 # whether the profile may be submitted
-QUALITY_METRIC = "levelfield_quality_metric"           # e.g. "top1"
-QUALITY_TARGET = "levelfield_quality_target"           # the value eval_accuracy must reach
-DATASET_DIGEST = "levelfield_dataset_digest"           # {file or array label: SHA-256}
+RUN_INDEX = "levelfield_run_index"  # i of result_<i>.txt
+RULES_VERSION = "levelfield_rules_version"  # the rules the run followed, e.g. "1.0"
+PROFILE = "levelfield_profile"  # submission | demo | smoke
+SUBMITTABLE = "levelfield_submittable"  # whether the profile may be submitted
+QUALITY_METRIC = "levelfield_quality_metric"  # e.g. "top1"
+QUALITY_TARGET = "levelfield_quality_target"  # the value eval_accuracy must reach
+DATASET_DIGEST = "levelfield_dataset_digest"  # {file or array label: SHA-256}
 
 # -- the software and hardware that ran it --------------------------------------------------------
-FRAMEWORK = "levelfield_framework"                     # pytorch | tensorflow | jax
+FRAMEWORK = "levelfield_framework"  # pytorch | tensorflow | jax
 FRAMEWORK_VERSION = "levelfield_framework_version"
-COMPILE_MODE = "levelfield_compile_mode"               # compiled | eager
-DEVICE = "levelfield_device"                           # e.g. "cpu", "cuda:0"
-WORLD_SIZE = "levelfield_world_size"                   # processes of the run (`--nproc`)
+COMPILE_MODE = "levelfield_compile_mode"  # compiled | eager
+DEVICE = "levelfield_device"  # e.g. "cpu", "cuda:0"
+WORLD_SIZE = "levelfield_world_size"  # processes of the run (`--nproc`)
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
-SYSTEM_FINGERPRINT = "levelfield_system_fingerprint"   # SHA-256 of the collected system description
-ENVIRONMENT = "levelfield_environment"                 # the environment fingerprint (ground/environment.py)
+SYSTEM_FINGERPRINT = "levelfield_system_fingerprint"  # SHA-256 of the collected system description
+ENVIRONMENT = "levelfield_environment"  # the environment fingerprint (ground/environment.py)
 
 # -- what the run measured ------------------------------------------------------------------------
 TIME_TO_FIRST_STEP_S = "levelfield_time_to_first_step_s"
 PEAK_RSS_MIB = "levelfield_peak_rss_mib"
-PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"    # GPUs only; absent on a CPU
-DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"    # GPUs only (NVML)
-ENERGY_J = "levelfield_energy_j"                                # GPUs only (NVML), run_start..run_stop
+PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"  # GPUs only; absent on a CPU
+DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"  # GPUs only (NVML)
+ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
 
 # -- fields of the JSON files beside the logs -----------------------------------------------------
-GIT = "levelfield_git"            # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
-VERSION = "levelfield_version"    # in code/levelfield.json: the levelfield release that made the tree
+GIT = "levelfield_git"  # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
+VERSION = "levelfield_version"  # in code/levelfield.json: the levelfield release that made the tree
 
 # Every key a training log may carry, for readers that walk them all.
-LOG_KEYS = (RUN_INDEX, RULES_VERSION, PROFILE, SUBMITTABLE, QUALITY_METRIC, QUALITY_TARGET, DATASET_DIGEST,
-            FRAMEWORK, FRAMEWORK_VERSION, COMPILE_MODE, DEVICE, WORLD_SIZE, DISTRIBUTED_BACKEND,
-            SYSTEM_FINGERPRINT, ENVIRONMENT, TIME_TO_FIRST_STEP_S, PEAK_RSS_MIB, PEAK_DEVICE_MEMORY_MIB,
-            DEVICE_MEMORY_USED_MIB, ENERGY_J)
+LOG_KEYS = (
+    RUN_INDEX,
+    RULES_VERSION,
+    PROFILE,
+    SUBMITTABLE,
+    QUALITY_METRIC,
+    QUALITY_TARGET,
+    DATASET_DIGEST,
+    FRAMEWORK,
+    FRAMEWORK_VERSION,
+    COMPILE_MODE,
+    DEVICE,
+    WORLD_SIZE,
+    DISTRIBUTED_BACKEND,
+    SYSTEM_FINGERPRINT,
+    ENVIRONMENT,
+    TIME_TO_FIRST_STEP_S,
+    PEAK_RSS_MIB,
+    PEAK_DEVICE_MEMORY_MIB,
+    DEVICE_MEMORY_USED_MIB,
+    ENERGY_J,
+)

@@ -23,8 +23,8 @@ from typing import Any
 MLLOG_PREFIX = ":::MLLOG "
 # LoadGen's loaded_qsl_set line lists every performance sample index (ctr-dlrm: 32768 of them, ~200 KB).
 MAX_LINE_CHARS = 8 * 1024 * 1024
-MAX_GUNZIP_BYTES = 256 * 1024 * 1024   # a compressed accuracy log of rules 1.0 inflates to a few MB
-MAX_JSON_DEPTH = 64               # our files nest 4-5 levels
+MAX_GUNZIP_BYTES = 256 * 1024 * 1024  # a compressed accuracy log of rules 1.0 inflates to a few MB
+MAX_JSON_DEPTH = 64  # our files nest 4-5 levels
 # A run of digits as long as the largest double (1.8e308) has: only then can a JSON integer be too large.
 # Searched as bytes with every ASCII digit mapped to "0" and anything else to "x": ~8x faster than the
 # regex [0-9]{309} on an accuracy log, whose hex data is mostly short digit runs the regex retried.
@@ -202,7 +202,7 @@ def parse_mllog(raw: bytes, path: str) -> MllogFile:
         if len(line) > MAX_LINE_CHARS:
             out.errors.append((lineno, f"line of {len(line)} characters (limit {MAX_LINE_CHARS})"))
             continue
-        entry, problem = parse_json_text(line[len(MLLOG_PREFIX):])
+        entry, problem = parse_json_text(line[len(MLLOG_PREFIX) :])
         if problem:
             out.errors.append((lineno, problem))
             continue
@@ -214,10 +214,16 @@ def parse_mllog(raw: bytes, path: str) -> MllogFile:
         if time_ms is None and entry.get("time_ms") is not None:  # 1e999, NaN, a 400-digit integer, "12"
             out.errors.append((lineno, "time_ms is not a finite number of milliseconds"))
             continue
-        out.lines.append(MllogLine(
-            lineno=lineno, key=entry["key"], value=entry.get("value"),
-            metadata=metadata if isinstance(metadata, dict) else {}, time_ms=time_ms,
-            event_type=entry.get("event_type") if isinstance(entry.get("event_type"), str) else None))
+        out.lines.append(
+            MllogLine(
+                lineno=lineno,
+                key=entry["key"],
+                value=entry.get("value"),
+                metadata=metadata if isinstance(metadata, dict) else {},
+                time_ms=time_ms,
+                event_type=entry.get("event_type") if isinstance(entry.get("event_type"), str) else None,
+            )
+        )
     return out
 
 

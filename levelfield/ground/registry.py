@@ -73,6 +73,7 @@ def task_module(task: str | Task, part: str) -> ModuleType:
 def framework_version(framework: str) -> str | None:
     """Installed version of a framework from package metadata, without importing it."""
     from levelfield.ground.sysinfo import installed_version
+
     return installed_version(FRAMEWORK_PACKAGES[framework][1])
 
 
@@ -81,7 +82,7 @@ class Entry:
     task: str
     framework: str
     module: str
-    present: bool               # the implementation module exists
+    present: bool  # the implementation module exists
     framework_version: str | None  # None: the framework is not installed
 
 
@@ -104,8 +105,10 @@ def load_implementation(task_id: str, framework: str) -> type[Implementation]:
     if framework not in FRAMEWORK_PACKAGES:
         raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(FRAMEWORK_PACKAGES)})")
     if framework_version(framework) is None:
-        raise UserError(f"{framework} is not installed",
-                        hint=f"pip install 'levelfield[{framework}]' (on CPU-only machines install torch==2.13.0 first)")
+        raise UserError(
+            f"{framework} is not installed",
+            hint=f"pip install 'levelfield[{framework}]' (on CPU-only machines install torch==2.13.0 first)",
+        )
     name = module_name(task_id, framework)
     try:
         module = importlib.import_module(name)

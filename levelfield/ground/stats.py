@@ -47,7 +47,7 @@ def olympic_mean(values: Sequence[float], drop: int) -> float:
     """Mean after dropping the `drop` smallest and `drop` largest values."""
     if len(values) <= 2 * drop:
         raise ValueError(f"olympic mean of {len(values)} values dropping {drop} from each end leaves none")
-    kept = sorted(values)[drop: len(values) - drop]
+    kept = sorted(values)[drop : len(values) - drop]
     return math.fsum(kept) / len(kept)
 
 

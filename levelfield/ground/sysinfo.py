@@ -24,7 +24,7 @@ import json
 import math
 import os
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +61,21 @@ VENDOR_PLACEHOLDERS = {
 # Description keys that make up the fingerprint (stable across runs and reboots).
 # Memory and accelerators enter in whole GiB (see fingerprint_content).
 FINGERPRINT_KEYS = [
-    "host_processor_model_name", "host_processors_per_node", "host_physical_cores_per_node",
-    "host_threads_per_node", "host_memory_capacity_gib", "machine_architecture", "operating_system",
-    "kernel_version", "accelerators_per_node", "accelerators",
+    "host_processor_model_name",
+    "host_processors_per_node",
+    "host_physical_cores_per_node",
+    "host_threads_per_node",
+    "host_memory_capacity_gib",
+    "machine_architecture",
+    "operating_system",
+    "kernel_version",
+    "accelerators_per_node",
+    "accelerators",
 ]
 
 
 # ---- parsing (pure functions over file text) ---------------------------------
+
 
 def parse_cpuinfo(text: str) -> dict:
     """Model name, sockets and physical cores from /proc/cpuinfo text.
@@ -91,8 +99,12 @@ def parse_cpuinfo(text: str) -> dict:
                 cores.add(fields["core id"])
     sockets = len(cores_by_socket) or None
     counted = [len(c) for c in cores_by_socket.values() if c]
-    return {"model_name": model_name, "sockets": sockets,
-            "cores_total": sum(counted) or None, "cores_per_socket": max(counted) if counted else None}
+    return {
+        "model_name": model_name,
+        "sockets": sockets,
+        "cores_total": sum(counted) or None,
+        "cores_per_socket": max(counted) if counted else None,
+    }
 
 
 def parse_meminfo_total_bytes(text: str) -> int | None:
@@ -121,8 +133,10 @@ def _read(path: str) -> str:
 
 # ---- collection ---------------------------------------------------------------
 
-def collect_host(cpuinfo_path: str = "/proc/cpuinfo", meminfo_path: str = "/proc/meminfo",
-                 os_release_path: str = "/etc/os-release") -> dict:
+
+def collect_host(
+    cpuinfo_path: str = "/proc/cpuinfo", meminfo_path: str = "/proc/meminfo", os_release_path: str = "/etc/os-release"
+) -> dict:
     """Host CPU, memory and OS keys of the description."""
     cpu = parse_cpuinfo(_read(cpuinfo_path))
     model_name = cpu["model_name"] or platform.processor() or "<FILL: host processor model name (not detected)>"
@@ -130,12 +144,14 @@ def collect_host(cpuinfo_path: str = "/proc/cpuinfo", meminfo_path: str = "/proc
     cores_total = cpu["cores_total"]
     if cores_total is None:
         import psutil  # a core dependency; only needed where /proc/cpuinfo lacks core ids
+
         cores_total = psutil.cpu_count(logical=False) or threads
     # One socket when the kernel does not say: the common case on ARM and in VMs.
     sockets = cpu["sockets"] or 1
     mem_bytes = parse_meminfo_total_bytes(_read(meminfo_path))
     if mem_bytes is None:
         import psutil
+
         mem_bytes = psutil.virtual_memory().total
     return {
         "host_processor_model_name": model_name,
@@ -144,8 +160,9 @@ def collect_host(cpuinfo_path: str = "/proc/cpuinfo", meminfo_path: str = "/proc
         "host_physical_cores_per_node": cores_total,
         "host_threads_per_node": threads,
         "host_memory_capacity_gib": round(mem_bytes / _BYTES_PER_GIB, 1),
-        "operating_system": (parse_os_release_pretty_name(_read(os_release_path))
-                             or f"{platform.system()} {platform.release()}".strip()),
+        "operating_system": (
+            parse_os_release_pretty_name(_read(os_release_path)) or f"{platform.system()} {platform.release()}".strip()
+        ),
         "kernel_version": platform.release(),
         "machine_architecture": platform.machine(),
     }
@@ -180,7 +197,7 @@ def collect_system_description(*, nvml_report: dict | None = None, host: dict | 
     desc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "generated_by": f"levelfield {__version__}",
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         **VENDOR_PLACEHOLDERS,
         "number_of_nodes": 1,
         **(host if host is not None else collect_host()),
@@ -192,6 +209,7 @@ def collect_system_description(*, nvml_report: dict | None = None, host: dict | 
 
 
 # ---- fingerprint ----------------------------------------------------------------
+
 
 def _whole(value: Any) -> Any:
     """Round half up to a whole number (not banker's rounding), leaving non-numbers alone."""
@@ -211,7 +229,8 @@ def fingerprint_content(desc: dict) -> dict:
     content["host_memory_capacity_gib"] = _whole(desc.get("host_memory_capacity_gib"))
     content["accelerators"] = [
         {"model_name": a.get("model_name"), "memory_capacity_gib": _whole(a.get("memory_capacity_gib"))}
-        for a in desc.get("accelerators") or [] if isinstance(a, dict)
+        for a in desc.get("accelerators") or []
+        if isinstance(a, dict)
     ]
     return content
 
@@ -232,11 +251,15 @@ def fingerprint(desc: dict) -> dict:
 def fingerprint_differences(declared: dict, observed: dict) -> list[str]:
     """`key: declared X, observed Y` for each fingerprint key that differs (digest not listed)."""
     keys = sorted((set(declared) | set(observed)) - {"digest"})
-    return [f"{key}: declared {json.dumps(declared.get(key))}, observed {json.dumps(observed.get(key))}"
-            for key in keys if declared.get(key) != observed.get(key)]
+    return [
+        f"{key}: declared {json.dumps(declared.get(key))}, observed {json.dumps(observed.get(key))}"
+        for key in keys
+        if declared.get(key) != observed.get(key)
+    ]
 
 
 # ---- checking a filled-in description ------------------------------------------------
+
 
 def description_problems(desc: Any) -> list[str]:
     """Every problem of a (filled-in) description, one `$.path: sentence` line each.
@@ -254,16 +277,22 @@ def description_problems(desc: Any) -> list[str]:
     declared = desc["fingerprint"]
     digest = compute_fingerprint_digest(declared)
     if declared["digest"] != digest:
-        found.append(f"$.fingerprint.digest: does not match the fingerprint's content;"
-                     f" expected {show(digest, 80)}, got {show(declared['digest'], 80)}")
+        found.append(
+            f"$.fingerprint.digest: does not match the fingerprint's content;"
+            f" expected {show(digest, 80)}, got {show(declared['digest'], 80)}"
+        )
     expected = fingerprint_content(desc)
     for key, value in expected.items():
         if declared.get(key) != value:
-            found.append(f"$.fingerprint.{key}: expected {show(value)} (from the description's"
-                         f" hardware keys), got {show(declared.get(key))}")
+            found.append(
+                f"$.fingerprint.{key}: expected {show(value)} (from the description's"
+                f" hardware keys), got {show(declared.get(key))}"
+            )
     if desc["accelerators_per_node"] != len(desc["accelerators"]):
-        found.append(f"$.accelerators_per_node: expected {len(desc['accelerators'])} (entries in"
-                     f" $.accelerators), got {desc['accelerators_per_node']}")
+        found.append(
+            f"$.accelerators_per_node: expected {len(desc['accelerators'])} (entries in"
+            f" $.accelerators), got {desc['accelerators_per_node']}"
+        )
     # The summary keys are what tables show; they must say what the observed accelerator list says.
     summary = accelerator_fields({"devices": desc["accelerators"]})
     for key in ("accelerator_model_name", "accelerator_memory_capacity_gib"):

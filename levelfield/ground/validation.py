@@ -37,8 +37,13 @@ SCHEMA_DIR = "schemas"
 PLACEHOLDER_PREFIX = "<FILL"
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _JSON_TYPE_NAMES = {
-    bool: "boolean", int: "integer", float: "number", str: "string",
-    list: "array", dict: "object", type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
 }
 
 
@@ -103,8 +108,7 @@ def describe(error: ValidationError) -> str:
     if kind == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         extra = [k for k in found if k not in allowed and not _matches_pattern(error.schema, k)]
-        return (f"unknown key {', '.join(show(k) for k in sorted(extra))}"
-                f" (allowed: {', '.join(allowed) or 'none'})")
+        return f"unknown key {', '.join(show(k) for k in sorted(extra))} (allowed: {', '.join(allowed) or 'none'})"
     bounds = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
     if kind in bounds:
         return f"expected a value {bounds[kind]} {want}, got {show(found)}"
@@ -145,8 +149,12 @@ class _StrictSafeLoader(yaml.SafeLoader):
         # laughs") build a value that printing or validating walks for hours. No levelfield file needs one.
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, f"alias *{event.anchor} (anchors and aliases are not "
-                                              f"allowed; write the value out)", event.start_mark)
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"alias *{event.anchor} (anchors and aliases are not allowed; write the value out)",
+                event.start_mark,
+            )
         return super().compose_node(parent, index)
 
 
@@ -156,7 +164,8 @@ def _construct_mapping(loader: _StrictSafeLoader, node: yaml.MappingNode, deep: 
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})", key_node.start_mark)
+                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})", key_node.start_mark
+            )
         seen[key] = key_node.start_mark.line
     return loader.construct_mapping(node, deep=deep)
 

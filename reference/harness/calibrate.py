@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 
 from levelfield.ground.fsutil import atomic_write_text
-from levelfield.reference.harness.trainer import TrainOptions, Trainer
+from levelfield.reference.harness.trainer import Trainer, TrainOptions
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 
@@ -35,14 +35,17 @@ def propose(curves: dict, step: float, margin: float) -> dict:
     best = [max(v for _, v in curve) for runs in curves.values() for curve in runs.values()]
     target = math.floor(min(best) / step) * step - margin
     target = round(target, 6)
-    epochs = {fw: {seed: next((e for e, v in curve if v >= target), None) for seed, curve in runs.items()}
-              for fw, runs in curves.items()}
+    epochs = {
+        fw: {seed: next((e for e, v in curve if v >= target), None) for seed, curve in runs.items()}
+        for fw, runs in curves.items()
+    }
     return {"target": target, "worst_best_value": min(best), "epochs_to_target": epochs}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
     parser.add_argument("--task", required=True)
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
     parser.add_argument("--seeds", type=int, default=3, help="runs per framework")
@@ -50,8 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step", type=float, default=0.005, help="round the target down to this step")
     parser.add_argument("--margin", type=float, default=0.0, help="then lower it by this much")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--rules-dir", help="rules folder to read (default: the shipped rules); a copy keeps a "
-                                            "long calibration safe from edits to the working tree")
+    parser.add_argument(
+        "--rules-dir",
+        help="rules folder to read (default: the shipped rules); a copy keeps a "
+        "long calibration safe from edits to the working tree",
+    )
     args = parser.parse_args(argv)
 
     curves: dict = {}
@@ -59,17 +65,29 @@ def main(argv: list[str] | None = None) -> int:
         curves[fw] = {}
         for i in range(args.seeds):
             seed = args.first_seed + i
-            options = TrainOptions(task_id=args.task, framework=fw, out=args.out / fw / f"seed{seed}",
-                                   runs=1, seed=seed, stop_at_target=False, force=True,
-                                   rules_dir=args.rules_dir)
+            options = TrainOptions(
+                task_id=args.task,
+                framework=fw,
+                out=args.out / fw / f"seed{seed}",
+                runs=1,
+                seed=seed,
+                stop_at_target=False,
+                force=True,
+                rules_dir=args.rules_dir,
+            )
             summary = Trainer(options).run()
             curves[fw][seed] = summary["runs"][0]["evals"]
-            atomic_write_text(args.out / "calibration.json", json.dumps({"task": args.task, "curves": curves},
-                                                                         indent=2) + "\n", overwrite=True)
+            atomic_write_text(
+                args.out / "calibration.json",
+                json.dumps({"task": args.task, "curves": curves}, indent=2) + "\n",
+                overwrite=True,
+            )
     proposal = propose(curves, args.step, args.margin)
-    atomic_write_text(args.out / "calibration.json",
-                      json.dumps({"task": args.task, "curves": curves, "proposal": proposal}, indent=2) + "\n",
-                      overwrite=True)
+    atomic_write_text(
+        args.out / "calibration.json",
+        json.dumps({"task": args.task, "curves": curves, "proposal": proposal}, indent=2) + "\n",
+        overwrite=True,
+    )
     print(json.dumps(proposal, indent=2))
     return 0
 

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:   # annotations only: the rules are loaded when no suite is given
+if TYPE_CHECKING:  # annotations only: the rules are loaded when no suite is given
     from levelfield.rules.loader import Suite
 
 # The engine needs a ruleset name even when --config names the file; this is the newest it ships.
@@ -32,11 +32,27 @@ def peer_compliance(log: Path, suite: Suite | None = None, timeout_s: float = 12
     """(passed, the engine's output) for one MLLOG file."""
     if suite is None:
         from levelfield.rules import load_suite
+
         suite = load_suite()
     with tempfile.TemporaryDirectory() as scratch:  # the engine writes its own log file into the cwd
         done = subprocess.run(
-            [sys.executable, "-m", "mlperf_logging.compliance_checker", "--usage", "training",
-             "--ruleset", ENGINE_RULESET, "--config", str(ruleset_path(suite).resolve()),
-             "--log_output", str(Path(scratch) / "compliance.log"), str(Path(log).resolve())],
-            capture_output=True, text=True, timeout=timeout_s, cwd=scratch)
+            [
+                sys.executable,
+                "-m",
+                "mlperf_logging.compliance_checker",
+                "--usage",
+                "training",
+                "--ruleset",
+                ENGINE_RULESET,
+                "--config",
+                str(ruleset_path(suite).resolve()),
+                "--log_output",
+                str(Path(scratch) / "compliance.log"),
+                str(Path(log).resolve()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            cwd=scratch,
+        )
     return done.returncode == 0, (done.stdout + done.stderr).strip()

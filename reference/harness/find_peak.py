@@ -14,8 +14,9 @@ are VALID, halves it while they are not, then bisects (geometrically) until the
 VALID and INVALID targets are within `precision` of each other. A target at the
 edge passes one run in two, so the peak is then run again with the profile's
 repeats, as the real run will be, and lowered by `precision` until every repeat
-is VALID (after VERIFY_TRIES, the search's lower VALID targets are tried); the file written for the real run offers that peak less `precision`
-(the peak is known to within it only). Each step's folder stays under steps/ as
+is VALID (after VERIFY_TRIES, the search's lower VALID targets are tried);
+the file written for the real run offers that peak less `precision` (the peak
+is known to within it only). Each step's folder stays under steps/ as
 evidence; find_peak.json lists them with the peak.
 
 Why not LoadGen's own FindPeakPerformance mode: it judges each step by the
@@ -41,34 +42,42 @@ from typing import TYPE_CHECKING
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text
 
-if TYPE_CHECKING:   # annotations only: find_peak imports the runner when it runs, never at import
+if TYPE_CHECKING:  # annotations only: find_peak imports the runner when it runs, never at import
     from levelfield.reference.harness.runner import InferOptions
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation
 
-PRECISION = 0.05           # stop when the INVALID target is within 5% above the VALID one
-MAX_STEPS = 12             # a bound on the search however noisy the system: ~12 runs of the profile
-VERIFY_TRIES = 4           # the found peak, then up to 3 targets `precision` lower, with the profile's repeats
-FALLBACK_TRIES = 2         # then the search's VALID targets below those, highest first
+PRECISION = 0.05  # stop when the INVALID target is within 5% above the VALID one
+MAX_STEPS = 12  # a bound on the search however noisy the system: ~12 runs of the profile
+VERIFY_TRIES = 4  # the found peak, then up to 3 targets `precision` lower, with the profile's repeats
+FALLBACK_TRIES = 2  # then the search's VALID targets below those, highest first
 TARGET_FILE = "server-target.yaml"
 REPORT_FILE = "find_peak.json"
 STEPS = "steps"
 
 
-def find_peak(options: InferOptions, impl: Implementation | NullImplementation | None = None, *,
-              precision: float = PRECISION, max_steps: int = MAX_STEPS,
-              report: Callable[[str], object] = print) -> dict:
+def find_peak(
+    options: InferOptions,
+    impl: Implementation | NullImplementation | None = None,
+    *,
+    precision: float = PRECISION,
+    max_steps: int = MAX_STEPS,
+    report: Callable[[str], object] = print,
+) -> dict:
     """Search, write server-target.yaml and find_peak.json into options.out; returns the report."""
     from levelfield.reference.harness.loadgen_config import read_user_conf
     from levelfield.reference.harness.runner import build_implementation, cached_suite
 
     if options.scenario != "server" or options.mode != "performance":
-        raise UserError(f"--find-peak searches the Server scenario in performance mode, not "
-                        f"{options.scenario} {options.mode}")
+        raise UserError(
+            f"--find-peak searches the Server scenario in performance mode, not {options.scenario} {options.mode}"
+        )
     base_conf = _user_document(options.user_conf)
     if "target_qps" in read_user_conf(options.user_conf, "server"):
-        raise UserError(f"{options.user_conf}: sets server target_qps; --find-peak searches it",
-                        hint="remove target_qps from the file, or run without --find-peak")
+        raise UserError(
+            f"{options.user_conf}: sets server target_qps; --find-peak searches it",
+            hint="remove target_qps from the file, or run without --find-peak",
+        )
     out = Path(options.out)
     if (out / TARGET_FILE).exists() and not options.force:
         raise UserError(f"{out / TARGET_FILE}: exists; not overwriting it", hint="pass --force to search again")
@@ -79,22 +88,34 @@ def find_peak(options: InferOptions, impl: Implementation | NullImplementation |
 
     search = _Search(options, impl, base_conf, out, report)
     low, high = search.bracket(max_steps)
-    while low is not None and high is not None and high["target_qps"] > low["target_qps"] * (1 + precision) \
-            and len(search.steps) < max_steps:
+    while (
+        low is not None
+        and high is not None
+        and high["target_qps"] > low["target_qps"] * (1 + precision)
+        and len(search.steps) < max_steps
+    ):
         middle = search.step(math.sqrt(low["target_qps"] * high["target_qps"]))
         low, high = (middle, high) if middle["valid"] else (low, middle)
     if low is not None:
         low = search.verify(low, precision)
     steps = search.steps
-    document = {"task": options.task_id, "framework": options.framework, "profile": options.profile,
-                "precision": precision, "steps": steps,
-                "peak": None if low is None else {k: low[k] for k in ("step", "target_qps", "max_batch_size",
-                                                                      "samples_per_s", "repeats", "batches")}}
+    document = {
+        "task": options.task_id,
+        "framework": options.framework,
+        "profile": options.profile,
+        "precision": precision,
+        "steps": steps,
+        "peak": None
+        if low is None
+        else {k: low[k] for k in ("step", "target_qps", "max_batch_size", "samples_per_s", "repeats", "batches")},
+    }
     atomic_write_text(out / REPORT_FILE, json.dumps(document, indent=2) + "\n", overwrite=True)
     if low is None:
-        raise UserError(f"{out / REPORT_FILE}: no target was VALID in every run (the lowest tried: "
-                        f"{min(s['target_qps'] for s in steps):.4g} qps)",
-                        hint="this system cannot meet the Server latency bound steadily; see each step's result.json")
+        raise UserError(
+            f"{out / REPORT_FILE}: no target was VALID in every run (the lowest tried: "
+            f"{min(s['target_qps'] for s in steps):.4g} qps)",
+            hint="this system cannot meet the Server latency bound steadily; see each step's result.json",
+        )
     # The peak is known to within `precision` only, and at the edge noise decides: the real run gets
     # `precision` of headroom under it (find_peak.json keeps the peak itself).
     document["written_target_qps"] = round(low["target_qps"] * (1 - precision), 3)
@@ -123,17 +144,26 @@ class _Search:
         pinned = {} if not self.steps else {"max_batch_size": self.steps[0]["max_batch_size"]}
         conf = _with_server(self.base_conf, pinned if target is None else {**pinned, "target_qps": target})
         atomic_write_text(conf_path, _yaml(conf), overwrite=True)
-        result = infer(dataclasses.replace(self.options, out=folder, user_conf=conf_path, repeats=repeats, force=True),
-                       impl=self.impl)
-        record = {"step": index, "target_qps": target if target is not None else _logged_target(result),
-                  "max_batch_size": result["server_batches"]["max_batch_size"], "valid": result["valid"],
-                  "samples_per_s": result["samples_per_s"], "repeats": repeats,
-                  "batches": {k: result["server_batches"][k] for k in ("mean_size", "mean_ms", "p90_ms")},
-                  "reasons": result["invalid_reasons"]}
+        result = infer(
+            dataclasses.replace(self.options, out=folder, user_conf=conf_path, repeats=repeats, force=True),
+            impl=self.impl,
+        )
+        record = {
+            "step": index,
+            "target_qps": target if target is not None else _logged_target(result),
+            "max_batch_size": result["server_batches"]["max_batch_size"],
+            "valid": result["valid"],
+            "samples_per_s": result["samples_per_s"],
+            "repeats": repeats,
+            "batches": {k: result["server_batches"][k] for k in ("mean_size", "mean_ms", "p90_ms")},
+            "reasons": result["invalid_reasons"],
+        }
         self.steps.append(record)
         runs = f", {repeats} runs" if repeats > 1 else ""
-        self.report(f"  step {index}: target {record['target_qps']:.4g} qps{runs} -> "
-                    f"{'VALID' if record['valid'] else 'INVALID'} ({record['samples_per_s']:.4g} samples/s)")
+        self.report(
+            f"  step {index}: target {record['target_qps']:.4g} qps{runs} -> "
+            f"{'VALID' if record['valid'] else 'INVALID'} ({record['samples_per_s']:.4g} samples/s)"
+        )
         return record
 
     def verify(self, peak: dict, precision: float) -> dict | None:
@@ -151,8 +181,10 @@ class _Search:
             last_tried, target = target, target * (1 - precision)
         # A system whose batches grow into a slower regime near the edge can fail every target a few
         # percent under the peak; the search's lower VALID targets are then the candidates, highest first.
-        lower = sorted({s["target_qps"] for s in self.steps if s["valid"] and s["repeats"] == 1
-                        and s["target_qps"] < last_tried}, reverse=True)
+        lower = sorted(
+            {s["target_qps"] for s in self.steps if s["valid"] and s["repeats"] == 1 and s["target_qps"] < last_tried},
+            reverse=True,
+        )
         for target in lower[:FALLBACK_TRIES]:
             checked = self.step(target, repeats)
             if checked["valid"]:
@@ -181,6 +213,7 @@ def _user_document(path) -> dict:
     if path is None:
         return {"version": 1}
     from levelfield.ground.validation import load_document
+
     return load_document(Path(path))
 
 
@@ -193,5 +226,6 @@ def _with_server(conf: dict, server: dict) -> dict:
 
 def _yaml(document: dict) -> str:
     import yaml
+
     header = "# written by levelfield infer --find-peak: the largest VALID Server target found (find_peak.json)\n"
     return header + yaml.safe_dump(document, sort_keys=False)

@@ -13,13 +13,14 @@ every repeat is: one INVALID run means the settings did not hold on this system.
 
 from __future__ import annotations
 
+from levelfield.ground.stats import spread
 from levelfield.reference.harness.loadgen_results import scenario_result
 from levelfield.reference.harness.session import LoadGenOutcome
-from levelfield.ground.stats import spread
 
 
-def run_entry(outcome: LoadGenOutcome, index: int | None, scenario: str, percentile: float | None,
-              expected_version: str) -> dict:
+def run_entry(
+    outcome: LoadGenOutcome, index: int | None, scenario: str, percentile: float | None, expected_version: str
+) -> dict:
     """One LoadGen run's figures; `index` None for an accuracy run (no repeats)."""
     entry = scenario_result(outcome.records, outcome.errors, scenario, percentile)
     version = entry["loadgen_version"]

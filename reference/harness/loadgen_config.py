@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from levelfield.ground.errors import UserError
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 
-if TYPE_CHECKING:   # annotations only: LoadGen is imported where a run needs it
+if TYPE_CHECKING:  # annotations only: LoadGen is imported where a run needs it
     import mlperf_loadgen as lg
 
     from levelfield.rules.loader import Suite, Task
@@ -51,11 +51,25 @@ def read_user_conf(path: Path | None, scenario: str) -> dict:
     return {**conf.get("*", {}), **conf.get(scenario, {})}
 
 
-def effective_settings(suite: Suite, task: Task, profile: str, scenario: str, mode: str, *,
-                       user_conf: Path | None = None, dataset_samples: int) -> dict:
+def effective_settings(
+    suite: Suite,
+    task: Task,
+    profile: str,
+    scenario: str,
+    mode: str,
+    *,
+    user_conf: Path | None = None,
+    dataset_samples: int,
+) -> dict:
     """Every setting of the run in levelfield's names (units in the names); see the module docstring."""
-    eff = {"task": task.id, "profile": profile, "scenario": scenario, "mode": mode,
-           "rules_version": suite.version, "submittable": bool(suite.profiles[profile]["submittable"])}
+    eff = {
+        "task": task.id,
+        "profile": profile,
+        "scenario": scenario,
+        "mode": mode,
+        "rules_version": suite.version,
+        "submittable": bool(suite.profiles[profile]["submittable"]),
+    }
     eff.update(task.loadgen_settings(profile, scenario))
     overrides = read_user_conf(user_conf, scenario)
     eff.update(overrides)
@@ -66,7 +80,7 @@ def effective_settings(suite: Suite, task: Task, profile: str, scenario: str, mo
     eff["dataset_samples"] = dataset_samples
     wanted = int(eff.get("performance_sample_count", task.inference["performance_sample_count"]))
     eff["performance_sample_count"] = min(wanted, dataset_samples)
-    eff.setdefault("max_duration_ms", 0)       # 0: LoadGen's "no maximum"
+    eff.setdefault("max_duration_ms", 0)  # 0: LoadGen's "no maximum"
     eff.setdefault("max_query_count", 0)
     if scenario == "server":
         eff.setdefault("batch_timeout_us", DEFAULT_SERVER_BATCH_TIMEOUT_US)
@@ -83,8 +97,15 @@ def test_settings(eff: dict) -> lg.TestSettings:
     scenario = eff["scenario"]
     s.scenario = getattr(lg.TestScenario, SCENARIO_NAMES[scenario])
     s.mode = getattr(lg.TestMode, MODE_NAMES[eff["mode"]])
-    for name in ("min_duration_ms", "max_duration_ms", "min_query_count", "max_query_count",
-                 "qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed"):
+    for name in (
+        "min_duration_ms",
+        "max_duration_ms",
+        "min_query_count",
+        "max_query_count",
+        "qsl_rng_seed",
+        "sample_index_rng_seed",
+        "schedule_rng_seed",
+    ):
         setattr(s, name, int(eff[name]))
     s.performance_sample_count_override = int(eff["performance_sample_count"])
     if scenario == "singlestream":

@@ -26,7 +26,7 @@ def read_detail(path: Path) -> tuple[dict, list[str]]:
         if not line.startswith(PREFIX):
             continue
         try:
-            entry = json.loads(line[len(PREFIX):])
+            entry = json.loads(line[len(PREFIX) :])
         except json.JSONDecodeError:
             continue  # a line cut short by a crash; the missing keys are reported below
         records[entry.get("key")] = entry.get("value")
@@ -74,8 +74,14 @@ def scenario_result(records: dict, errors: list[str], scenario: str, percentile:
     reasons.extend(errors)
     if validity is None:
         reasons.append("no result_validity line in mlperf_log_detail.txt")
-    out.update({"valid": validity == "VALID", "result_validity": validity, "invalid_reasons": reasons,
-                "loadgen_version": records.get("loadgen_version"),
-                "query_count": records.get("result_query_count"),
-                "loadgen_errors": len(errors)})
+    out.update(
+        {
+            "valid": validity == "VALID",
+            "result_validity": validity,
+            "invalid_reasons": reasons,
+            "loadgen_version": records.get("loadgen_version"),
+            "query_count": records.get("result_query_count"),
+            "loadgen_errors": len(errors),
+        }
+    )
     return out

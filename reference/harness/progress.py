@@ -29,8 +29,8 @@ from typing import TextIO
 import numpy as np
 from tqdm import tqdm
 
-FIRST_CHUNKS_PER_EPOCH = 20   # the first chunk, before any step was timed
-CHUNK_TARGET_S = 1.0          # later chunks: about this long, so the bar still moves every second
+FIRST_CHUNKS_PER_EPOCH = 20  # the first chunk, before any step was timed
+CHUNK_TARGET_S = 1.0  # later chunks: about this long, so the bar still moves every second
 
 
 class EpochProgress:
@@ -38,17 +38,23 @@ class EpochProgress:
         self.label = f"{task}/{framework} run {run_index}"
         self.max_epochs = max_epochs
         self.chunk = max(1, steps_per_epoch // FIRST_CHUNKS_PER_EPOCH)
-        self.chunks: list[int] = []   # every chunk's length, in order (for tests and curiosity)
+        self.chunks: list[int] = []  # every chunk's length, in order (for tests and curiosity)
 
     def epoch(self, epoch: int, order: np.ndarray, lrs: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield (batch_indices, learning_rates) chunks of one epoch while a bar advances."""
-        with tqdm(total=len(order), desc=f"{self.label} epoch {epoch}/{self.max_epochs}", unit="step",
-                  leave=False, disable=None, file=sys.stderr) as bar:
+        with tqdm(
+            total=len(order),
+            desc=f"{self.label} epoch {epoch}/{self.max_epochs}",
+            unit="step",
+            leave=False,
+            disable=None,
+            file=sys.stderr,
+        ) as bar:
             start = 0
             while start < len(order):
                 size = min(self.chunk, len(order) - start)
                 began = time.perf_counter()
-                yield order[start:start + size], lrs[start:start + size]  # the caller trains them here
+                yield order[start : start + size], lrs[start : start + size]  # the caller trains them here
                 took_s = time.perf_counter() - began
                 self.chunks.append(size)
                 self.chunk = max(1, round(size * CHUNK_TARGET_S / max(took_s, 1e-6)))
@@ -70,8 +76,9 @@ class LoadGenProgress:
         total = int(eff["dataset_samples"]) if self.accuracy else max(eff["min_duration_ms"], 1) / 1000
         fmt = "{desc}: {percentage:3.0f}%|{bar}| {postfix}"
         disabled = not enabled or not (hasattr(file, "isatty") and file.isatty())
-        self.bar = tqdm(total=total, desc=label, leave=False, file=file, disable=disabled,
-                        bar_format=fmt, mininterval=0)
+        self.bar = tqdm(
+            total=total, desc=label, leave=False, file=file, disable=disabled, bar_format=fmt, mininterval=0
+        )
 
     def update(self, elapsed_s: float, queries: int, samples: int) -> None:
         if self.bar.disable:

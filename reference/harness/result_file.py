@@ -37,9 +37,9 @@ class RunSetup:
 
     options: InferOptions
     suite: Suite
-    task: Task               # for the run's profile
-    eff: dict                # the effective settings (settings.json's top level, before sizing fills them in)
-    weights_label: str       # the --weights path, or "init(seed=0)"
+    task: Task  # for the run's profile
+    eff: dict  # the effective settings (settings.json's top level, before sizing fills them in)
+    weights_label: str  # the --weights path, or "init(seed=0)"
 
 
 def build_result(setup: RunSetup, impl: Implementation | NullImplementation, outcome: SessionOutcome) -> dict:
@@ -53,31 +53,47 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
     percentile = eff.get("latency_percentile")
     result = {
         "status": "completed",
-        "task": task.id, "framework": options.framework, "framework_version": impl.version(),
-        "compile_mode": impl.mode, "device": impl.device, "scenario": options.scenario, "mode": options.mode,
-        "profile": options.profile, "rules_version": suite.version, "weights": weights_label,
+        "task": task.id,
+        "framework": options.framework,
+        "framework_version": impl.version(),
+        "compile_mode": impl.mode,
+        "device": impl.device,
+        "scenario": options.scenario,
+        "mode": options.mode,
+        "profile": options.profile,
+        "rules_version": suite.version,
+        "weights": weights_label,
     }
     runs = outcome.runs
     if options.mode == "performance":
-        entries = [run_entry(run, index, options.scenario, percentile, expected_version)
-                   for index, run in enumerate(runs, start=1)]
+        entries = [
+            run_entry(run, index, options.scenario, percentile, expected_version)
+            for index, run in enumerate(runs, start=1)
+        ]
         result.update(performance_fields(entries))
         result["submittable"] = eff["submittable"] and result["valid"]
     else:
         entry = run_entry(runs[0], None, options.scenario, percentile, expected_version)
-        result.update({"loadgen_version": entry["loadgen_version"], "loadgen_errors": entry["loadgen_errors"],
-                       "loadgen_run_s": entry["loadgen_run_s"],
-                       "submittable": eff["submittable"] and not runs[0].errors})
-    result.update({
-        "loadgen_version_expected": expected_version,
-        "sizing": {**outcome.sizing, "resized": outcome.resizes},
-        "warmup_s": outcome.warmup_s,
-        "sut": "fast" if runs[0].fast else "plain",
-        "predict_calls": sum(run.predict_calls for run in runs),
-        "dataset_samples": eff["dataset_samples"],
-        "system_fingerprint": fingerprint(collect_system_description()),
-        "environment": environment_fingerprint(options.framework),
-    })
+        result.update(
+            {
+                "loadgen_version": entry["loadgen_version"],
+                "loadgen_errors": entry["loadgen_errors"],
+                "loadgen_run_s": entry["loadgen_run_s"],
+                "submittable": eff["submittable"] and not runs[0].errors,
+            }
+        )
+    result.update(
+        {
+            "loadgen_version_expected": expected_version,
+            "sizing": {**outcome.sizing, "resized": outcome.resizes},
+            "warmup_s": outcome.warmup_s,
+            "sut": "fast" if runs[0].fast else "plain",
+            "predict_calls": sum(run.predict_calls for run in runs),
+            "dataset_samples": eff["dataset_samples"],
+            "system_fingerprint": fingerprint(collect_system_description()),
+            "environment": environment_fingerprint(options.framework),
+        }
+    )
     if "null_cost" in eff:  # framework none
         result["null_cost"] = eff["null_cost"]
     if options.scenario == "server":
@@ -90,8 +106,12 @@ def server_batches(runs: list[LoadGenOutcome], eff: dict) -> dict:
     (to compare with sizing's batch costs, measured alone: the difference is what serving costs)."""
     sizes = [size for run in runs for size in run.batch_sizes]
     times_ms = sorted(ms for run in runs for ms in run.batch_ms)
-    return {"count": len(sizes), "mean_size": statistics.fmean(sizes) if sizes else None,
-            "max_size": max(sizes, default=None),
-            "mean_ms": statistics.fmean(times_ms) if times_ms else None,
-            "p90_ms": times_ms[max(0, math.ceil(0.9 * len(times_ms)) - 1)] if times_ms else None,
-            "max_batch_size": eff["max_batch_size"], "batch_timeout_us": eff["batch_timeout_us"]}
+    return {
+        "count": len(sizes),
+        "mean_size": statistics.fmean(sizes) if sizes else None,
+        "max_size": max(sizes, default=None),
+        "mean_ms": statistics.fmean(times_ms) if times_ms else None,
+        "p90_ms": times_ms[max(0, math.ceil(0.9 * len(times_ms)) - 1)] if times_ms else None,
+        "max_batch_size": eff["max_batch_size"],
+        "batch_timeout_us": eff["batch_timeout_us"],
+    }

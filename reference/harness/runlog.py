@@ -40,7 +40,7 @@ _ids = itertools.count()
 class _StrictFileHandler(logging.FileHandler):
     """A FileHandler whose failed writes raise: a result log must not lose lines and carry on."""
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+    def handleError(self, record: logging.LogRecord) -> None:
         raise sys.exception()  # called by emit() inside its `except`: the write's OSError
 
 
@@ -65,8 +65,9 @@ class RunLog:
         self._logger.setLevel(logging.INFO)
         self._logger.addHandler(self._handler)
         # stack offset 2: the metadata's file/lineno name the trainer line that logged, not this wrapper.
-        self._mllog = MLLogger(logger=self._logger, default_stack_offset=2,
-                                root_dir=str(Path(__file__).resolve().parents[2]))
+        self._mllog = MLLogger(
+            logger=self._logger, default_stack_offset=2, root_dir=str(Path(__file__).resolve().parents[2])
+        )
         self.closed = False
 
     def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
@@ -88,8 +89,10 @@ class RunLog:
 
     def _fail(self, error: OSError):
         self.failed = error
-        raise UserError(f"{self.partial}: cannot write ({error.strerror}); the run stops and its log is not a "
-                        "result", hint="free disk space and run again") from None
+        raise UserError(
+            f"{self.partial}: cannot write ({error.strerror}); the run stops and its log is not a result",
+            hint="free disk space and run again",
+        ) from None
 
     def close(self, *, final: bool = True) -> Path:
         """Flush, fsync and (final=True) give the file its final name; returns where the file now is.

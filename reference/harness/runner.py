@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from levelfield.ground.registry import task_module
 from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text
+from levelfield.ground.registry import task_module
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.interface import COMPILED, Implementation, Recipe
@@ -57,8 +57,15 @@ if TYPE_CHECKING:  # annotations only: rules objects come from cached_suite
 
 INIT_WEIGHTS_SEED = 0  # without --weights the runner measures the seed-0 initial model
 # Files and folders one run writes into --out; a second run refuses to touch them without --force.
-OUTPUT_FILES = ("result.json", "accuracy.json", "settings.json", "mlperf_log_summary.txt",
-                "mlperf_log_detail.txt", "mlperf_log_accuracy.json", "mlperf_log_trace.json")
+OUTPUT_FILES = (
+    "result.json",
+    "accuracy.json",
+    "settings.json",
+    "mlperf_log_summary.txt",
+    "mlperf_log_detail.txt",
+    "mlperf_log_accuracy.json",
+    "mlperf_log_trace.json",
+)
 RUN_FOLDERS = "run_*"
 # How often the main thread wakes while the compute thread works: progress bar, signals, SUT errors.
 POLL_S = 0.2
@@ -76,21 +83,21 @@ _abandoned_work: threading.Event | None = None
 @dataclass
 class InferOptions:
     task_id: str
-    framework: str                  # a framework of the rules, or "none" (reference/null_model.py)
+    framework: str  # a framework of the rules, or "none" (reference/null_model.py)
     scenario: str
-    mode: str                       # performance | accuracy (LoadGen's PerformanceOnly | AccuracyOnly)
+    mode: str  # performance | accuracy (LoadGen's PerformanceOnly | AccuracyOnly)
     out: Path
     profile: str = "submission"
-    weights: Path | None = None     # None: init_weights(INIT_WEIGHTS_SEED)
+    weights: Path | None = None  # None: init_weights(INIT_WEIGHTS_SEED)
     user_conf: Path | None = None
     compile_mode: str = COMPILED
     force: bool = False
     data_dir: str | None = None
     rules_dir: str | None = None
     rules_version: str | None = None
-    sut: str | None = None          # fast | plain; None: sut.FAST_SUT_DEFAULT for the scenario
-    progress: bool = True           # the bar on stderr (shown only on a terminal)
-    repeats: int | None = None      # performance runs; None: the profile's inference_repeats
+    sut: str | None = None  # fast | plain; None: sut.FAST_SUT_DEFAULT for the scenario
+    progress: bool = True  # the bar on stderr (shown only on a terminal)
+    repeats: int | None = None  # performance runs; None: the profile's inference_repeats
     null_cost: CostModel | None = None  # framework "none": what one predict costs
 
 
@@ -146,14 +153,19 @@ class _RunState:
 
     def __init__(self, options: InferOptions):
         self.options = options
-        self.phase = "setup"             # setup | warmup | loadgen | scoring | writing
-        self.out_ready = False           # --out prepared: result.json may be written
-        self.identity: dict = {"task": options.task_id, "framework": options.framework,
-                               "scenario": options.scenario, "mode": options.mode, "profile": options.profile}
-        self.sut = None                  # the SUT of the latest LoadGen run (session.py sets it)
-        self.loadgen: threading.Event | None = None   # set when that run's StartTest has returned
-        self.current = None              # session.Current while a LoadGen run is in progress
-        self.cancelled = False           # asks the compute thread to stop at its next predict
+        self.phase = "setup"  # setup | warmup | loadgen | scoring | writing
+        self.out_ready = False  # --out prepared: result.json may be written
+        self.identity: dict = {
+            "task": options.task_id,
+            "framework": options.framework,
+            "scenario": options.scenario,
+            "mode": options.mode,
+            "profile": options.profile,
+        }
+        self.sut = None  # the SUT of the latest LoadGen run (session.py sets it)
+        self.loadgen: threading.Event | None = None  # set when that run's StartTest has returned
+        self.current = None  # session.Current while a LoadGen run is in progress
+        self.cancelled = False  # asks the compute thread to stop at its next predict
         self.worker: threading.Thread | None = None
         self.work_done: threading.Event | None = None
         self.started = time.perf_counter()
@@ -177,8 +189,14 @@ class _RunState:
         if self.out_ready:
             out = self.options.out
             (out / "accuracy.json").unlink(missing_ok=True)
-            record = {"status": status, "reason": reason, "phase": self.phase, **self.identity,
-                      "elapsed_s": time.perf_counter() - self.started, "submittable": False}
+            record = {
+                "status": status,
+                "reason": reason,
+                "phase": self.phase,
+                **self.identity,
+                "elapsed_s": time.perf_counter() - self.started,
+                "submittable": False,
+            }
             atomic_write_text(out / "result.json", json.dumps(record, indent=2) + "\n", overwrite=True)
             message += f"; {out / 'result.json'} records the run as {status}"
         return InferAborted(message, status=status, exit_code=exit_code, loadgen_running=running)
@@ -186,10 +204,13 @@ class _RunState:
 
 def _prepare_out(out: Path, force: bool) -> None:
     existing = [name for name in OUTPUT_FILES if (out / name).exists()] + sorted(
-        p.name for p in out.glob(RUN_FOLDERS) if p.is_dir())
+        p.name for p in out.glob(RUN_FOLDERS) if p.is_dir()
+    )
     if existing and not force:
-        raise UserError(f"{out}: already holds {', '.join(existing)}; not overwriting them",
-                        hint="choose another --out, or pass --force to replace them")
+        raise UserError(
+            f"{out}: already holds {', '.join(existing)}; not overwriting them",
+            hint="choose another --out, or pass --force to replace them",
+        )
     out.mkdir(parents=True, exist_ok=True)
     for name in existing:  # no stale log from an earlier run may survive next to the new one
         path = out / name
@@ -206,15 +227,18 @@ def cached_suite(rules_version: str | None, rules_dir: str | None) -> Suite:
     """The rules, parsed once per process: tests and benchmarks run many scenarios in one process
     (parsing and validating the YAML takes ~0.4 s); a CLI run reads them once anyway."""
     from levelfield.rules import load_suite
+
     return load_suite(rules_version, rules_dir)
 
 
 @functools.lru_cache(maxsize=2)
-def cached_eval_set(rules_version: str | None, rules_dir: str | None, task_id: str, data_dir: str | None,
-                    n_eval: int) -> tuple[dict, object]:
+def cached_eval_set(
+    rules_version: str | None, rules_dir: str | None, task_id: str, data_dir: str | None, n_eval: int
+) -> tuple[dict, object]:
     """(model inputs, labels) of the first n_eval eval rows, read-only copies, once per process
     (reading and checking a dataset against its SHA-256 takes ~0.5 s)."""
     import numpy as np
+
     from levelfield.reference.datasets import load_dataset
 
     task = cached_suite(rules_version, rules_dir).task(task_id)
@@ -231,6 +255,7 @@ def _weights(options: InferOptions, spec_module) -> tuple[dict, str]:
     if options.weights is None:
         return spec_module.init_weights(INIT_WEIGHTS_SEED), f"init(seed={INIT_WEIGHTS_SEED})"
     from levelfield.reference.weights import load_weights
+
     return load_weights(options.weights), str(options.weights)
 
 
@@ -279,8 +304,10 @@ def build_implementation(options: InferOptions, task: Task) -> Implementation | 
     """The implementation the options name: a framework's (compiled or eager), or `none` at its cost."""
     if options.framework == NULL_FRAMEWORK:
         from levelfield.reference.null_model import NullImplementation
+
         return NullImplementation(task, options.null_cost)
     from levelfield.ground.registry import load_implementation
+
     return load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
 
 
@@ -301,8 +328,9 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     state.identity.update({"rules_version": suite.version, "weights": weights_label})
     setup = RunSetup(options=options, suite=suite, task=task, eff=eff, weights_label=weights_label)
 
-    eval_inputs, eval_labels = cached_eval_set(options.rules_version, options.rules_dir, task.id,
-                                               options.data_dir, task.eval_samples)
+    eval_inputs, eval_labels = cached_eval_set(
+        options.rules_version, options.rules_dir, task.id, options.data_dir, task.eval_samples
+    )
     if impl is None:
         impl = build_implementation(options, task)
 
@@ -310,8 +338,9 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
         return spec_module.to_response(impl.predict(batch))
 
     qsl = sut_module.SampleLibrary(eval_inputs, eff["performance_sample_count"])
-    session = Session(options, eff, impl, weights, qsl, respond_rows, state,
-                      max_predict_batch=inputs_module.MAX_PREDICT_BATCH)
+    session = Session(
+        options, eff, impl, weights, qsl, respond_rows, state, max_predict_batch=inputs_module.MAX_PREDICT_BATCH
+    )
     outcome = _on_compute_thread(session.run, state)
     state.phase = "scoring"
     result = build_result(setup, impl, outcome)
@@ -328,8 +357,15 @@ def _effective_settings(options: InferOptions, suite, task) -> dict:
     """What LoadGen is asked for: the rules' scenario settings for the profile under the user's
     user.conf, the profile's performance repeats unless --repeats says otherwise, and for
     framework `none` its cost model (never submittable)."""
-    eff = loadgen_config.effective_settings(suite, task, options.profile, options.scenario, options.mode,
-                                            user_conf=options.user_conf, dataset_samples=task.eval_samples)
+    eff = loadgen_config.effective_settings(
+        suite,
+        task,
+        options.profile,
+        options.scenario,
+        options.mode,
+        user_conf=options.user_conf,
+        dataset_samples=task.eval_samples,
+    )
     eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
     if options.framework == NULL_FRAMEWORK:
         eff["submittable"] = False
@@ -341,13 +377,15 @@ def _write_accuracy(options: InferOptions, task, eval_labels, state: _RunState) 
     """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json;
     a log that cannot be scored aborts the run as failed."""
     from levelfield.ground.accuracy import score_accuracy_log
+
     try:
         accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
     except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
         raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
     state.phase = "writing"
-    atomic_write_text(options.out / "accuracy.json",
-                      json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True)
+    atomic_write_text(
+        options.out / "accuracy.json", json.dumps({"status": "completed", **accuracy}, indent=2) + "\n", overwrite=True
+    )
     return accuracy
 
 
@@ -362,7 +400,7 @@ def _on_compute_thread(work, state: _RunState):
     def target():
         try:
             outcome["value"] = work()
-        except BaseException as e:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as e:
             outcome["error"] = e
         finally:
             done.set()
@@ -379,16 +417,19 @@ def _on_compute_thread(work, state: _RunState):
             if current is not shown:
                 if progress is not None:
                     progress.close()
-                progress = None if current is None else LoadGenProgress(current.label, current.eff,
-                                                                        enabled=state.options.progress)
+                progress = (
+                    None
+                    if current is None
+                    else LoadGenProgress(current.label, current.eff, enabled=state.options.progress)
+                )
                 shown = current
             if progress is not None:
-                progress.update(time.perf_counter() - current.started, current.sut.queries_issued,
-                                current.sut.samples_done)
+                progress.update(
+                    time.perf_counter() - current.started, current.sut.queries_issued, current.sut.samples_done
+                )
             if state.sut is not None and state.sut.error is not None:
                 error = state.sut.error
-                raise state.abort("failed", f"predict raised {type(error).__name__}: {error}",
-                                  EXIT_FAILED) from error
+                raise state.abort("failed", f"predict raised {type(error).__name__}: {error}", EXIT_FAILED) from error
     finally:
         if progress is not None:
             progress.close()

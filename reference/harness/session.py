@@ -36,19 +36,19 @@ from levelfield.reference.harness import loadgen_config, sizing
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.harness.loadgen_results import read_detail
 
-if TYPE_CHECKING:   # annotations only: runner.py imports this module inside a run, never the reverse
+if TYPE_CHECKING:  # annotations only: runner.py imports this module inside a run, never the reverse
     import numpy as np
 
     from levelfield.reference.harness.runner import InferOptions, _RunState
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation
 
-RUN_FOLDER = "run_{}"               # performance repeats: run_1, run_2, ... (MLPerf's performance/run_1)
-OFFLINE_PROBE_S = 0.5               # the Offline probe query: about this long at the measured speed
-SERVER_PROBE_MS = 500               # the Server probe run: at least this long ...
-SERVER_PROBE_QUERIES = 128          # ... and this many queries
-SERVER_PROBE_MARGIN = 0.75          # its latency at the rules' percentile must stay under this x the bound
-SERVER_PROBE_TRIES = 5              # halving the target each time it does not
+RUN_FOLDER = "run_{}"  # performance repeats: run_1, run_2, ... (MLPerf's performance/run_1)
+OFFLINE_PROBE_S = 0.5  # the Offline probe query: about this long at the measured speed
+SERVER_PROBE_MS = 500  # the Server probe run: at least this long ...
+SERVER_PROBE_QUERIES = 128  # ... and this many queries
+SERVER_PROBE_MARGIN = 0.75  # its latency at the rules' percentile must stay under this x the bound
+SERVER_PROBE_TRIES = 5  # halving the target each time it does not
 
 
 class RunCancelled(BaseException):
@@ -64,8 +64,8 @@ class LoadGenOutcome:
     errors: list[str]
     run_s: float
     predict_calls: int
-    batch_sizes: list[int]           # Server's batches, in order
-    batch_ms: list[float]            # ... and what each took (predict + response rows)
+    batch_sizes: list[int]  # Server's batches, in order
+    batch_ms: list[float]  # ... and what each took (predict + response rows)
     fast: bool
 
 
@@ -88,13 +88,22 @@ class Current:
 
 
 class Session:
-    def __init__(self, options: InferOptions, eff: dict, impl: Implementation | NullImplementation,
-                 weights: dict[str, np.ndarray], qsl: sut_module.SampleLibrary, respond_rows: sut_module.RespondRows,
-                 state: _RunState, *, max_predict_batch: int):
+    def __init__(
+        self,
+        options: InferOptions,
+        eff: dict,
+        impl: Implementation | NullImplementation,
+        weights: dict[str, np.ndarray],
+        qsl: sut_module.SampleLibrary,
+        respond_rows: sut_module.RespondRows,
+        state: _RunState,
+        *,
+        max_predict_batch: int,
+    ):
         self.options, self.eff, self.impl, self.weights = options, eff, impl, weights
         self.qsl, self.respond_rows, self.state = qsl, respond_rows, state
         self.max_predict_batch = max_predict_batch
-        self.costs_ms: dict[int, float] = {}   # batch size -> median ms from the sizing probe
+        self.costs_ms: dict[int, float] = {}  # batch size -> median ms from the sizing probe
         self.label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
 
     # -- the model, outside LoadGen ---------------------------------------------------------
@@ -121,7 +130,7 @@ class Session:
         self.impl.load(self.weights)
         sizes, stop_after_ms = sizing.probe_plan(self.eff, self.max_predict_batch)
         costs = sizing.measure_batch_costs(self.answer, sizes, self.qsl.total_count, stop_after_ms=stop_after_ms)
-        self.costs_ms = {cost.size: cost.median_ms for cost in costs}   # seeds Server's BatchPlanner (sut.py)
+        self.costs_ms = {cost.size: cost.median_ms for cost in costs}  # seeds Server's BatchPlanner (sut.py)
         record = sizing.size_settings(self.eff, costs)
         self.warm_up()
         if self.eff["mode"] == "performance":
@@ -150,7 +159,7 @@ class Session:
                     record["resized"] = resizes
                     self.write_settings(record)
                     self.state.phase = "warmup"
-                    self.warm_up()   # an Offline query of another size ends in another remainder chunk
+                    self.warm_up()  # an Offline query of another size ends in another remainder chunk
                     self.state.phase = "loadgen"
                     break
             else:
@@ -191,15 +200,20 @@ class Session:
         eff = self.eff
         bound_ms, tries = float(eff["latency_bound_ms"]), []
         for _ in range(SERVER_PROBE_TRIES):
-            probe = {**eff, "min_duration_ms": SERVER_PROBE_MS, "min_query_count": SERVER_PROBE_QUERIES,
-                     "max_duration_ms": 0}
+            probe = {
+                **eff,
+                "min_duration_ms": SERVER_PROBE_MS,
+                "min_query_count": SERVER_PROBE_QUERIES,
+                "max_duration_ms": 0,
+            }
             outcome = self.loadgen_run(folder, probe, f"{self.label} probe")
             key = f"result_{float(eff['latency_percentile']) * 100:.2f}_percentile_latency_ns"
             latency_ns = outcome.records.get(key)
             latency_ms = latency_ns / 1e6 if isinstance(latency_ns, (int, float)) else None
             completed = outcome.records.get("result_completed_samples_per_sec")
-            tries.append({"target_qps": eff["target_qps"], "latency_ms": latency_ms,
-                          "completed_samples_per_s": completed})
+            tries.append(
+                {"target_qps": eff["target_qps"], "latency_ms": latency_ms, "completed_samples_per_s": completed}
+            )
             if latency_ms is not None and latency_ms <= SERVER_PROBE_MARGIN * bound_ms:
                 break
             # Overloaded, the system completes what it can serve: offer SERVER_LOAD of that next.
@@ -216,9 +230,15 @@ class Session:
         folder.mkdir(parents=True, exist_ok=True)
         fast = None if self.options.sut is None else self.options.sut == "fast"
         system_under_test = sut_module.make_sut(
-            eff["scenario"], self.respond_rows, self.qsl, batch_size=int(eff.get("batch_size", 1)),
-            max_batch_size=int(eff.get("max_batch_size", 1)), batch_timeout_us=int(eff.get("batch_timeout_us", 0)),
-            fast=fast, costs_ms=self.costs_ms)
+            eff["scenario"],
+            self.respond_rows,
+            self.qsl,
+            batch_size=int(eff.get("batch_size", 1)),
+            max_batch_size=int(eff.get("max_batch_size", 1)),
+            batch_timeout_us=int(eff.get("batch_timeout_us", 0)),
+            fast=fast,
+            costs_ms=self.costs_ms,
+        )
         log_settings = lg.LogSettings()
         log_settings.log_output.outdir = str(folder)
         log_settings.log_output.copy_summary_to_stdout = False
@@ -232,8 +252,9 @@ class Session:
         started = time.perf_counter()
         try:
             if eff["scenario"] == "server":
-                self._serve_while_loadgen_runs(lg, handle_sut, handle_qsl, settings, log_settings, system_under_test,
-                                               finished)
+                self._serve_while_loadgen_runs(
+                    lg, handle_sut, handle_qsl, settings, log_settings, system_under_test, finished
+                )
             else:
                 try:  # queries are issued on this thread: their predicts run here
                     lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
@@ -247,22 +268,30 @@ class Session:
         if system_under_test.error is not None:
             raise SutFailed(system_under_test.error)
         records, errors = read_detail(folder / "mlperf_log_detail.txt")
-        return LoadGenOutcome(folder, records, errors, run_s, system_under_test.predict_calls,
-                              list(getattr(system_under_test, "batch_sizes", [])),
-                              list(getattr(system_under_test, "batch_ms", [])), system_under_test.fast)
+        return LoadGenOutcome(
+            folder,
+            records,
+            errors,
+            run_s,
+            system_under_test.predict_calls,
+            list(getattr(system_under_test, "batch_sizes", [])),
+            list(getattr(system_under_test, "batch_ms", [])),
+            system_under_test.fast,
+        )
 
     @staticmethod
-    def _serve_while_loadgen_runs(lg, handle_sut, handle_qsl, settings, log_settings, system_under_test,
-                                  finished: threading.Event) -> None:
+    def _serve_while_loadgen_runs(
+        lg, handle_sut, handle_qsl, settings, log_settings, system_under_test, finished: threading.Event
+    ) -> None:
         failure: list[BaseException] = []
 
         def run_test():
             try:
                 lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log_settings)
-            except BaseException as e:  # noqa: BLE001 - re-raised on the compute thread
+            except BaseException as e:
                 failure.append(e)
             finally:
-                system_under_test.close()   # serve() returns once the queue is drained
+                system_under_test.close()  # serve() returns once the queue is drained
                 finished.set()
 
         threading.Thread(target=run_test, name="levelfield-loadgen", daemon=True).start()

@@ -29,8 +29,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
+
 from levelfield.ground.loadgen_names import STREAM_SCENARIOS
+from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
 
 # Timing each batch size: at least MIN_CALLS calls after the untimed first one (compilation),
 # more while under TIME_PER_SIZE_S, at most MAX_CALLS; the median is the cost, the p90 the Server's.
@@ -58,13 +59,17 @@ SERVER_LOAD = 0.5
 # After a timed run that still ended too early (or, Server, too slow), the runner sizes again from
 # what LoadGen measured and starts the repeats over, at most MAX_RESIZES times per `levelfield infer`.
 MAX_RESIZES = 3
-OFFLINE_RESIZE_HEADROOM = 1.5   # an Offline query sized again: LoadGen's measured samples/s x this
-SERVER_BACKOFF = 0.5            # a Server target sized again after missing the latency bound: x this
+OFFLINE_RESIZE_HEADROOM = 1.5  # an Offline query sized again: LoadGen's measured samples/s x this
+SERVER_BACKOFF = 0.5  # a Server target sized again after missing the latency bound: x this
 
 
 # The settings sizing chooses per scenario; a user-settings file may set any of them instead.
-SIZED_KEYS_BY_SCENARIO = {"singlestream": {"expected_latency_ms"}, "multistream": {"expected_latency_ms"},
-                          "offline": {"batch_size", "expected_qps"}, "server": {"max_batch_size", "target_qps"}}
+SIZED_KEYS_BY_SCENARIO = {
+    "singlestream": {"expected_latency_ms"},
+    "multistream": {"expected_latency_ms"},
+    "offline": {"batch_size", "expected_qps"},
+    "server": {"max_batch_size", "target_qps"},
+}
 SIZED_KEYS = frozenset().union(*SIZED_KEYS_BY_SCENARIO.values())
 
 
@@ -99,8 +104,9 @@ def time_calls(answer: Callable[[np.ndarray], None], size: int, total_count: int
     return BatchCost(size, len(times_ms), statistics.median(times_ms), p90)
 
 
-def measure_batch_costs(answer: Callable[[np.ndarray], None], sizes: list[int], total_count: int, *,
-                        stop_after_ms: float | None = None) -> list[BatchCost]:
+def measure_batch_costs(
+    answer: Callable[[np.ndarray], None], sizes: list[int], total_count: int, *, stop_after_ms: float | None = None
+) -> list[BatchCost]:
     """BatchCost per size, ascending; stops growing once a size's median exceeds stop_after_ms.
 
     Always measures the first size: a system slower than the limit still needs one figure.
@@ -138,8 +144,9 @@ def probe_plan(eff: dict, max_predict_batch: int) -> tuple[list[int], float | No
     if scenario == "offline":
         if "batch_size" in eff:  # the user's chunk: measure it only
             return [int(eff["batch_size"])], None
-        return powers_of_two(min(OFFLINE_FIRST_CHUNK, max_predict_batch), max_predict_batch), \
-            OFFLINE_CALL_LIMIT_S * 1000
+        return powers_of_two(
+            min(OFFLINE_FIRST_CHUNK, max_predict_batch), max_predict_batch
+        ), OFFLINE_CALL_LIMIT_S * 1000
     if "max_batch_size" in eff:
         return powers_of_two(1, int(eff["max_batch_size"])), None
     return powers_of_two(1, max_predict_batch), server_batch_budget_ms(eff)
@@ -185,8 +192,7 @@ def size_settings(eff: dict, costs: list[BatchCost]) -> dict:
         choose("target_qps", SERVER_LOAD * capacity)
     if scenario == "offline":  # never a query shorter than the rules' min_sample_count, whoever sized it
         eff["expected_qps"] = max(float(eff["expected_qps"]), offline_min_qps(eff))
-    return {"batch_costs": [asdict(c) for c in costs], "estimated": chosen,
-            "user": sorted(user & SIZED_KEYS)}
+    return {"batch_costs": [asdict(c) for c in costs], "estimated": chosen, "user": sorted(user & SIZED_KEYS)}
 
 
 def server_capacity(costs: list[BatchCost], budget_ms: float) -> tuple[int, float]:
@@ -221,24 +227,36 @@ def size_again(eff: dict, records: dict) -> dict | None:
 
     if scenario in STREAM_SCENARIOS:
         mean_ns = records.get("result_mean_latency_ns")
-        if records.get("result_min_duration_met") is not False or "expected_latency_ms" in user \
-                or not _positive(mean_ns):
+        if (
+            records.get("result_min_duration_met") is not False
+            or "expected_latency_ms" in user
+            or not _positive(mean_ns)
+        ):
             return None
         old = float(eff["expected_latency_ms"])
-        return change("expected_latency_ms", min(old / 2, mean_ns / 1e6 / LATENCY_HEADROOM),
-                      f"ran out of queries before min_duration: measured mean latency {mean_ns / 1e6:.4g} ms")
+        return change(
+            "expected_latency_ms",
+            min(old / 2, mean_ns / 1e6 / LATENCY_HEADROOM),
+            f"ran out of queries before min_duration: measured mean latency {mean_ns / 1e6:.4g} ms",
+        )
     if scenario == "offline":
         measured = records.get("result_samples_per_second")
         if records.get("result_min_duration_met") is not False or "expected_qps" in user or not _positive(measured):
             return None
         old = float(eff["expected_qps"])
-        return change("expected_qps", max(old * 2, measured * OFFLINE_RESIZE_HEADROOM),
-                      f"query finished before min_duration: measured {measured:.4g} samples/s")
+        return change(
+            "expected_qps",
+            max(old * 2, measured * OFFLINE_RESIZE_HEADROOM),
+            f"query finished before min_duration: measured {measured:.4g} samples/s",
+        )
     missed = records.get("result_perf_constraints_met") is False or records.get("early_stopping_met") is False
     if not missed or "target_qps" in user:
         return None
-    return change("target_qps", float(eff["target_qps"]) * SERVER_BACKOFF,
-                  "latency bound or early stopping not met at the sized target")
+    return change(
+        "target_qps",
+        float(eff["target_qps"]) * SERVER_BACKOFF,
+        "latency bound or early stopping not met at the sized target",
+    )
 
 
 def _positive(value) -> bool:

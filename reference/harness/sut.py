@@ -48,10 +48,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
-from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 
-if TYPE_CHECKING:   # annotations only: LoadGen is imported where a run needs it
+from levelfield.ground.loadgen_names import STREAM_SCENARIOS
+from levelfield.reference.harness.loadgen_config import LOADGEN_OFFLINE_SLACK
+
+if TYPE_CHECKING:  # annotations only: LoadGen is imported where a run needs it
     import mlperf_loadgen as lg
 
 # `respond_rows`: a batch {name: array [n, ...]} -> its n response rows (see the module docstring).
@@ -88,6 +89,7 @@ class SampleLibrary:
 
     def construct(self) -> int:
         import mlperf_loadgen as lg
+
         return lg.ConstructQSL(self.total_count, self.performance_count, self.load, self.unload)
 
 
@@ -124,7 +126,9 @@ class Responder:
                 response.size = row_bytes
             self._row_bytes = row_bytes
         base = rows.ctypes.data
-        for response, sample_id, address in zip(pool, ids, range(base, base + rows.nbytes, row_bytes)):
+        for response, sample_id, address in zip(
+            pool, ids, range(base, base + rows.nbytes, row_bytes), strict=False
+        ):  # the pool may hold more
             response.id = sample_id
             response.data = address
         lg.QuerySamplesComplete(pool[:n])
@@ -136,17 +140,18 @@ class DirectSUT:
     def __init__(self, predict: RespondRows, qsl: SampleLibrary, *, fast: bool = False):
         self.predict, self.qsl, self.fast = predict, qsl, fast
         self.predict_calls = 0
-        self.queries_issued = 0      # issue calls (one per query; Server: one per sample)
-        self.samples_done = 0        # samples answered
+        self.queries_issued = 0  # issue calls (one per query; Server: one per sample)
+        self.samples_done = 0  # samples answered
         self.error: BaseException | None = None
-        self.abandoned = False       # set after an error or an interrupt: answer nothing more
-        self.respond = Responder()   # used only by the thread that answers
+        self.abandoned = False  # set after an error or an interrupt: answer nothing more
+        self.respond = Responder()  # used only by the thread that answers
 
     # -- LoadGen's entry points ----------------------------------------------------
     def issue(self, samples: list[lg.QuerySample]) -> None:
         """Plain SUT: a list of lg.QuerySample (id, index)."""
-        self._issue([s.id for s in samples],
-                    np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples)))
+        self._issue(
+            [s.id for s in samples], np.fromiter((s.index for s in samples), dtype=np.int64, count=len(samples))
+        )
 
     def fast_issue(self, ids: list[int], indices: list[int]) -> None:
         """Fast SUT: the query's ids and sample indices as two lists."""
@@ -162,7 +167,7 @@ class DirectSUT:
             return
         try:
             self._answer(ids, indices)
-        except BaseException as e:  # noqa: BLE001 - an exception must not unwind into LoadGen's C++ thread
+        except BaseException as e:
             self.fail(e)
 
     def _answer(self, ids: list[int], indices: np.ndarray) -> None:
@@ -186,12 +191,14 @@ class DirectSUT:
     # -- LoadGen handles -----------------------------------------------------------
     def construct(self) -> int:
         import mlperf_loadgen as lg
+
         if self.fast:
             return lg.ConstructFastSUT(self.fast_issue, self.flush)
         return lg.ConstructSUT(self.issue, self.flush)
 
     def destroy(self, handle: int) -> None:
         import mlperf_loadgen as lg
+
         (lg.DestroyFastSUT if self.fast else lg.DestroySUT)(handle)
 
     def close(self) -> None:
@@ -230,7 +237,7 @@ class BatchPlanner:
     cost yet is taken whole, as a greedy batcher would.
     """
 
-    EWMA_WEIGHT = 0.1   # each served batch moves its padded size's cost a tenth of the way
+    EWMA_WEIGHT = 0.1  # each served batch moves its padded size's cost a tenth of the way
 
     def __init__(self, max_batch_size: int, costs_ms: dict[int, float] | None = None):
         self.max_batch_size = max_batch_size
@@ -266,20 +273,28 @@ class ServerSUT(DirectSUT):
 
     _STOP = None
 
-    def __init__(self, predict: RespondRows, qsl: SampleLibrary, max_batch_size: int, batch_timeout_us: int, *,
-                 fast: bool = False, costs_ms: dict[int, float] | None = None):
+    def __init__(
+        self,
+        predict: RespondRows,
+        qsl: SampleLibrary,
+        max_batch_size: int,
+        batch_timeout_us: int,
+        *,
+        fast: bool = False,
+        costs_ms: dict[int, float] | None = None,
+    ):
         super().__init__(predict, qsl, fast=fast)
         self.max_batch_size = max_batch_size
         self.batch_timeout_s = batch_timeout_us / 1e6
         self.planner = BatchPlanner(max_batch_size, costs_ms)
         self.batch_sizes: list[int] = []
-        self.batch_ms: list[float] = []   # each batch's predict + response, to compare with the sized cost
+        self.batch_ms: list[float] = []  # each batch's predict + response, to compare with the sized cost
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.waiting: collections.deque = collections.deque()   # taken off the queue, not answered yet
+        self.waiting: collections.deque = collections.deque()  # taken off the queue, not answered yet
         self.stopping = False
 
     def _answer(self, ids: list[int], indices: np.ndarray) -> None:
-        for item in zip(ids, indices.tolist()):  # LoadGen issues one sample per query in Server
+        for item in zip(ids, indices.tolist(), strict=True):  # LoadGen issues one sample per query in Server
             self.queue.put(item)
 
     def _take(self, item) -> None:
@@ -298,7 +313,7 @@ class ServerSUT(DirectSUT):
         deadline = time.perf_counter() + self.batch_timeout_s
         while not self.stopping and len(self.waiting) < self.max_batch_size:
             try:
-                self._take(self.queue.get_nowait())   # what has arrived already
+                self._take(self.queue.get_nowait())  # what has arrived already
                 continue
             except queue.Empty:
                 pass
@@ -324,7 +339,7 @@ class ServerSUT(DirectSUT):
                 self.planner.served(len(batch), elapsed_ms)
                 self.batch_ms.append(elapsed_ms)
                 self.batch_sizes.append(len(batch))
-        except BaseException as e:  # noqa: BLE001 - the runner's main thread reports it
+        except BaseException as e:
             self.fail(e)
 
     def close(self) -> None:
@@ -332,9 +347,17 @@ class ServerSUT(DirectSUT):
         self.queue.put(self._STOP)
 
 
-def make_sut(scenario: str, predict: RespondRows, qsl: SampleLibrary, *, batch_size: int = 1,
-             max_batch_size: int = 1, batch_timeout_us: int = 0, fast: bool | None = None,
-             costs_ms: dict[int, float] | None = None) -> DirectSUT:
+def make_sut(
+    scenario: str,
+    predict: RespondRows,
+    qsl: SampleLibrary,
+    *,
+    batch_size: int = 1,
+    max_batch_size: int = 1,
+    batch_timeout_us: int = 0,
+    fast: bool | None = None,
+    costs_ms: dict[int, float] | None = None,
+) -> DirectSUT:
     """The scenario's SUT; `fast` None picks FAST_SUT_DEFAULT[scenario]; `costs_ms` (batch size -> median
     ms, the sizing probe's) seeds Server's BatchPlanner."""
     fast = FAST_SUT_DEFAULT[scenario] if fast is None else fast

@@ -21,7 +21,6 @@ evaluates and saves; the stop decision is broadcast so all ranks stop together.
 
 from __future__ import annotations
 
-from levelfield.ground import mllog_keys as LK
 import json
 import re
 import resource
@@ -35,15 +34,16 @@ from pathlib import Path
 import numpy as np
 from mlperf_logging.mllog import constants as K
 
-from levelfield.ground.registry import task_module
-from levelfield.ground.errors import UserError
-from levelfield.reference.harness.world import SINGLE
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.environment import environment_fingerprint
+from levelfield.ground.errors import UserError
+from levelfield.ground.registry import task_module
+from levelfield.ground.stats import spread, time_to_train
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
+from levelfield.reference.harness.world import SINGLE
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
-from levelfield.ground.stats import spread, time_to_train
 
 SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
 # Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
@@ -60,19 +60,19 @@ class TrainOptions:
     framework: str
     out: Path
     profile: str = "submission"
-    runs: int | None = None          # default: the rules' run count for the profile
-    seed: int | None = None          # run i uses seed + i; default: a random base seed
+    runs: int | None = None  # default: the rules' run count for the profile
+    seed: int | None = None  # run i uses seed + i; default: a random base seed
     mode: str = COMPILED
     org: str = "levelfield"
     division: str = "closed"
-    system: dict | None = None       # a filled-in system description, for submission_platform/status
+    system: dict | None = None  # a filled-in system description, for submission_platform/status
     data_dir: str | None = None
     rules_dir: str | None = None
     rules_version: str | None = None
     force: bool = False
     save_weights: bool = False
     overrides: dict = field(default_factory=dict)  # tunable hyperparameters (closed division)
-    stop_at_target: bool = True      # False: train all max_epochs (calibration curves; never a result)
+    stop_at_target: bool = True  # False: train all max_epochs (calibration curves; never a result)
 
 
 @dataclass(kw_only=True)
@@ -81,10 +81,10 @@ class RunOutcome:
 
     index: int
     seed: int
-    status: str                       # success | aborted
-    reason: str                       # target reached | max epochs | interrupted | error
+    status: str  # success | aborted
+    reason: str  # target reached | max epochs | interrupted | error
     epochs: int
-    time_to_train_s: float | None     # run_start -> run_stop, successful runs only
+    time_to_train_s: float | None  # run_start -> run_stop, successful runs only
     time_to_first_step_s: float
     peak_rss_mib: float
     evals: list = field(default_factory=list)  # [[epoch, value], ...]
@@ -99,8 +99,17 @@ class RunOutcome:
     def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:
         """A run's record before it has done anything: aborted by an interrupt, until run_one gets further
         (run_start makes the reason "max epochs", the target makes it a success)."""
-        return cls(index=index, seed=seed, status="aborted", reason="interrupted", epochs=0, time_to_train_s=None,
-                   time_to_first_step_s=0.0, peak_rss_mib=0.0, log=str(log_path) if log_path else "")
+        return cls(
+            index=index,
+            seed=seed,
+            status="aborted",
+            reason="interrupted",
+            epochs=0,
+            time_to_train_s=None,
+            time_to_first_step_s=0.0,
+            peak_rss_mib=0.0,
+            log=str(log_path) if log_path else "",
+        )
 
 
 @dataclass(frozen=True)
@@ -124,15 +133,21 @@ class Schedule:
     steps_per_epoch: int
     max_epochs: int
     eval_every_epochs: int
-    lrs: np.ndarray               # float64 [max_epochs * steps_per_epoch], one per step
+    lrs: np.ndarray  # float64 [max_epochs * steps_per_epoch], one per step
 
     @classmethod
     def for_run(cls, recipe: Recipe, settings: dict, seed: int, train_samples: int) -> Schedule:
         batch, max_epochs = recipe.global_batch_size, settings["max_epochs"]
         steps_per_epoch = train_samples // batch
-        return cls(seed=seed, train_samples=train_samples, global_batch_size=batch, steps_per_epoch=steps_per_epoch,
-                   max_epochs=max_epochs, eval_every_epochs=settings["eval_every_epochs"],
-                   lrs=learning_rates(recipe, steps_per_epoch, max_epochs))
+        return cls(
+            seed=seed,
+            train_samples=train_samples,
+            global_batch_size=batch,
+            steps_per_epoch=steps_per_epoch,
+            max_epochs=max_epochs,
+            eval_every_epochs=settings["eval_every_epochs"],
+            lrs=learning_rates(recipe, steps_per_epoch, max_epochs),
+        )
 
     def batches(self, epoch: int) -> np.ndarray:
         """Row indices of the global batches of `epoch`, int64 [steps_per_epoch, global_batch_size];
@@ -141,7 +156,7 @@ class Schedule:
 
     def epoch_lrs(self, epoch: int) -> np.ndarray:
         """The learning rates of `epoch`'s steps (epochs count from 1)."""
-        return self.lrs[(epoch - 1) * self.steps_per_epoch: epoch * self.steps_per_epoch]
+        return self.lrs[(epoch - 1) * self.steps_per_epoch : epoch * self.steps_per_epoch]
 
     def evaluates_after(self, epoch: int) -> bool:
         """The rules' evaluation cadence; the last epoch is always evaluated, so a run that trains all
@@ -278,10 +293,12 @@ class Trainer:
         arrays = load_dataset(self.task, self.o.data_dir)
         n_train, n_eval = self.task.train_samples, self.task.eval_samples
         take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
-        data = RunData(train_inputs=take(self.inputs_module.model_inputs(arrays, "train"), n_train),
-                       train_labels=self.inputs_module.labels(arrays, "train")[:n_train],
-                       eval_inputs=take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
-                       eval_labels=self.inputs_module.labels(arrays, "eval")[:n_eval])
+        data = RunData(
+            train_inputs=take(self.inputs_module.model_inputs(arrays, "train"), n_train),
+            train_labels=self.inputs_module.labels(arrays, "train")[:n_train],
+            eval_inputs=take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
+            eval_labels=self.inputs_module.labels(arrays, "eval")[:n_eval],
+        )
         log.event(K.TRAIN_SAMPLES, n_train)
         log.event(K.EVAL_SAMPLES, n_eval)
         return data
@@ -322,8 +339,9 @@ class Trainer:
         """The timed epochs: train, evaluate at the rules' cadence, and stop at the target (a success)
         or after max_epochs (aborted, reason "max epochs")."""
         outcome.reason = "max epochs"
-        progress = EpochProgress(self.task.id, self.o.framework, outcome.index, schedule.max_epochs,
-                                 schedule.steps_per_epoch)
+        progress = EpochProgress(
+            self.task.id, self.o.framework, outcome.index, schedule.max_epochs, schedule.steps_per_epoch
+        )
         for epoch in range(1, schedule.max_epochs + 1):
             outcome.epochs = epoch
             self._train_epoch(log, impl, schedule, progress, epoch)
@@ -371,6 +389,7 @@ class Trainer:
         outcome.time_to_train_s = elapsed_s
         if self.o.save_weights and self.world.primary:
             from levelfield.reference.weights import save_weights
+
             save_weights(self.o.out / f"weights_{outcome.index}.npz", impl.export(), overwrite=self.o.force)
 
     def _mark_aborted(self, outcome: RunOutcome, error: BaseException) -> bool:
@@ -386,6 +405,7 @@ class Trainer:
         if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
             return None
         from levelfield.ground.accelerators import open_gpu_meter
+
         meter = open_gpu_meter(self.world.size)
         return DeviceMeter(meter=meter, energy_start_mj=meter.energy_mj()) if meter else None
 
@@ -398,11 +418,14 @@ class Trainer:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
         if gpu is not None:
             from levelfield.ground.accelerators import energy_j
+
             outcome.device_memory_used_mib = gpu.meter.memory_used_mib()
             outcome.energy_j = energy_j(gpu.energy_start_mj, gpu.meter.energy_mj())
-        for key, value in ((LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
-                           (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
-                           (LK.ENERGY_J, outcome.energy_j)):
+        for key, value in (
+            (LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
+            (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
+            (LK.ENERGY_J, outcome.energy_j),
+        ):
             if value is not None:  # absent, never made up, where there is no GPU
                 log.event(key, value)
         log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
@@ -428,10 +451,16 @@ class Trainer:
             for s, handler in previous.items():
                 signal.signal(s, handler)
         return {
-            "task": self.task.id, "framework": self.o.framework, "mode": self.o.mode,
-            "profile": self.o.profile, "rules_version": self.suite.version, "world_size": self.world.size,
-            "quality_metric": self.task.quality["metric"], "quality_target": self.task.quality["target"],
-            "runs_requested": self.runs, "interrupted_by": self.interrupted_by,
+            "task": self.task.id,
+            "framework": self.o.framework,
+            "mode": self.o.mode,
+            "profile": self.o.profile,
+            "rules_version": self.suite.version,
+            "world_size": self.world.size,
+            "quality_metric": self.task.quality["metric"],
+            "quality_target": self.task.quality["target"],
+            "runs_requested": self.runs,
+            "interrupted_by": self.interrupted_by,
             "runs": [asdict(o) for o in outcomes],
             "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"]) if outcomes else None,
             "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,

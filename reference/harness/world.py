@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
 
-if TYPE_CHECKING:   # annotations only: the CLI imports this module at start-up (MAX_NPROC), so it stays light
+if TYPE_CHECKING:  # annotations only: the CLI imports this module at start-up (MAX_NPROC), so it stays light
     import numpy as np
 
-MAX_NPROC = 64          # processes on one node; a sanity bound, devices bound it further (the launcher checks)
+MAX_NPROC = 64  # processes on one node; a sanity bound, devices bound it further (the launcher checks)
 LAUNCHER_FRAMEWORKS = ("pytorch",)  # torchrun starts PyTorch processes; TF and JAX train in one process
 
 
@@ -33,7 +33,7 @@ class World:
 
     rank: int = 0
     size: int = 1
-    backend: str | None = None     # gloo | nccl; None for one process
+    backend: str | None = None  # gloo | nccl; None for one process
     # rank 0's bool on every rank (a collective); None for one process
     broadcast: Callable[[bool], bool] | None = field(default=None, compare=False, repr=False)
 
@@ -47,7 +47,7 @@ class World:
         if self.size == 1:
             return batch_indices
         per_rank = batch_indices.shape[1] // self.size  # the launcher made B divisible by size
-        return batch_indices[:, self.rank * per_rank:(self.rank + 1) * per_rank]
+        return batch_indices[:, self.rank * per_rank : (self.rank + 1) * per_rank]
 
     def agree(self, decision: bool) -> bool:
         """Rank 0's decision on every rank (a broadcast; every rank must call it at the same point)."""
@@ -62,9 +62,13 @@ SINGLE = World()
 def check_nproc(framework: str, nproc: int) -> None:
     """Refuse a process count out of range, or N > 1 for frameworks torchrun cannot start (no import needed)."""
     if not 1 <= nproc <= MAX_NPROC:
-        raise UserError(f"--nproc {nproc}: expected a number of processes from 1 to {MAX_NPROC}",
-                        hint="for example --nproc 2 (PyTorch DDP), or leave it out for one process")
+        raise UserError(
+            f"--nproc {nproc}: expected a number of processes from 1 to {MAX_NPROC}",
+            hint="for example --nproc 2 (PyTorch DDP), or leave it out for one process",
+        )
     if nproc > 1 and framework not in LAUNCHER_FRAMEWORKS:
-        raise UserError(f"--nproc {nproc}: {framework} trains in one process in levelfield; multi-process "
-                        f"training (DDP under torchrun) is available for {', '.join(LAUNCHER_FRAMEWORKS)} only",
-                        hint=f"use --nproc 1 with --framework {framework}, or --framework pytorch --nproc {nproc}")
+        raise UserError(
+            f"--nproc {nproc}: {framework} trains in one process in levelfield; multi-process "
+            f"training (DDP under torchrun) is available for {', '.join(LAUNCHER_FRAMEWORKS)} only",
+            hint=f"use --nproc 1 with --framework {framework}, or --framework pytorch --nproc {nproc}",
+        )

@@ -28,12 +28,18 @@ class FakeDevice:
     memory_total_bytes: int
     power_limit_mw: int | None  # None: the call raises NVMLError (not supported)
     uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
-    energy_mj: int | None = 0     # None: nvmlDeviceGetTotalEnergyConsumption raises (not supported)
+    energy_mj: int | None = 0  # None: nvmlDeviceGetTotalEnergyConsumption raises (not supported)
     memory_used_bytes: int | None = None  # None: half of memory_total_bytes
 
 
-def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_driver_version: int = 12040,
-          init_error: str | None = None, as_bytes: bool = False) -> types.ModuleType:
+def build(
+    devices: list[FakeDevice],
+    *,
+    driver_version: str = "550.54.15",
+    cuda_driver_version: int = 12040,
+    init_error: str | None = None,
+    as_bytes: bool = False,
+) -> types.ModuleType:
     fake = types.ModuleType("pynvml")
     fake.NVMLError = NVMLError
     fake.calls = []
@@ -63,8 +69,7 @@ def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_
 
     def nvmlDeviceGetMemoryInfo(handle):
         used = handle.memory_total_bytes // 2 if handle.memory_used_bytes is None else handle.memory_used_bytes
-        return types.SimpleNamespace(total=handle.memory_total_bytes, free=handle.memory_total_bytes - used,
-                                     used=used)
+        return types.SimpleNamespace(total=handle.memory_total_bytes, free=handle.memory_total_bytes - used, used=used)
 
     def nvmlDeviceGetHandleByUUID(uuid):
         for device in devices:
@@ -88,8 +93,18 @@ def build(devices: list[FakeDevice], *, driver_version: str = "550.54.15", cuda_
     def nvmlSystemGetCudaDriverVersion():
         return cuda_driver_version
 
-    for fn in (nvmlInit, nvmlShutdown, nvmlDeviceGetCount, nvmlDeviceGetHandleByIndex, nvmlDeviceGetName,
-               nvmlDeviceGetMemoryInfo, nvmlDeviceGetPowerManagementLimit, nvmlSystemGetDriverVersion,
-               nvmlSystemGetCudaDriverVersion, nvmlDeviceGetHandleByUUID, nvmlDeviceGetTotalEnergyConsumption):
+    for fn in (
+        nvmlInit,
+        nvmlShutdown,
+        nvmlDeviceGetCount,
+        nvmlDeviceGetHandleByIndex,
+        nvmlDeviceGetName,
+        nvmlDeviceGetMemoryInfo,
+        nvmlDeviceGetPowerManagementLimit,
+        nvmlSystemGetDriverVersion,
+        nvmlSystemGetCudaDriverVersion,
+        nvmlDeviceGetHandleByUUID,
+        nvmlDeviceGetTotalEnergyConsumption,
+    ):
         setattr(fake, fn.__name__, fn)
     return fake

@@ -11,28 +11,50 @@ from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, EXIT_USER_ERROR, Us
 from levelfield.ground.fsutil import atomic_write_text
 from levelfield.tools.fuzz.run import FuzzOptions, replay, run_fuzz, run_sweep
 
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m levelfield.tools.fuzz", description=__doc__)
     parser.add_argument("--inputs", type=int, default=10_000, help="generated inputs (default: 10000)")
     parser.add_argument("--seed", type=int, default=1, help="same seed, same inputs (default: 1)")
-    parser.add_argument("--example", type=Path, default=Path("submissions/example"),
-                        help="the clean tree to damage (default: submissions/example)")
+    parser.add_argument(
+        "--example",
+        type=Path,
+        default=Path("submissions/example"),
+        help="the clean tree to damage (default: submissions/example)",
+    )
     parser.add_argument("--out", type=Path, help="write the report here as JSON (default: print it)")
-    parser.add_argument("--full-every", type=int, default=100,
-                        help="every N-th input is checked without parse reuse (0: none; default 100)")
-    parser.add_argument("--cli-every", type=int, default=500,
-                        help="every N-th input also runs through `levelfield check` in a subprocess "
-                             "(0: no CLI runs; default 500)")
+    parser.add_argument(
+        "--full-every",
+        type=int,
+        default=100,
+        help="every N-th input is checked without parse reuse (0: none; default 100)",
+    )
+    parser.add_argument(
+        "--cli-every",
+        type=int,
+        default=500,
+        help="every N-th input also runs through `levelfield check` in a subprocess (0: no CLI runs; default 500)",
+    )
     parser.add_argument("--work-dir", type=Path, help="where the working copy lives (default: the system's temp)")
     parser.add_argument("--replay", type=int, metavar="INDEX", help="check only input INDEX and print its report")
-    parser.add_argument("--sweep", action="store_true",
-                        help="instead of random inputs, every hostile value in every field (~27,000 inputs)")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="instead of random inputs, every hostile value in every field (~27,000 inputs)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.replay is not None:
             return replay(args.example, args.seed, args.replay, args.work_dir)
-        options = FuzzOptions(example=args.example, inputs=args.inputs, seed=args.seed, full_every=args.full_every,
-                              cli_every=args.cli_every, work_dir=args.work_dir, progress=True)
+        options = FuzzOptions(
+            example=args.example,
+            inputs=args.inputs,
+            seed=args.seed,
+            full_every=args.full_every,
+            cli_every=args.cli_every,
+            work_dir=args.work_dir,
+            progress=True,
+        )
         report = (run_sweep if args.sweep else run_fuzz)(options)
     except UserError as error:
         print(f"fuzz: error: {error}", file=sys.stderr)
@@ -43,10 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(args.out, text, overwrite=True)
     else:
         print(text, end="")
-    print(f"fuzz: {report['inputs']} inputs in {report['wall_s']} s: {report['crashes']} crashes, "
-          f"{report['misses']} misses, {report['leaks']} leaks, {report['cli_share']['runs']} CLI runs "
-          f"({report['cli_share']['problems']} problems): {'passed' if report['passed'] else 'FAILED'}",
-          file=sys.stderr)
+    print(
+        f"fuzz: {report['inputs']} inputs in {report['wall_s']} s: {report['crashes']} crashes, "
+        f"{report['misses']} misses, {report['leaks']} leaks, {report['cli_share']['runs']} CLI runs "
+        f"({report['cli_share']['problems']} problems): {'passed' if report['passed'] else 'FAILED'}",
+        file=sys.stderr,
+    )
     return EXIT_OK if report["passed"] else EXIT_FINDINGS
 
 

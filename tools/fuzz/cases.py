@@ -21,36 +21,68 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from levelfield.ground import layout as L
 from levelfield.checker.tree import MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES
+from levelfield.ground import layout as L
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.sweep import random_sweep_case
 from levelfield.tools.fuzz.workspace import ManyFiles, Mkdir, Remove, Sparse, Special, Symlink, Workspace, Write
 
 # tree class -> codes of which one must be reported (empty: the verdict must fail, any code)
 TREE_CLASSES = {
-    "missing-file": frozenset(), "extra-file": frozenset(), "renamed-folder": frozenset(),
-    "symlink-outside": frozenset({"STR004"}), "symlink-relative-outside": frozenset({"STR004"}),
-    "symlink-inside": frozenset({"STR004"}), "symlink-folder-outside": frozenset({"STR004"}),
-    "symlink-loop": frozenset({"STR004"}), "fifo": frozenset({"STR004"}), "socket": frozenset({"STR004"}),
-    "oversize-file": frozenset({"STR005"}), "too-deep": frozenset({"STR004"}),
-    "too-many-files": frozenset({"STR005"}), "empty-folder": None,   # None: harmless, only crashes count
+    "missing-file": frozenset(),
+    "extra-file": frozenset(),
+    "renamed-folder": frozenset(),
+    "symlink-outside": frozenset({"STR004"}),
+    "symlink-relative-outside": frozenset({"STR004"}),
+    "symlink-inside": frozenset({"STR004"}),
+    "symlink-folder-outside": frozenset({"STR004"}),
+    "symlink-loop": frozenset({"STR004"}),
+    "fifo": frozenset({"STR004"}),
+    "socket": frozenset({"STR004"}),
+    "oversize-file": frozenset({"STR005"}),
+    "too-deep": frozenset({"STR004"}),
+    "too-many-files": frozenset({"STR005"}),
+    "empty-folder": None,  # None: harmless, only crashes count
     # A performance result's repeats: one run_<i>/ folder deleted, or a copy of the last one added.
-    "missing-repeat": frozenset({"INF008"}), "extra-repeat": frozenset({"INF008"}),
+    "missing-repeat": frozenset({"INF008"}),
+    "extra-repeat": frozenset({"INF008"}),
 }
 CONTENT_CLASSES = sorted({cls for kind in M.APPLIES.values() for cls in kind})
 # A hostile value in one field of one file (sweep.py); `--sweep` runs every field with every value.
 HOSTILE_FIELD = "hostile-field"
-HOSTILE_FIELD_SHARE = 0.3   # of the random inputs: the field space (~1,500 fields x 18 values) is large
+HOSTILE_FIELD_SHARE = 0.3  # of the random inputs: the field space (~1,500 fields x 18 values) is large
 ALL_CLASSES = sorted(set(CONTENT_CLASSES) | set(TREE_CLASSES) | {HOSTILE_FIELD})
 # Classes never drawn at random: one input of each runs in the prelude (each costs seconds).
 PRELUDE_ONLY = {"too-many-files"}
 # Classes whose output must be checked through the real CLI on their first input: names, links and
 # paths that could leak a secret or break printing.
-CLI_FIRST = {"extra-file", "symlink-outside", "symlink-relative-outside", "symlink-folder-outside", "fifo", "socket",
-             "manifest-dotdot", "manifest-absolute", "manifest-control-char", "renamed-folder"}
-ODD_NAMES = ("notes.txt", ".hidden", "résumé.json", "a\nb.txt", "x" * 255, "\udcff\udcfe.txt", "result_7.txt",
-             "mlperf_log_trace.json", " ", "-rf", "MANIFEST", "run_1", "mlperf_log_detail.txt")
+CLI_FIRST = {
+    "extra-file",
+    "symlink-outside",
+    "symlink-relative-outside",
+    "symlink-folder-outside",
+    "fifo",
+    "socket",
+    "manifest-dotdot",
+    "manifest-absolute",
+    "manifest-control-char",
+    "renamed-folder",
+}
+ODD_NAMES = (
+    "notes.txt",
+    ".hidden",
+    "résumé.json",
+    "a\nb.txt",
+    "x" * 255,
+    "\udcff\udcfe.txt",
+    "result_7.txt",
+    "mlperf_log_trace.json",
+    " ",
+    "-rf",
+    "MANIFEST",
+    "run_1",
+    "mlperf_log_detail.txt",
+)
 
 
 @dataclass
@@ -60,7 +92,7 @@ class Case:
     target: str
     edits: list = field(default_factory=list)
     resealed: bool = False
-    expect: str = "fail"                 # fail | any
+    expect: str = "fail"  # fail | any
     codes: frozenset = frozenset()
 
     def describe(self) -> str:
@@ -76,12 +108,13 @@ def make_case(rng: random.Random, ws: Workspace, cls: str, index: int = 0) -> Ca
     targets = sorted(rel for rel in ws.base_files if cls in M.classes_for(M.file_kind(rel)))
     rel = rng.choice(targets)
     kind = M.file_kind(rel)
-    data = M.mutate(rng, rel, ws.base_files[rel], cls, secret=_outside_rel(ws, rel) + "/secret.txt",
-                    secret_abs=str(ws.secret_file))
+    data = M.mutate(
+        rng, rel, ws.base_files[rel], cls, secret=_outside_rel(ws, rel) + "/secret.txt", secret_abs=str(ws.secret_file)
+    )
     case = Case(index, cls, rel, [Write(rel, data)])
     if kind == M.MANIFEST:  # never resealed: the MANIFEST is what is damaged
         case.codes = frozenset({"STR008"}) if cls in M.UNSAFE_PATHS else frozenset()
-        case.expect = "any" if cls == "swap-lines" else "fail"   # a reordered MANIFEST makes the same claims
+        case.expect = "any" if cls == "swap-lines" else "fail"  # a reordered MANIFEST makes the same claims
     else:
         case.resealed = rng.random() < 0.5
         case.expect = "fail" if M.classes_for(kind)[cls] or not case.resealed else "any"
@@ -119,8 +152,11 @@ def _tree_case(rng: random.Random, ws: Workspace, cls: str, index: int) -> Case:
         new = case.target.rsplit("/", 1)
         new[-1] = rng.choice((new[-1].upper(), new[-1] + "-x", new[-1] + "\u00e9", "_" + new[-1], new[-1][:-1] or "z"))
         renamed = "/".join(new)
-        moved = [Write(renamed + f[len(case.target):], d) for f, d in ws.base_files.items()
-                 if f.startswith(case.target + "/")]
+        moved = [
+            Write(renamed + f[len(case.target) :], d)
+            for f, d in ws.base_files.items()
+            if f.startswith(case.target + "/")
+        ]
         case.edits = [Remove(case.target), *moved]
     elif cls in ("symlink-outside", "symlink-relative-outside"):
         target = str(ws.secret_file) if cls == "symlink-outside" else _outside_rel(ws, rel) + "/secret.txt"
@@ -144,7 +180,7 @@ def _tree_case(rng: random.Random, ws: Workspace, cls: str, index: int) -> Case:
     elif cls == "too-many-files":
         case.target = f"{rng.choice(folders)}/many"
         case.edits = [ManyFiles(case.target, MAX_FILES + 1)]
-    elif cls == "empty-folder":   # an empty run_<i>/ holds no repeat: only the files of one count
+    elif cls == "empty-folder":  # an empty run_<i>/ holds no repeat: only the files of one count
         case.target = f"{rng.choice(folders)}/{rng.choice(('empty', 'Offline', 'extra', 'run_4'))}"
         case.edits = [Mkdir(case.target)]
     elif cls in ("missing-repeat", "extra-repeat"):
@@ -161,15 +197,16 @@ def _repeat_edit(rng: random.Random, ws: Workspace, cls: str) -> tuple[str, list
         target = rng.choice(repeats)
         return target, [Remove(target)]
     performance = rng.choice(sorted({d.rsplit("/", 1)[0] for d in repeats}))
-    last = max((d for d in repeats if d.rsplit("/", 1)[0] == performance),
-               key=lambda d: L.repeat_index(d.rsplit("/", 1)[-1]))
+    last = max(
+        (d for d in repeats if d.rsplit("/", 1)[0] == performance), key=lambda d: L.repeat_index(d.rsplit("/", 1)[-1])
+    )
     target = f"{performance}/{L.repeat_folder(L.repeat_index(last.rsplit('/', 1)[-1]) + 1)}"
-    copies = [Write(target + f[len(last):], data) for f, data in sorted(ws.base_files.items())
-              if f.startswith(last + "/")]
+    copies = [
+        Write(target + f[len(last) :], data) for f, data in sorted(ws.base_files.items()) if f.startswith(last + "/")
+    ]
     return target, copies
 
 
 def _relative(source: str, target: str) -> str:
     """`target` as a link stored at `source` would name it (both relative to the tree root)."""
     return "/".join([".."] * source.count("/") + [target])
-

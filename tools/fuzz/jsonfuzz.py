@@ -18,12 +18,41 @@ from typing import Any
 
 # Raw JSON text for each value-level defect class. Python's parser reads 1e999 as inf and refuses
 # integers of more than 4,300 digits; both must end as findings, not as exceptions in a check.
-HUGE_NUMBERS = ("1e308", "-1e308", "1e999", "-1e999", "1" + "0" * 400, "-" + "9" * 4000, "9" * 5000,
-                "1e-400", "123456789012345678901234567890", "18446744073709551617", "-0")
+HUGE_NUMBERS = (
+    "1e308",
+    "-1e308",
+    "1e999",
+    "-1e999",
+    "1" + "0" * 400,
+    "-" + "9" * 4000,
+    "9" * 5000,
+    "1e-400",
+    "123456789012345678901234567890",
+    "18446744073709551617",
+    "-0",
+)
 NON_FINITE = ("NaN", "Infinity", "-Infinity")
-SYNTAX_ERRORS = ("tru", "'single quotes'", "{,}", "[1,]", "undefined", "0x1F", "01", "{\"a\" 1}", "\"unterminated",
-                 "[", "}", "\"\\x41\"", "\"tab\there\"", "+1", ".5", "1.", "--1", "\"\\ud800\"x")
-DEPTHS = (65, 200, 1500, 100_000)        # just over the checker's limit, and past the C parser's recursion
+SYNTAX_ERRORS = (
+    "tru",
+    "'single quotes'",
+    "{,}",
+    "[1,]",
+    "undefined",
+    "0x1F",
+    "01",
+    '{"a" 1}',
+    '"unterminated',
+    "[",
+    "}",
+    '"\\x41"',
+    '"tab\there"',
+    "+1",
+    ".5",
+    "1.",
+    "--1",
+    '"\\ud800"x',
+)
+DEPTHS = (65, 200, 1500, 100_000)  # just over the checker's limit, and past the C parser's recursion
 LONG_STRINGS = (10_000, 1_000_000)
 
 # Value-level classes: structural=True means the damaged document can never be valid, so the checker

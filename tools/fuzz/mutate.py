@@ -29,18 +29,33 @@ JSON, MLLOG, GZIP_JSON, TEXT, MANIFEST = "json", "mllog", "gzip-json", "text", "
 INVALID_UTF8 = (b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80", b"\x80", b"\xe2\x82")
 
 # class -> structural (must be found even when the MANIFEST is resealed)
-BYTE_CLASSES = {"empty": True, "truncate": False, "flip-byte": False, "non-utf8": True, "nul-bytes": False,
-                "append-garbage": False}
+BYTE_CLASSES = {
+    "empty": True,
+    "truncate": False,
+    "flip-byte": False,
+    "non-utf8": True,
+    "nul-bytes": False,
+    "append-garbage": False,
+}
 LINE_CLASSES = {"drop-line": False, "duplicate-line": False, "swap-lines": False}
-MLLOG_CLASSES = {"mllog-truncated-line": True, "mllog-indented": True, "mllog-long-line": False,
-                 "mllog-over-long-line": True}
+MLLOG_CLASSES = {
+    "mllog-truncated-line": True,
+    "mllog-indented": True,
+    "mllog-long-line": False,
+    "mllog-over-long-line": True,
+}
 GZIP_CLASSES = {"gzip-bomb": True, "gzip-truncated": True, "gzip-trailing-garbage": True, "gzip-flip": False}
 # MANIFEST paths that point outside the tree or are not plain: each must be STR008.
-UNSAFE_PATHS = {"manifest-dotdot": "../{secret}", "manifest-absolute": "{secret_abs}",
-                "manifest-backslash": "closed\\..\\..\\{secret}", "manifest-dot": "./MANIFEST2",
-                "manifest-empty-part": "closed//levelfield", "manifest-control-char": "closed/le\x07vel",
-                "manifest-self": "MANIFEST"}
-MANIFEST_CLASSES = {name: True for name in UNSAFE_PATHS}
+UNSAFE_PATHS = {
+    "manifest-dotdot": "../{secret}",
+    "manifest-absolute": "{secret_abs}",
+    "manifest-backslash": "closed\\..\\..\\{secret}",
+    "manifest-dot": "./MANIFEST2",
+    "manifest-empty-part": "closed//levelfield",
+    "manifest-control-char": "closed/le\x07vel",
+    "manifest-self": "MANIFEST",
+}
+MANIFEST_CLASSES = dict.fromkeys(UNSAFE_PATHS, True)
 
 APPLIES = {
     JSON: {**BYTE_CLASSES, **JSON_CLASSES},
@@ -73,8 +88,10 @@ def file_kind(rel: str) -> str:
 
 def classes_for(kind: str) -> dict[str, bool]:
     """{class: structural} for a file of this kind."""
-    return {name: (structural or (kind, name) in STRUCTURAL_FOR) and (kind, name) not in NOT_STRUCTURAL_FOR
-            for name, structural in APPLIES[kind].items()}
+    return {
+        name: (structural or (kind, name) in STRUCTURAL_FOR) and (kind, name) not in NOT_STRUCTURAL_FOR
+        for name, structural in APPLIES[kind].items()
+    }
 
 
 def mutate(rng: random.Random, rel: str, data: bytes, cls: str, *, secret: str = "", secret_abs: str = "") -> bytes:
@@ -105,7 +122,7 @@ def _mutate_plain(rng, kind, data: bytes, cls: str, secret: str, secret_abs: str
     if kind == MLLOG:  # a value-level class, applied to one line's JSON
         lines = data.decode("utf-8").splitlines(keepends=True)
         index = _mllog_line(rng, lines)
-        entry = json.loads(lines[index][len(MLLOG_PREFIX):])
+        entry = json.loads(lines[index][len(MLLOG_PREFIX) :])
         lines[index] = MLLOG_PREFIX + mutate_value(rng, entry, cls) + "\n"
         return "".join(lines).encode("utf-8")
     text = mutate_value(rng, json.loads(data), cls, indent=2 if kind == JSON else None)
@@ -120,7 +137,7 @@ def _mutate_bytes(rng: random.Random, data: bytes, cls: str) -> bytes:
         return data[: rng.randrange(len(data))]
     if cls == "flip-byte":
         at = rng.randrange(len(data))
-        return data[:at] + bytes([data[at] ^ rng.randrange(1, 256)]) + data[at + 1:]
+        return data[:at] + bytes([data[at] ^ rng.randrange(1, 256)]) + data[at + 1 :]
     if cls == "non-utf8":
         return data[:at] + rng.choice(INVALID_UTF8) + data[at:]
     if cls == "nul-bytes":
@@ -160,7 +177,7 @@ def _mutate_mllog_line(rng: random.Random, data: bytes, cls: str) -> bytes:
         lines[i] = rng.choice((" ", "\t", "x", "\ufeff")) + lines[i]
     else:  # one line far longer than any honest one (over the parser's limit for the over-long class)
         size = MAX_LINE_CHARS + 1 if cls == "mllog-over-long-line" else rng.choice((10_000, 1_000_000))
-        entry = json.loads(body[len(MLLOG_PREFIX):])
+        entry = json.loads(body[len(MLLOG_PREFIX) :])
         entry["padding"] = "x" * size
         lines[i] = MLLOG_PREFIX + json.dumps(entry) + "\n"
     return "".join(lines).encode("utf-8")
@@ -174,7 +191,7 @@ def _mutate_gzip(rng: random.Random, data: bytes, cls: str) -> bytes:
     if cls == "gzip-trailing-garbage":
         return data + rng.choice((b"\x00", b"garbage", gzip.compress(b"[]", mtime=0)))
     at = rng.randrange(len(data))
-    return data[:at] + bytes([data[at] ^ rng.randrange(1, 256)]) + data[at + 1:]
+    return data[:at] + bytes([data[at] ^ rng.randrange(1, 256)]) + data[at + 1 :]
 
 
 @functools.lru_cache(maxsize=2)

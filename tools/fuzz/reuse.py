@@ -39,12 +39,12 @@ class ReusedParses:
         self.table: dict[tuple, object] = {}
         self.frozen = False
         self.hits = self.misses = 0
-        self._saved: list[tuple[object, str, object, object]] = []   # (module, name, original, replacement)
-        self._scores: dict[tuple, tuple] = {}   # (id(entries), task id) -> (entries, score); entries kept alive
+        self._saved: list[tuple[object, str, object, object]] = []  # (module, name, original, replacement)
+        self._scores: dict[tuple, tuple] = {}  # (id(entries), task id) -> (entries, score); entries kept alive
         self._suites: dict[tuple, object] = {}
         self._suite_snapshot: dict[tuple, object] = {}
 
-    def __enter__(self) -> "ReusedParses":
+    def __enter__(self) -> ReusedParses:
         if any(getattr(getattr(loader, name), "reuses_parses", False) for name in _PARSERS):
             # Nested, the inner context's "as shipped" share would run the outer context's reuse.
             raise RuntimeError("parse reuse is already active in this process")
@@ -84,8 +84,9 @@ class ReusedParses:
         def loaded(*args, **kwargs):
             key = (args, tuple(sorted(kwargs.items())))
             if key not in self._suites:
-                self._suites[key] = load_suite(*args, **kwargs)   # an unknown version raises: nothing kept
+                self._suites[key] = load_suite(*args, **kwargs)  # an unknown version raises: nothing kept
             return self._suites[key]
+
         return loaded
 
     def original(self, name: str) -> Callable[..., Any]:
@@ -103,6 +104,7 @@ class ReusedParses:
             else:
                 self.misses += 1
             return result
+
         reused.reuses_parses = True
         return reused
 
@@ -116,6 +118,7 @@ class ReusedParses:
             if shared:  # an untouched example log: the same object is scored the same way every time
                 self._scores[key] = (entries, result)
             return result
+
         return reused
 
     def verify(self) -> list[str]:

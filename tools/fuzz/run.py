@@ -42,7 +42,7 @@ from levelfield.tools.fuzz.reuse import ReusedParses
 from levelfield.tools.fuzz.sweep import all_sweep_cases
 from levelfield.tools.fuzz.workspace import Workspace
 
-EXAMPLES_KEPT = 20          # failing inputs described in the report, per kind of failure
+EXAMPLES_KEPT = 20  # failing inputs described in the report, per kind of failure
 
 
 @dataclass
@@ -50,8 +50,8 @@ class FuzzOptions:
     example: Path
     inputs: int = 10_000
     seed: int = 1
-    full_every: int = 100     # 0: never run without parse reuse
-    cli_every: int = 500      # 0: no CLI share at all (not even the first inputs of CLI_FIRST)
+    full_every: int = 100  # 0: never run without parse reuse
+    cli_every: int = 500  # 0: no CLI share at all (not even the first inputs of CLI_FIRST)
     time_limit_s: float = 300.0
     work_dir: Path | None = None
     progress: bool = False
@@ -63,7 +63,7 @@ class Outcome:
     codes: frozenset
     failed: bool
     seconds: float
-    problem: str | None = None       # crash | hang | could-not-run | internal-error | miss | leak
+    problem: str | None = None  # crash | hang | could-not-run | internal-error | miss | leak
     detail: str = ""
 
 
@@ -75,6 +75,7 @@ class _TimeLimit(BaseException):
 def time_limit(seconds: float) -> Iterator[None]:
     def expire(signum, frame):
         raise _TimeLimit()
+
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -91,8 +92,9 @@ def case_for(index: int, seed: int, ws: Workspace) -> Case:
     return make_case(rng, ws, cls, index)
 
 
-def check_case(ws: Workspace, case: Case, *, time_limit_s: float = 300.0, reuse: ReusedParses | None = None,
-               full: bool = False) -> Outcome:
+def check_case(
+    ws: Workspace, case: Case, *, time_limit_s: float = 300.0, reuse: ReusedParses | None = None, full: bool = False
+) -> Outcome:
     """Apply the case, check the tree in-process, classify, restore the working copy."""
     ws.apply(case.edits)
     try:
@@ -108,12 +110,12 @@ def _judge(ws: Workspace, case: Case, time_limit_s: float, context) -> Outcome:
     try:
         with context, time_limit(time_limit_s):
             report = check_tree(ws.root)
-            printed = text_report(report) + json.dumps(json_report(report))   # what the CLI would print
+            printed = text_report(report) + json.dumps(json_report(report))  # what the CLI would print
     except _TimeLimit:
         return Outcome(case, frozenset(), False, time.perf_counter() - start, "hang", f"over {time_limit_s:g} s")
     except UserError as error:
         return Outcome(case, frozenset(), False, time.perf_counter() - start, "could-not-run", str(error)[:500])
-    except Exception as error:  # noqa: BLE001 - what the fuzz is looking for
+    except Exception as error:
         tail = "".join(traceback.format_exception(error)[-4:])
         return Outcome(case, frozenset(), False, time.perf_counter() - start, "crash", tail[-1500:])
     seconds = time.perf_counter() - start
@@ -137,8 +139,11 @@ def check_cli(ws: Workspace, case: Case, fmt: str, expected_exit: int) -> str | 
     try:
         if case.resealed:
             ws.reseal()
-        done = subprocess.run([sys.executable, "-m", "levelfield", "check", str(ws.root), "--format", fmt],
-                              capture_output=True, timeout=900)
+        done = subprocess.run(
+            [sys.executable, "-m", "levelfield", "check", str(ws.root), "--format", fmt],
+            capture_output=True,
+            timeout=900,
+        )
     except subprocess.TimeoutExpired:
         return "levelfield check ran for more than 900 s"
     finally:
@@ -163,8 +168,9 @@ class Tally:
     """Counts for the report."""
 
     def __init__(self):
-        self.by_class = defaultdict(lambda: {"inputs": 0, "resealed": 0, "failed": 0, "clean": 0, "problems": 0,
-                                             "codes": Counter()})
+        self.by_class = defaultdict(
+            lambda: {"inputs": 0, "resealed": 0, "failed": 0, "clean": 0, "problems": 0, "codes": Counter()}
+        )
         self.codes = Counter()
         self.problems = Counter()
         self.examples = defaultdict(list)
@@ -196,13 +202,15 @@ def prepared(example: Path, work_dir: Path | None = None) -> Iterator[tuple[Work
     """(working copy, primed and frozen parse reuse) for checking many damaged copies of `example`."""
     with tempfile.TemporaryDirectory(prefix="levelfield-fuzz-", dir=work_dir) as work:
         ws = Workspace.create(example, Path(work))
-        baseline = check_tree(ws.root)   # also loads the dataset labels the accuracy checks need
+        baseline = check_tree(ws.root)  # also loads the dataset labels the accuracy checks need
         # Inputs are judged by the verdict (errors) and the codes they must add: a warning of the base
         # (REP003, an example made from a modified checkout) changes neither.
         if baseline.failed:
-            raise UserError(f"{example}: the example does not check clean "
-                            f"({', '.join(sorted({f.code for f in baseline.active}))}); fuzzing needs a base "
-                            f"without errors")
+            raise UserError(
+                f"{example}: the example does not check clean "
+                f"({', '.join(sorted({f.code for f in baseline.active}))}); fuzzing needs a base "
+                f"without errors"
+            )
         with ReusedParses() as reuse:
             check_tree(ws.root)
             reuse.freeze()
@@ -266,12 +274,23 @@ def _cli_share(options: FuzzOptions, case: Case, index: int, mode: str) -> bool:
 
 def _progress(done: int, tally: Tally, started: float) -> None:
     rate = done / (time.perf_counter() - started)
-    print(f"fuzz: {done} inputs, {sum(tally.problems.values())} problems, {tally.cli['runs']} CLI runs, "
-          f"{rate:.1f} inputs/s", file=sys.stderr, flush=True)
+    print(
+        f"fuzz: {done} inputs, {sum(tally.problems.values())} problems, {tally.cli['runs']} CLI runs, "
+        f"{rate:.1f} inputs/s",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
-def _report(options: FuzzOptions, mode: str, tally: Tally, wall_s: float, reuse_counts: dict,
-            reuse_problems: list[str], leftovers: list[str]) -> dict:
+def _report(
+    options: FuzzOptions,
+    mode: str,
+    tally: Tally,
+    wall_s: float,
+    reuse_counts: dict,
+    reuse_problems: list[str],
+    leftovers: list[str],
+) -> dict:
     crashes = sum(tally.problems[k] for k in ("crash", "internal-error", "hang", "could-not-run"))
     harness = reuse_problems + [f"working copy differs from the example at {p!r}" for p in leftovers]
     inputs = sum(row["inputs"] for row in tally.by_class.values())
@@ -289,7 +308,9 @@ def _report(options: FuzzOptions, mode: str, tally: Tally, wall_s: float, reuse_
         "problems": dict(tally.problems),
         "examples": dict(tally.examples),
         "classes": len(tally.by_class),
-        "by_class": {cls: {**row, "codes": dict(sorted(row["codes"].items()))} for cls, row in sorted(tally.by_class.items())},
+        "by_class": {
+            cls: {**row, "codes": dict(sorted(row["codes"].items()))} for cls, row in sorted(tally.by_class.items())
+        },
         "codes_seen": dict(sorted(tally.codes.items())),
         "full_share": {"inputs": tally.full["inputs"], "problems": tally.full["problems"]},
         "cli_share": {"runs": tally.cli["runs"], "problems": tally.cli["problems"], "failures": tally.cli_failures},

@@ -1,6 +1,6 @@
 """The figures of a fuzz report as Markdown tables, for docs/reliability.md.
 
-    python -m levelfield.tools.fuzz.summary build/fuzz/report.json
+python -m levelfield.tools.fuzz.summary build/fuzz/report.json
 """
 
 from __future__ import annotations
@@ -32,11 +32,18 @@ def markdown(report: dict) -> str:
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for cls, row in report["by_class"].items():
-        kinds = ("tree" if cls in TREE_CLASSES else "one field of a json or mllog file" if cls == HOSTILE_FIELD
-                 else ", ".join(k for k, classes in APPLIES.items() if cls in classes))
+        kinds = (
+            "tree"
+            if cls in TREE_CLASSES
+            else "one field of a json or mllog file"
+            if cls == HOSTILE_FIELD
+            else ", ".join(k for k, classes in APPLIES.items() if cls in classes)
+        )
         codes = ", ".join(f"{code} ({n})" for code, n in sorted(row["codes"].items(), key=lambda kv: -kv[1])[:5])
-        lines.append(f"| `{cls}` | {kinds} | {row['inputs']} | {row['resealed']} | {row['failed']} | {row['clean']} "
-                     f"| {row['problems']} | {codes} |")
+        lines.append(
+            f"| `{cls}` | {kinds} | {row['inputs']} | {row['resealed']} | {row['failed']} | {row['clean']} "
+            f"| {row['problems']} | {codes} |"
+        )
     lines += ["", "| code | inputs reporting it |", "| --- | ---: |"]
     lines += [f"| {code} | {n} |" for code, n in report["codes_seen"].items()]
     return "\n".join(lines) + "\n"

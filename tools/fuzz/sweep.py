@@ -22,13 +22,30 @@ from levelfield.ground.parse import MLLOG_PREFIX
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.workspace import Workspace, Write
 
-if TYPE_CHECKING:   # annotations only: cases.py imports this module
+if TYPE_CHECKING:  # annotations only: cases.py imports this module
     from levelfield.tools.fuzz.cases import Case
 
 # Raw JSON text: beyond a double, non-finite, empty, long, of another type, or a number as a string.
-HOSTILE_VALUES = ("1" + "0" * 400, "-" + "9" * 400, "1e999", "-1e999", "NaN", '""', json.dumps("x" * 5000), "[]",
-                  "{}", "null", "true", "-1", "0", "9223372036854775808", "0.5", '"1.0"', '[1, "a", null]',
-                  '{"a": {"b": []}}')
+HOSTILE_VALUES = (
+    "1" + "0" * 400,
+    "-" + "9" * 400,
+    "1e999",
+    "-1e999",
+    "NaN",
+    '""',
+    json.dumps("x" * 5000),
+    "[]",
+    "{}",
+    "null",
+    "true",
+    "-1",
+    "0",
+    "9223372036854775808",
+    "0.5",
+    '"1.0"',
+    '[1, "a", null]',
+    '{"a": {"b": []}}',
+)
 MAX_DEPTH = 4
 _MARK = "@@levelfield-sweep@@"
 _SITES: dict[int, list] = {}
@@ -62,7 +79,7 @@ def field_sites(ws: Workspace) -> list[tuple[str, int | None, tuple]]:
                 for i, line in enumerate(data.decode("utf-8").split("\n")):
                     if not line.startswith(MLLOG_PREFIX):
                         continue
-                    entry = json.loads(line[len(MLLOG_PREFIX):])
+                    entry = json.loads(line[len(MLLOG_PREFIX) :])
                     for path in _paths(entry):
                         # the key names the line; file and lineno only locate the logging call
                         if path[:1] == ("key",) or path[:2] in (("metadata", "file"), ("metadata", "lineno")):
@@ -93,7 +110,9 @@ def sweep_case(ws: Workspace, site: tuple, raw: str, index: int) -> Case:
         damaged = _with_raw(json.loads(data), path, raw, 2).encode("utf-8")
     else:
         lines = data.decode("utf-8").split("\n")
-        lines[line_index] = MLLOG_PREFIX + _with_raw(json.loads(lines[line_index][len(MLLOG_PREFIX):]), path, raw, None)
+        lines[line_index] = MLLOG_PREFIX + _with_raw(
+            json.loads(lines[line_index][len(MLLOG_PREFIX) :]), path, raw, None
+        )
         damaged = "\n".join(lines).encode("utf-8")
     where = f"{rel}{'' if line_index is None else f' line {line_index + 1}'} {'/'.join(map(str, path)) or '(root)'}"
     # A valid value in a field no rule constrains is harmless: only a crash is wrong (expect "any").

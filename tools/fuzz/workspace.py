@@ -40,19 +40,19 @@ class Remove:
 @dataclass(frozen=True)
 class Symlink:
     rel: str
-    target: str           # as stored in the link: absolute, or relative to the link's folder
+    target: str  # as stored in the link: absolute, or relative to the link's folder
 
 
 @dataclass(frozen=True)
 class Special:
     rel: str
-    kind: str             # fifo | socket
+    kind: str  # fifo | socket
 
 
 @dataclass(frozen=True)
 class Sparse:
     rel: str
-    size: int             # bytes; no disk blocks are used
+    size: int  # bytes; no disk blocks are used
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Mkdir:
 
 @dataclass(frozen=True)
 class ManyFiles:
-    rel: str              # a new folder
+    rel: str  # a new folder
     count: int
 
 
@@ -73,7 +73,7 @@ class Workspace:
         self.touched: set[str] = set()
 
     @classmethod
-    def create(cls, example: Path, work: Path) -> "Workspace":
+    def create(cls, example: Path, work: Path) -> Workspace:
         root, outside = work / "tree", work / "outside"
         shutil.copytree(example, root, symlinks=True)
         secret = f"LEVELFIELD-SECRET-{secrets.token_hex(8)}"
@@ -129,7 +129,7 @@ class Workspace:
     def reseal(self) -> None:
         """Rewrite MANIFEST from the regular files now in the tree, as `levelfield package` writes it."""
         lines = []
-        for folder, subdirs, names in os.walk(self.root):
+        for folder, _subdirs, names in os.walk(self.root):
             for name in names:
                 path = Path(folder) / name
                 rel = path.relative_to(self.root).as_posix()
@@ -159,9 +159,16 @@ class Workspace:
     def differences(self) -> list[str]:
         """Paths where the working copy differs from the example (empty when restore() did its job)."""
         files, dirs = _listing(self.root)
-        changed = [rel for rel in files if rel in self.base_files and (
-            self.path(rel).is_symlink() or not self.path(rel).is_file()
-            or self.path(rel).read_bytes() != self.base_files[rel])]
+        changed = [
+            rel
+            for rel in files
+            if rel in self.base_files
+            and (
+                self.path(rel).is_symlink()
+                or not self.path(rel).is_file()
+                or self.path(rel).read_bytes() != self.base_files[rel]
+            )
+        ]
         return sorted(set(changed) | (files ^ set(self.base_files)) | (dirs ^ self.base_dirs))
 
 

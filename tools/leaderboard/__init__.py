@@ -31,12 +31,15 @@ def render(doc: dict, fmt: str) -> str:
         return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if fmt == "md":
         from levelfield.tools.leaderboard.render_md import render_markdown
+
         return render_markdown(doc)
     if fmt == "csv":
         from levelfield.tools.leaderboard.render_csv import render_csv
+
         return render_csv(doc)
     if fmt == "html":
         from levelfield.tools.leaderboard.render_html import render_html
+
         return render_html(doc)
     raise ValueError(f"unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
 

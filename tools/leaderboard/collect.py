@@ -23,19 +23,19 @@ from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
 
-if TYPE_CHECKING:   # annotations only: the checker and the rules are imported when a tree is checked
+if TYPE_CHECKING:  # annotations only: the checker and the rules are imported when a tree is checked
     from levelfield.checker.engine import Report
     from levelfield.rules.loader import Task
 
 
 @dataclass
 class CleanTree:
-    path: str                      # as the user gave it: the page names trees the way the user knows them
+    path: str  # as the user gave it: the page names trees the way the user knows them
     rules_version: str
-    submission: object             # checker.records.Submission
-    suite: object                  # rules.Suite of the version the tree was checked under
-    warnings: dict[str, int] = field(default_factory=dict)   # code -> active findings of severity warning
-    profile: str = "submission"    # the profile every run was judged against
+    submission: object  # checker.records.Submission
+    suite: object  # rules.Suite of the version the tree was checked under
+    warnings: dict[str, int] = field(default_factory=dict)  # code -> active findings of severity warning
+    profile: str = "submission"  # the profile every run was judged against
 
     def task(self, task_id: str) -> Task:
         """The task's rules as the judged profile sets them (the demo's own target)."""
@@ -46,7 +46,7 @@ class CleanTree:
 class ExcludedTree:
     path: str
     rules_version: str
-    codes: dict[str, int]          # code -> active findings (errors and warnings), sorted by code
+    codes: dict[str, int]  # code -> active findings (errors and warnings), sorted by code
 
 
 @dataclass
@@ -75,9 +75,15 @@ def _checked_paths(paths: list[Path]) -> list[Path]:
     return list(paths)
 
 
-def collect(paths: list[Path], *, rules_dir: str | None = None, rules_version: str | None = None,
-            data_dir: str | None = None, profile: str = "submission",
-            check: Callable[..., Report] | None = None) -> Collected:
+def collect(
+    paths: list[Path],
+    *,
+    rules_dir: str | None = None,
+    rules_version: str | None = None,
+    data_dir: str | None = None,
+    profile: str = "submission",
+    check: Callable[..., Report] | None = None,
+) -> Collected:
     """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
     from levelfield.checker.findings import ERROR
 

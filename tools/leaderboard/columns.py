@@ -20,11 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
+from levelfield.ground.stats import shown_time_to_train
 from levelfield.tools.leaderboard.document import TABLE_KEY
 
-from levelfield.ground.stats import shown_time_to_train
-
-DASH = "–"   # an empty cell: the value does not exist (not zero)
+DASH = "–"  # an empty cell: the value does not exist (not zero)
 
 
 def number(value: float | None, digits: int = 4) -> str:
@@ -47,12 +46,12 @@ def p_value(p: float | None) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    key: str                          # stable name, used for HTML classes
-    header: str                       # what a reader sees, units included
+    key: str  # stable name, used for HTML classes
+    header: str  # what a reader sees, units included
     text: Callable[[dict], str]
-    optional: bool = False            # shown only when some row has a value
-    numeric: bool = False             # right-aligned
-    noise: Callable[[dict], bool] | None = None   # a Welch mark: True where the row is within noise (HTML)
+    optional: bool = False  # shown only when some row has a value
+    numeric: bool = False  # right-aligned
+    noise: Callable[[dict], bool] | None = None  # a Welch mark: True where the row is within noise (HTML)
 
 
 def _accelerators(row: dict) -> str:
@@ -105,6 +104,7 @@ def _get(*keys: str) -> Callable[[dict], object]:
         for key in keys:
             row = row.get(key) if isinstance(row, dict) else None
         return row
+
     return get
 
 
@@ -124,17 +124,21 @@ SYSTEM_COLUMNS = [
 ]
 
 TRAINING_COLUMNS = SYSTEM_COLUMNS + [
-    Column("batch", "batch", lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
-           numeric=True),
+    Column(
+        "batch",
+        "batch",
+        lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
+        numeric=True,
+    ),
     Column("time-to-target", "time to target s (olympic mean)", _time_to_target, numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
-    Column("vs-fastest", "vs fastest on system (Welch)", vs_fastest,
-           noise=lambda r: _within_noise(r.get("vs_fastest"))),
+    Column(
+        "vs-fastest", "vs fastest on system (Welch)", vs_fastest, noise=lambda r: _within_noise(r.get("vs_fastest"))
+    ),
     Column("first-step", "time to first step s", _num("time_to_first_step_s"), numeric=True),
     Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
-    Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"),
-           optional=True, numeric=True),
+    Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"), optional=True, numeric=True),
     Column("energy", "energy per run J", _num("energy_per_run_j"), optional=True, numeric=True),
     Column("cost", "cost per run USD", _num("cost_per_run_usd", digits=3), optional=True, numeric=True),
 ]
@@ -172,16 +176,27 @@ def scenario_columns(scenario: str, metric: str | None) -> list[Column]:
     def mark(row: dict) -> dict | None:
         return (entry(row) or {}).get("vs_best")
 
-    return [Column(f"scenario-{scenario}", f"{scenario_header(scenario, metric)} mean [95% CI]",
-                   lambda r: mean_ci(entry(r)), numeric=True),
-            Column(f"vs-best-{scenario}", f"{name} vs best on system (Welch)",
-                   lambda r: welch_mark(mark(r), "best", "best"), optional=True,
-                   noise=lambda r: _within_noise(mark(r)))]
+    return [
+        Column(
+            f"scenario-{scenario}",
+            f"{scenario_header(scenario, metric)} mean [95% CI]",
+            lambda r: mean_ci(entry(r)),
+            numeric=True,
+        ),
+        Column(
+            f"vs-best-{scenario}",
+            f"{name} vs best on system (Welch)",
+            lambda r: welch_mark(mark(r), "best", "best"),
+            optional=True,
+            noise=lambda r: _within_noise(mark(r)),
+        ),
+    ]
 
 
 @dataclass
 class Table:
     """One task of one division under one rules version: its training and inference rows."""
+
     rules_version: str
     division: str
     task: str
@@ -215,8 +230,11 @@ class Table:
         for scenario, metric in self.scenarios():
             columns += scenario_columns(scenario, metric)
         metric = next((r["accuracy_metric"] for r in self.inference if r["accuracy_metric"]), None)
-        columns.append(Column("accuracy", f"accuracy ({metric})" if metric else "accuracy",
-                              _num("accuracy", digits=4), numeric=True))
+        columns.append(
+            Column(
+                "accuracy", f"accuracy ({metric})" if metric else "accuracy", _num("accuracy", digits=4), numeric=True
+            )
+        )
         return _present(columns, self.inference)
 
 

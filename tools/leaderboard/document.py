@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from levelfield.tools.leaderboard.collect import Collected
-from levelfield.tools.leaderboard.rows import inference_rows, training_rows
-
 from levelfield import __version__
 from levelfield.ground.errors import UserError
 from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
+from levelfield.tools.leaderboard.collect import Collected
+from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 
 SCHEMA_VERSION = "1.0"
 # Frameworks are compared only where everything else is equal: one system of one org, one task.
@@ -60,12 +59,20 @@ def comparisons(training: list[dict], alpha: float = ALPHA) -> list[dict]:
         rows = sorted(rows, key=lambda r: (*_fastest_first(r), r["framework"]))
         for faster, slower in combinations(rows, 2):
             test = welch_test(successful_times(slower), successful_times(faster), alpha)
-            difference = None if _olympic(faster) is None or _olympic(slower) is None \
-                else _olympic(slower) - _olympic(faster)
-            out.append({**dict(zip(SAME_SYSTEM, key)),
-                        "faster": faster["framework"], "slower": slower["framework"],
-                        "faster_id": faster["id"], "slower_id": slower["id"],
-                        "olympic_difference_s": difference, **test})
+            difference = (
+                None if _olympic(faster) is None or _olympic(slower) is None else _olympic(slower) - _olympic(faster)
+            )
+            out.append(
+                {
+                    **dict(zip(SAME_SYSTEM, key, strict=True)),
+                    "faster": faster["framework"],
+                    "slower": slower["framework"],
+                    "faster_id": faster["id"],
+                    "slower_id": slower["id"],
+                    "olympic_difference_s": difference,
+                    **test,
+                }
+            )
     return out
 
 
@@ -92,15 +99,22 @@ def mark_vs_fastest(training: list[dict], tests: list[dict]) -> None:
             continue
         # The fastest on the system is the one every other row is slower than: the head of the order.
         test = next(t for t in slower_than[row_id] if t["faster_id"] not in slower_than)
-        row["vs_fastest"] = {"fastest": False, "framework": test["faster"], "id": test["faster_id"],
-                             "p_value": test["p_value"], "within_noise": test["within_noise"]}
+        row["vs_fastest"] = {
+            "fastest": False,
+            "framework": test["faster"],
+            "id": test["faster_id"],
+            "p_value": test["p_value"],
+            "within_noise": test["within_noise"],
+        }
 
 
 def _best_first(members: list[tuple[dict, dict]]) -> list[tuple[dict, dict]]:
     """(row, scenario entry) pairs, the best mean first: the highest samples/s or the lowest latency."""
+
     def key(member):
         row, entry = member
         return (-entry["mean"] if entry["better"] == "higher" else entry["mean"], row["framework"])
+
     return sorted(members, key=key)
 
 
@@ -122,10 +136,15 @@ def mark_vs_best(inference: list[dict], alpha: float = ALPHA) -> None:
             continue
         (best_row, best), *others = _best_first(members)
         best["vs_best"] = {"best": True}
-        for row, entry in others:
+        for _row, entry in others:
             test = welch_test(_values(entry), _values(best), alpha)
-            entry["vs_best"] = {"best": False, "framework": best_row["framework"], "id": best_row["id"],
-                                "p_value": test["p_value"], "within_noise": test["within_noise"]}
+            entry["vs_best"] = {
+                "best": False,
+                "framework": best_row["framework"],
+                "id": best_row["id"],
+                "p_value": test["p_value"],
+                "within_noise": test["within_noise"],
+            }
 
 
 def _values(entry: dict) -> list[float]:
@@ -141,7 +160,8 @@ def _refuse_duplicates(rows: list[dict]) -> None:
                 f"{row['source']} and {other['source']} both hold {row['division']}/{row['org']} results of "
                 f"system {row['system']!r}, task {row['task']}, framework {row['framework']} "
                 f"(rules {row['rules_version']}); one result cannot have two rows",
-                hint="pass only the newer of the two trees")
+                hint="pass only the newer of the two trees",
+            )
         seen[row["id"]] = row
 
 
@@ -161,22 +181,29 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
         "profile": collected.profile,
         "statistics": {
             "time_to_target": "olympic mean: the fastest and slowest olympic_drop runs dropped, a failed run "
-                              "counting as the slowest (MLPerf); a result of one run shows that run's time "
-                              "(single_run_s), not an olympic mean; mean, stdev and CI over the successful runs",
+            "counting as the slowest (MLPerf); a result of one run shows that run's time "
+            "(single_run_s), not an olympic mean; mean, stdev and CI over the successful runs",
             "confidence": CONFIDENCE,
             "inference": "mean over the performance repeats (run_<i>/) of each scenario, the metric read from "
-                         "each repeat's LoadGen detail log; stdev and CI over the repeats",
+            "each repeat's LoadGen detail log; stdev and CI over the repeats",
             "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system and task; "
-                    "for inference on the repeats' values against the best framework's (highest samples/s, "
-                    "lowest latency), same system, task and scenario",
+            "for inference on the repeats' values against the best framework's (highest samples/s, "
+            "lowest latency), same system, task and scenario",
             "alpha": alpha,
         },
         "submissions": [
-            {"path": tree.path, "rules_version": tree.rules_version, "division": tree.submission.division,
-             "org": tree.submission.org, "warnings": tree.warnings}
-            for tree in collected.clean],
-        "excluded": [{"path": tree.path, "rules_version": tree.rules_version, "codes": tree.codes}
-                     for tree in collected.excluded],
+            {
+                "path": tree.path,
+                "rules_version": tree.rules_version,
+                "division": tree.submission.division,
+                "org": tree.submission.org,
+                "warnings": tree.warnings,
+            }
+            for tree in collected.clean
+        ],
+        "excluded": [
+            {"path": tree.path, "rules_version": tree.rules_version, "codes": tree.codes} for tree in collected.excluded
+        ],
         "training": training,
         "inference": inference,
         "comparisons": tests,

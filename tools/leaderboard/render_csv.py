@@ -22,9 +22,24 @@ import io
 
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
 
-IDENTITY = ["id", "rules_version", "division", "task", "org", "system", "system_name", "system_status", "nodes",
-            "cpu", "accelerator", "accelerator_count", "node_hourly_price_usd", "framework", "framework_version",
-            "compile_mode"]
+IDENTITY = [
+    "id",
+    "rules_version",
+    "division",
+    "task",
+    "org",
+    "system",
+    "system_name",
+    "system_status",
+    "nodes",
+    "cpu",
+    "accelerator",
+    "accelerator_count",
+    "node_hourly_price_usd",
+    "framework",
+    "framework_version",
+    "compile_mode",
+]
 TRAINING = {
     "quality_metric": ("quality_metric",),
     "quality_target": ("quality_target",),
@@ -69,7 +84,7 @@ def cell(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, list):   # a scenario's repeats: numbers, space-separated
+    if isinstance(value, list):  # a scenario's repeats: numbers, space-separated
         return " ".join(cell(v) or "null" for v in value)
     text = str(value)
     return "'" + text if text.startswith(FORMULA_START) else text
@@ -92,23 +107,47 @@ def scenario_fields(doc: dict) -> list[tuple[str, str, str, tuple]]:
 
 def render_csv(doc: dict) -> str:
     scenarios = scenario_fields(doc)
-    header = ["table", "profile", *IDENTITY, *TRAINING, *(name for name, _, _, _ in scenarios),
-              "accuracy_metric", "accuracy", "source", "finding_codes"]
+    header = [
+        "table",
+        "profile",
+        *IDENTITY,
+        *TRAINING,
+        *(name for name, _, _, _ in scenarios),
+        "accuracy_metric",
+        "accuracy",
+        "source",
+        "finding_codes",
+    ]
     lines = []
     for row in doc["training"]:
-        line = {"table": "training", **{k: row.get(k) for k in IDENTITY},
-                **{name: _get(row, keys) for name, keys in TRAINING.items()}, "source": row["source"]}
+        line = {
+            "table": "training",
+            **{k: row.get(k) for k in IDENTITY},
+            **{name: _get(row, keys) for name, keys in TRAINING.items()},
+            "source": row["source"],
+        }
         lines.append(line)
     for row in doc["inference"]:
-        line = {"table": "inference", **{k: row.get(k) for k in IDENTITY},
-                "accuracy_metric": row["accuracy_metric"], "accuracy": row["accuracy"], "source": row["source"]}
+        line = {
+            "table": "inference",
+            **{k: row.get(k) for k in IDENTITY},
+            "accuracy_metric": row["accuracy_metric"],
+            "accuracy": row["accuracy"],
+            "source": row["source"],
+        }
         for name, scenario, metric, keys in scenarios:
             entry = row["scenarios"].get(scenario)
             line[name] = _get(entry, keys) if entry and entry["metric"] == metric else None
         lines.append(line)
     for tree in doc["excluded"]:
-        lines.append({"table": "excluded", "rules_version": tree["rules_version"], "source": tree["path"],
-                      "finding_codes": " ".join(f"{code}:{n}" for code, n in tree["codes"].items())})
+        lines.append(
+            {
+                "table": "excluded",
+                "rules_version": tree["rules_version"],
+                "source": tree["path"],
+                "finding_codes": " ".join(f"{code}:{n}" for code, n in tree["codes"].items()),
+            }
+        )
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=header, lineterminator="\n")
     writer.writeheader()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from html import escape
 
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
+from levelfield.ground.stats import shown_time_to_train
 from levelfield.tools.leaderboard.columns import (
     DASH,
     Column,
@@ -26,8 +27,6 @@ from levelfield.tools.leaderboard.columns import (
 )
 from levelfield.tools.leaderboard.render_md import codes, not_results_note
 from levelfield.tools.leaderboard.svg import Bar, bar_chart
-
-from levelfield.ground.stats import shown_time_to_train
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """
@@ -56,8 +55,9 @@ def _cell(column, row) -> str:
 
 def html_table(table_id: str, columns: list[Column], rows: list[dict]) -> str:
     head = "".join(f"<th>{escape(c.header)}</th>" for c in columns)
-    body = "\n".join(f'<tr id="{escape(row["id"])}">' + "".join(_cell(c, row) for c in columns) + "</tr>"
-                     for row in rows)
+    body = "\n".join(
+        f'<tr id="{escape(row["id"])}">' + "".join(_cell(c, row) for c in columns) + "</tr>" for row in rows
+    )
     return f'<table id="{escape(table_id)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
 
 
@@ -72,11 +72,23 @@ def _label(row: dict) -> str:
 
 
 def training_chart(rows: list[dict]) -> str:
-    bars = [Bar(_label(r), shown_time_to_train(r["time_to_target_s"])[0], r["time_to_target_s"]["ci95_low"],
-                r["time_to_target_s"]["ci95_high"], r["framework"]) for r in rows]
-    return bar_chart("Time to target", bars, unit="s",
-                     note="bar: olympic mean (or a single run's time), whisker: 95% CI of the successful runs' "
-                          "mean; lower is better")
+    bars = [
+        Bar(
+            _label(r),
+            shown_time_to_train(r["time_to_target_s"])[0],
+            r["time_to_target_s"]["ci95_low"],
+            r["time_to_target_s"]["ci95_high"],
+            r["framework"],
+        )
+        for r in rows
+    ]
+    return bar_chart(
+        "Time to target",
+        bars,
+        unit="s",
+        note="bar: olympic mean (or a single run's time), whisker: 95% CI of the successful runs' "
+        "mean; lower is better",
+    )
 
 
 def inference_charts(table: Table) -> list[str]:
@@ -85,7 +97,7 @@ def inference_charts(table: Table) -> list[str]:
         entries = [(r, r["scenarios"][scenario]) for r in table.inference if scenario in r["scenarios"]]
         bars = [Bar(_label(r), e["mean"], e["ci95_low"], e["ci95_high"], r["framework"]) for r, e in entries]
         name = SCENARIO_NAMES.get(scenario, scenario)
-        if metric and metric.endswith("_latency_ms"):   # e.g. p90_latency_ms: "SingleStream p90 latency", ms
+        if metric and metric.endswith("_latency_ms"):  # e.g. p90_latency_ms: "SingleStream p90 latency", ms
             title, unit, note = f"{name} {metric.split('_')[0]} latency", "ms", "lower is better"
         else:
             title, unit, note = f"{name} throughput", metric_unit(metric), "higher is better"
@@ -97,8 +109,18 @@ def comparison_rows(tests: list[dict]) -> list[list[str]]:
     rows = []
     for t in tests:
         verdict = DASH if t["within_noise"] is None else ("within noise" if t["within_noise"] else "significant")
-        rows.append([f"{t['org']}/{t['system']}", t["faster"], t["slower"], number(t["olympic_difference_s"]),
-                     number(t["t"], 3), number(t["df"], 3), p_value(t["p_value"]), verdict])
+        rows.append(
+            [
+                f"{t['org']}/{t['system']}",
+                t["faster"],
+                t["slower"],
+                number(t["olympic_difference_s"]),
+                number(t["t"], 3),
+                number(t["df"], 3),
+                p_value(t["p_value"]),
+                verdict,
+            ]
+        )
     return rows
 
 
@@ -106,19 +128,32 @@ def section(table: Table) -> list[str]:
     out = [f'<section id="{escape(table.anchor)}">', f"<h2>{escape(table.title)}</h2>"]
     if table.training:
         first = table.training[0]
-        out += [(f"<h3>Training: time to {escape(str(first['quality_metric']))} &ge; "
-                f"{escape(str(first['quality_target']))}</h3>"),
-                training_chart(table.training),
-                html_table(f"training-{table.anchor}", table.training_columns(), table.training)]
+        out += [
+            (
+                f"<h3>Training: time to {escape(str(first['quality_metric']))} &ge; "
+                f"{escape(str(first['quality_target']))}</h3>"
+            ),
+            training_chart(table.training),
+            html_table(f"training-{table.anchor}", table.training_columns(), table.training),
+        ]
         if table.comparisons:
-            out += [('<p class="note">Welch tests, frameworks on the same system (highlighted above: within '
-                    "noise of the fastest).</p>"),
-                    plain_table(f"welch-{table.anchor}", ["system", "faster", "slower", "olympic difference s",
-                                                          "t", "df", "p", "verdict"],
-                                comparison_rows(table.comparisons))]
+            out += [
+                (
+                    '<p class="note">Welch tests, frameworks on the same system (highlighted above: within '
+                    "noise of the fastest).</p>"
+                ),
+                plain_table(
+                    f"welch-{table.anchor}",
+                    ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"],
+                    comparison_rows(table.comparisons),
+                ),
+            ]
     if table.inference:
-        out += ["<h3>Inference (LoadGen)</h3>", *inference_charts(table),
-                html_table(f"inference-{table.anchor}", table.inference_columns(), table.inference)]
+        out += [
+            "<h3>Inference (LoadGen)</h3>",
+            *inference_charts(table),
+            html_table(f"inference-{table.anchor}", table.inference_columns(), table.inference),
+        ]
     out.append("</section>")
     return out
 
@@ -126,36 +161,65 @@ def section(table: Table) -> list[str]:
 def render_html(doc: dict) -> str:
     stats = doc["statistics"]
     groups = tables(doc)
-    out = ["<!doctype html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           "<title>levelfield leaderboard</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
-           "<h1>levelfield leaderboard</h1>",
-           *([f'<p class="not-results" id="not-results">{escape(note)}</p>'] if (note := not_results_note(doc)) else []),
-           (f'<p class="note">Generated by {escape(doc["generated_by"])} from {len(doc["submissions"])} clean '
-           f"submission tree(s); {len(doc['excluded'])} tree(s) with findings are listed under "
-           '<a href="#excluded">Not included</a>.</p>'),
-           (f'<p class="note">Time to target: {escape(stats["time_to_target"])}. Inference: '
-           f'{escape(stats["inference"])}. CI: {stats["confidence"]:.0%} '
-           f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
-           f"{stats['alpha']}.</p>")]
+    out = [
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>levelfield leaderboard</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
+        "<h1>levelfield leaderboard</h1>",
+        *([f'<p class="not-results" id="not-results">{escape(note)}</p>'] if (note := not_results_note(doc)) else []),
+        (
+            f'<p class="note">Generated by {escape(doc["generated_by"])} from {len(doc["submissions"])} clean '
+            f"submission tree(s); {len(doc['excluded'])} tree(s) with findings are listed under "
+            '<a href="#excluded">Not included</a>.</p>'
+        ),
+        (
+            f'<p class="note">Time to target: {escape(stats["time_to_target"])}. Inference: '
+            f"{escape(stats['inference'])}. CI: {stats['confidence']:.0%} "
+            f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
+            f"{stats['alpha']}.</p>"
+        ),
+    ]
     if groups:
-        out.append("<nav><ul>" + "".join(f'<li><a href="#{escape(t.anchor)}">{escape(t.title)}</a></li>'
-                                         for t in groups) + "</ul></nav>")
+        out.append(
+            "<nav><ul>"
+            + "".join(f'<li><a href="#{escape(t.anchor)}">{escape(t.title)}</a></li>' for t in groups)
+            + "</ul></nav>"
+        )
     else:
         out.append("<p>No clean submission: nothing to rank.</p>")
     for table in groups:
         out += section(table)
-    out += ["<h2>Submissions</h2>",
-            plain_table("submissions", ["tree", "division", "org", "rules", "warnings"],
-                        [[s["path"], s["division"], s["org"], s["rules_version"], codes(s["warnings"])]
-                         for s in doc["submissions"]])
-            if doc["submissions"] else "<p>None checked clean.</p>",
-            '<h2 id="excluded">Not included</h2>',
-            '<p class="note">Trees with findings; <code>levelfield check TREE</code> explains each code.</p>'
-            if doc["excluded"] else "<p>None: every tree checked clean.</p>",
-            plain_table("excluded-trees", ["tree", "rules", "finding codes"],
-                        [[e["path"], e["rules_version"], codes(e["codes"])] for e in doc["excluded"]])
-            if doc["excluded"] else "",
-            "</body>", "</html>"]
+    out += [
+        "<h2>Submissions</h2>",
+        plain_table(
+            "submissions",
+            ["tree", "division", "org", "rules", "warnings"],
+            [
+                [s["path"], s["division"], s["org"], s["rules_version"], codes(s["warnings"])]
+                for s in doc["submissions"]
+            ],
+        )
+        if doc["submissions"]
+        else "<p>None checked clean.</p>",
+        '<h2 id="excluded">Not included</h2>',
+        '<p class="note">Trees with findings; <code>levelfield check TREE</code> explains each code.</p>'
+        if doc["excluded"]
+        else "<p>None: every tree checked clean.</p>",
+        plain_table(
+            "excluded-trees",
+            ["tree", "rules", "finding codes"],
+            [[e["path"], e["rules_version"], codes(e["codes"])] for e in doc["excluded"]],
+        )
+        if doc["excluded"]
+        else "",
+        "</body>",
+        "</html>",
+    ]
     return "\n".join(out) + "\n"

@@ -19,20 +19,19 @@ never read. Units are in the key names.
 
 from __future__ import annotations
 
-from levelfield.ground import mllog_keys as LK
 import hashlib
 import math
 import re
 from typing import TYPE_CHECKING
 
-from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.parse import MllogFile
-
 from levelfield.ground.stats import mean, spread
+from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
 from levelfield.tools.leaderboard.collect import CleanTree
 
-if TYPE_CHECKING:   # annotations only: the leaderboard reads the checker's records, never imports the checker
+if TYPE_CHECKING:  # annotations only: the leaderboard reads the checker's records, never imports the checker
     from levelfield.checker.records import Submission, TrainingResult
 
 S_PER_HOUR = 3600.0
@@ -82,8 +81,14 @@ def system_fields(submission: Submission, system_id: str) -> dict:
 
 def _identity(tree, system: str, task: str, framework: str) -> dict:
     sub = tree.submission
-    return {"rules_version": tree.rules_version, "division": sub.division, "org": sub.org,
-            "system": system, "task": task, "framework": framework}
+    return {
+        "rules_version": tree.rules_version,
+        "division": sub.division,
+        "org": sub.org,
+        "system": system,
+        "task": task,
+        "framework": framework,
+    }
 
 
 def _run_index(log) -> int:
@@ -130,7 +135,9 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
     if price is not None and times["olympic_mean"] is not None:
         cost = price * system["nodes"] * times["olympic_mean"] / S_PER_HOUR
     return {
-        "id": row_id("trn", identity), **identity, **system,
+        "id": row_id("trn", identity),
+        **identity,
+        **system,
         "framework_version": None if first is None else _text(first.value(LK.FRAMEWORK_VERSION)),
         "compile_mode": None if first is None else _text(first.value(LK.COMPILE_MODE)),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
@@ -162,15 +169,24 @@ def better(metric: str | None) -> str | None:
 
 def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) -> dict:
     rules = tree.task(task_id).loadgen_settings(tree.profile, scenario)
-    name, values = (None, []) if performance is None else \
-        repeat_metrics(performance.repeats, scenario, rules.get("latency_percentile"))
+    name, values = (
+        (None, [])
+        if performance is None
+        else repeat_metrics(performance.repeats, scenario, rules.get("latency_percentile"))
+    )
     values = [_number(v) for v in values]
     stats = spread([v for v in values if v is not None])
     scored = accuracy.accuracy.data if accuracy is not None and accuracy.accuracy is not None else None
     scored = scored if isinstance(scored, dict) else {}
-    return {"metric": name, "better": better(name), "run_values": values, **stats,
-            "accuracy_metric": _text(scored.get("metric")), "accuracy": _number(scored.get("value")),
-            "accuracy_threshold": _number(scored.get("threshold"))}
+    return {
+        "metric": name,
+        "better": better(name),
+        "run_values": values,
+        **stats,
+        "accuracy_metric": _text(scored.get("metric")),
+        "accuracy": _number(scored.get("value")),
+        "accuracy_threshold": _number(scored.get("threshold")),
+    }
 
 
 def inference_rows(tree: CleanTree) -> list[dict]:
@@ -182,7 +198,7 @@ def inference_rows(tree: CleanTree) -> list[dict]:
     for (system_id, task_id, framework), runs in sorted(by_result.items()):
         identity = _identity(tree, system_id, task_id, framework)
         scenarios = {}
-        for scenario in tree.suite.scenarios:   # the rules' order, so every page lists scenarios alike
+        for scenario in tree.suite.scenarios:  # the rules' order, so every page lists scenarios alike
             perf, acc = runs.get((scenario, "performance")), runs.get((scenario, "accuracy"))
             if perf is not None or acc is not None:
                 scenarios[scenario] = _scenario_entry(tree, task_id, scenario, perf, acc)
@@ -190,15 +206,21 @@ def inference_rows(tree: CleanTree) -> list[dict]:
         result = perf.result.data if perf is not None and perf.result is not None else None
         result = result if isinstance(result, dict) else {}
         accuracies = [e["accuracy"] for e in scenarios.values() if e["accuracy"] is not None]
-        rows.append({
-            "id": row_id("inf", identity), **identity, **system_fields(tree.submission, system_id),
-            "framework_version": _text(result.get("framework_version")),
-            "compile_mode": _text(result.get("compile_mode")),
-            "accuracy_metric": next((e["accuracy_metric"] for e in scenarios.values() if e["accuracy_metric"]), None),
-            # The lowest over scenarios: each scenario's accuracy run scores the same model, and the
-            # table shows the value every scenario reached.
-            "accuracy": min(accuracies) if accuracies else None,
-            "scenarios": scenarios,
-            "source": tree.path,
-        })
+        rows.append(
+            {
+                "id": row_id("inf", identity),
+                **identity,
+                **system_fields(tree.submission, system_id),
+                "framework_version": _text(result.get("framework_version")),
+                "compile_mode": _text(result.get("compile_mode")),
+                "accuracy_metric": next(
+                    (e["accuracy_metric"] for e in scenarios.values() if e["accuracy_metric"]), None
+                ),
+                # The lowest over scenarios: each scenario's accuracy run scores the same model, and the
+                # table shows the value every scenario reached.
+                "accuracy": min(accuracies) if accuracies else None,
+                "scenarios": scenarios,
+                "source": tree.path,
+            }
+        )
     return rows

@@ -28,9 +28,9 @@ LABEL_CHARS = 38
 class Bar:
     label: str
     value: float | None
-    low: float | None = None       # CI whisker, same unit as value
+    low: float | None = None  # CI whisker, same unit as value
     high: float | None = None
-    framework: str | None = None   # picks the colour
+    framework: str | None = None  # picks the colour
 
 
 def nice_ticks(top: float, target: int = 5) -> list[float]:
@@ -64,14 +64,20 @@ def bar_chart(title: str, bars: list[Bar], *, unit: str, note: str = "") -> str:
         return round(LABEL_PX + plot_px * value / axis_max, 1)
 
     heading = escape(f"{title} ({unit})" + (f", {note}" if note else ""))
-    out = [(f'<svg class="chart" role="img" viewBox="0 0 {WIDTH_PX} {height_px}" width="{WIDTH_PX}" '
-            f'height="{height_px}" font-family="system-ui, sans-serif" font-size="12">'),
-           f"<title>{heading}</title>",
-           f'<text x="0" y="16" font-weight="bold">{heading}</text>']
+    out = [
+        (
+            f'<svg class="chart" role="img" viewBox="0 0 {WIDTH_PX} {height_px}" width="{WIDTH_PX}" '
+            f'height="{height_px}" font-family="system-ui, sans-serif" font-size="12">'
+        ),
+        f"<title>{heading}</title>",
+        f'<text x="0" y="16" font-weight="bold">{heading}</text>',
+    ]
     bottom = height_px - AXIS_PX
     for tick in ticks:
-        out.append(f'<line x1="{x(tick)}" y1="{TOP_PX - 4}" x2="{x(tick)}" y2="{bottom}" stroke="#ddd"/>'
-                   f'<text x="{x(tick)}" y="{bottom + 16}" text-anchor="middle" fill="#555">{tick_text(tick)}</text>')
+        out.append(
+            f'<line x1="{x(tick)}" y1="{TOP_PX - 4}" x2="{x(tick)}" y2="{bottom}" stroke="#ddd"/>'
+            f'<text x="{x(tick)}" y="{bottom + 16}" text-anchor="middle" fill="#555">{tick_text(tick)}</text>'
+        )
     for i, bar in enumerate(bars):
         y = TOP_PX + i * (BAR_PX + GAP_PX)
         mid = y + BAR_PX / 2
@@ -85,13 +91,16 @@ def bar_chart(title: str, bars: list[Bar], *, unit: str, note: str = "") -> str:
         end = LABEL_PX
         if bar.value is not None:
             end = x(bar.value)
-            out.append(f'<rect x="{LABEL_PX}" y="{y}" width="{round(end - LABEL_PX, 1)}" height="{BAR_PX}" '
-                       f'fill="{colour}"/>')
+            out.append(
+                f'<rect x="{LABEL_PX}" y="{y}" width="{round(end - LABEL_PX, 1)}" height="{BAR_PX}" fill="{colour}"/>'
+            )
         if bar.low is not None and bar.high is not None:
             lo, hi = x(max(bar.low, 0.0)), x(bar.high)
             end = max(end, hi)
-            out.append(f'<path d="M{lo} {mid}H{hi}M{lo} {y + 4}V{y + BAR_PX - 4}M{hi} {y + 4}V{y + BAR_PX - 4}" '
-                       f'stroke="#222" stroke-width="1.5" fill="none"/>')
+            out.append(
+                f'<path d="M{lo} {mid}H{hi}M{lo} {y + 4}V{y + BAR_PX - 4}M{hi} {y + 4}V{y + BAR_PX - 4}" '
+                f'stroke="#222" stroke-width="1.5" fill="none"/>'
+            )
         out.append(f'<text x="{end + 6}" y="{mid + 4}">{escape(value_text)}</text></g>')
     out.append(f'<line x1="{LABEL_PX}" y1="{bottom}" x2="{LABEL_PX + plot_px}" y2="{bottom}" stroke="#555"/>')
     out.append("</svg>")

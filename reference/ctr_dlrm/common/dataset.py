@@ -35,10 +35,10 @@ from levelfield.reference.synthetic import RawStream, rational_squash, zipf_weig
 GENERATOR = "ctr-synthetic-v1"
 PARAMS = ("seed", "dense_features", "cardinalities", "interaction_pairs", "train_samples", "eval_samples")
 
-BIAS = -0.5                  # below 0: fewer clicks than non-clicks, as in click logs
-CATEGORY_SCALE = 1.2         # per-category weights uniform in [-1.2, 1.2)
-DENSE_SCALE = 2.0            # dense weights uniform in [-2, 2), applied to (x - 0.5)
-INTERACTION_SCALE = 2.0      # factors U, V uniform in [-1, 1), table = 2 * U V^T
+BIAS = -0.5  # below 0: fewer clicks than non-clicks, as in click logs
+CATEGORY_SCALE = 1.2  # per-category weights uniform in [-1.2, 1.2)
+DENSE_SCALE = 2.0  # dense weights uniform in [-2, 2), applied to (x - 0.5)
+INTERACTION_SCALE = 2.0  # factors U, V uniform in [-1, 1), table = 2 * U V^T
 INTERACTION_RANK = 2
 
 
@@ -51,8 +51,9 @@ def check_params(params: dict) -> None:
         raise ValueError(f"{GENERATOR}: cardinalities must be in [1, 2**31) (int32 ids), got {cards}")
     for pair in params["interaction_pairs"]:
         if len(pair) != 2 or not all(0 <= f < len(cards) for f in pair) or pair[0] == pair[1]:
-            raise ValueError(f"{GENERATOR}: interaction pair {pair} must name two different fields "
-                             f"in [0, {len(cards)})")
+            raise ValueError(
+                f"{GENERATOR}: interaction pair {pair} must name two different fields in [0, {len(cards)})"
+            )
 
 
 def planted_effects(params: dict) -> dict:
@@ -62,19 +63,23 @@ def planted_effects(params: dict) -> dict:
     cards = params["cardinalities"]
     permutations, category_weights = [], []
     for card in cards:
-        permutations.append(stream.permutation(card))                  # rank -> id, (card,)
+        permutations.append(stream.permutation(card))  # rank -> id, (card,)
         category_weights.append(stream.symmetric(card, CATEGORY_SCALE))  # by id, (card,)
     dense_weights = stream.symmetric(params["dense_features"], DENSE_SCALE)  # (dense_features,)
     interactions = []
     for f, g in params["interaction_pairs"]:
         u = stream.symmetric(cards[f] * INTERACTION_RANK, 1.0).reshape(cards[f], INTERACTION_RANK)
         v = stream.symmetric(cards[g] * INTERACTION_RANK, 1.0).reshape(cards[g], INTERACTION_RANK)
-        table = np.zeros((cards[f], cards[g]))                         # (card_f, card_g)
-        for r in range(INTERACTION_RANK):                              # no matmul: fixed association
+        table = np.zeros((cards[f], cards[g]))  # (card_f, card_g)
+        for r in range(INTERACTION_RANK):  # no matmul: fixed association
             table += u[:, r, None] * v[None, :, r]
         interactions.append(((f, g), INTERACTION_SCALE * table))
-    return {"permutations": permutations, "category_weights": category_weights,
-            "dense_weights": dense_weights, "interactions": interactions}
+    return {
+        "permutations": permutations,
+        "category_weights": category_weights,
+        "dense_weights": dense_weights,
+        "interactions": interactions,
+    }
 
 
 def click_probability(effects: dict, dense: np.ndarray, sparse: np.ndarray) -> np.ndarray:
@@ -92,12 +97,12 @@ def click_probability(effects: dict, dense: np.ndarray, sparse: np.ndarray) -> n
 def _split(params: dict, effects: dict, stream_id: int, samples: int) -> dict[str, np.ndarray]:
     stream = RawStream(params["seed"], stream_id)
     dense = stream.uniform_float32(samples * params["dense_features"]).reshape(samples, -1)  # (n, D)
-    sparse = np.empty((samples, len(params["cardinalities"])), dtype=np.int32)               # (n, F)
+    sparse = np.empty((samples, len(params["cardinalities"])), dtype=np.int32)  # (n, F)
     for f, card in enumerate(params["cardinalities"]):
         ranks = stream.categorical(samples, zipf_weights(card))
         sparse[:, f] = effects["permutations"][f][ranks]
     p = click_probability(effects, dense, sparse)
-    labels = (stream.uniform(samples) < p).astype(np.uint8)                                  # (n,)
+    labels = (stream.uniform(samples) < p).astype(np.uint8)  # (n,)
     return {"dense": dense, "sparse": sparse, "labels": labels, "click_probability": p}
 
 
@@ -114,5 +119,7 @@ def generate_with_probabilities(params: dict) -> dict[str, np.ndarray]:
 def generate(params: dict) -> dict[str, np.ndarray]:
     """The six rules arrays: {train,eval}_{dense (n, D) float32, sparse (n, F) int32, labels (n,) uint8}."""
     arrays = generate_with_probabilities(params)
-    return {name: arrays[name] for name in
-            ("train_dense", "train_sparse", "train_labels", "eval_dense", "eval_sparse", "eval_labels")}
+    return {
+        name: arrays[name]
+        for name in ("train_dense", "train_sparse", "train_labels", "eval_dense", "eval_sparse", "eval_labels")
+    }

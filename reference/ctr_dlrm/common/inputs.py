@@ -23,20 +23,21 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference import batching
-from levelfield.reference.datasets import check_split
 from levelfield.reference.batching import pad_rows  # noqa: F401 - part of this module's interface
+from levelfield.reference.datasets import check_split
 
 # Rows per compiled predict call. 4096 keeps the offline scenario (24,576+ samples
 # per query) at a few calls while one chunk stays ~0.3 MB of inputs.
 MAX_PREDICT_BATCH = 4096
 
 
-
 def model_inputs(arrays: dict[str, np.ndarray], split: str) -> dict[str, np.ndarray]:
     """{"dense": float32 [N, 13], "sparse": int32 [N, 8]} (C-contiguous)."""
     check_split(split)
-    return {"dense": np.ascontiguousarray(arrays[f"{split}_dense"], dtype=np.float32),
-            "sparse": np.ascontiguousarray(arrays[f"{split}_sparse"], dtype=np.int32)}
+    return {
+        "dense": np.ascontiguousarray(arrays[f"{split}_dense"], dtype=np.float32),
+        "sparse": np.ascontiguousarray(arrays[f"{split}_sparse"], dtype=np.int32),
+    }
 
 
 def labels(arrays: dict[str, np.ndarray], split: str) -> np.ndarray:

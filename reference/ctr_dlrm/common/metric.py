@@ -26,7 +26,7 @@ NAME = "roc_auc"
 def average_ranks(values: np.ndarray) -> np.ndarray:
     """1-based ranks of `values` (float64 [n]); tied values get the mean of the ranks they span."""
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    last = np.cumsum(counts).astype(np.float64)   # rank of the last member of each tie group
+    last = np.cumsum(counts).astype(np.float64)  # rank of the last member of each tie group
     return (last - (counts - 1) / 2.0)[inverse]
 
 

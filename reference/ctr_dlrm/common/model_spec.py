@@ -38,25 +38,27 @@ import math
 import numpy as np
 
 TASK_ID = "ctr-dlrm"
-EMBEDDING_DIM = 16        # width of every embedding table = width of the bottom MLP's output
-BOTTOM_MLP = (64, 16)     # output widths; ReLU after every layer (DLRM's bottom MLP)
-TOP_MLP = (64, 1)         # output widths; ReLU after every layer but the last (the logit)
+EMBEDDING_DIM = 16  # width of every embedding table = width of the bottom MLP's output
+BOTTOM_MLP = (64, 16)  # output widths; ReLU after every layer (DLRM's bottom MLP)
+TOP_MLP = (64, 1)  # output widths; ReLU after every layer but the last (the logit)
 
 
 @functools.lru_cache(maxsize=1)
 def _dataset_params() -> dict:
     """The rules' dataset params; imported lazily so `common/` stays importable without side effects."""
     from levelfield.rules import load_suite
+
     return load_suite().task(TASK_ID).dataset["params"]
 
 
 CARDINALITIES: tuple[int, ...] = tuple(int(c) for c in _dataset_params()["cardinalities"])
 DENSE_FEATURES: int = int(_dataset_params()["dense_features"])
 NUM_FIELDS = len(CARDINALITIES)
-NUM_VECTORS = NUM_FIELDS + 1                      # bottom-MLP output + one embedding per field: 9
+NUM_VECTORS = NUM_FIELDS + 1  # bottom-MLP output + one embedding per field: 9
 # Distinct pairs (i, j), i < j, row-major over the upper triangle: 36 for 9 vectors.
 INTERACTION_PAIRS: tuple[tuple[int, int], ...] = tuple(
-    (i, j) for i in range(NUM_VECTORS) for j in range(i + 1, NUM_VECTORS))
+    (i, j) for i in range(NUM_VECTORS) for j in range(i + 1, NUM_VECTORS)
+)
 # The same pairs as flat indices into Z reshaped [B, 81] (one gather instead of two).
 INTERACTION_FLAT_INDEX = np.array([i * NUM_VECTORS + j for i, j in INTERACTION_PAIRS], dtype=np.int32)
 TOP_INPUT = BOTTOM_MLP[-1] + len(INTERACTION_PAIRS)  # 16 + 36 = 52

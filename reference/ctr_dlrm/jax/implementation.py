@@ -26,9 +26,9 @@ from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, 
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.jax_optimizers import adam
 from levelfield.reference.jax_steps import host_rows, run_steps
-from levelfield.reference.interface import Implementation as BaseImplementation
 
 
 def _train_step(state: train_state.TrainState, data, rows, lr):
@@ -107,12 +107,15 @@ class Implementation(BaseImplementation):
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
-        self._train = tuple(jax.device_put(np.asarray(a, dtype), self._device) for a, dtype in (
-            (inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32)))
+        self._train = tuple(
+            jax.device_put(np.asarray(a, dtype), self._device)
+            for a, dtype in ((inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32))
+        )
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
+
         def step(state, rows, lr):
             return self._step(state, self._train, rows, lr)
 
@@ -124,8 +127,13 @@ class Implementation(BaseImplementation):
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
         hp = {name: float(value) for name, value in opt_state.hyperparams.items()}
         params = jax.tree_util.tree_leaves(self.state.params) if self.state is not None else []
-        return {**self.recipe.as_dict(),
-                "optimizer": "adam", "beta1": hp["b1"], "beta2": hp["b2"], "epsilon": hp["eps"],
-                "weight_decay": 0.0,  # optax.adam has none (checked in __init__)
-                "loss": "sigmoid_binary_cross_entropy",  # optax.sigmoid_binary_cross_entropy(...).mean()
-                "precision": "fp32" if all(p.dtype == jnp.float32 for p in params) else "other"}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": "adam",
+            "beta1": hp["b1"],
+            "beta2": hp["b2"],
+            "epsilon": hp["eps"],
+            "weight_decay": 0.0,  # optax.adam has none (checked in __init__)
+            "loss": "sigmoid_binary_cross_entropy",  # optax.sigmoid_binary_cross_entropy(...).mean()
+            "precision": "fp32" if all(p.dtype == jnp.float32 for p in params) else "other",
+        }

@@ -67,9 +67,14 @@ class Implementation(BaseImplementation):
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=self.recipe.learning_rate,
-                                          betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
-                                          weight_decay=fixed["weight_decay"], foreach=True)
+        self.optimizer = torch.optim.Adam(
+            self.model.parameters(),
+            lr=self.recipe.learning_rate,
+            betas=(fixed["beta1"], fixed["beta2"]),
+            eps=fixed["epsilon"],
+            weight_decay=fixed["weight_decay"],
+            foreach=True,
+        )
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:
@@ -103,16 +108,19 @@ class Implementation(BaseImplementation):
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
-        self._train = (torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
-                       torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
-                       torch.from_numpy(np.asarray(labels, np.float32)).to(self.device))
+        self._train = (
+            torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
+            torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
+            torch.from_numpy(np.asarray(labels, np.float32)).to(self.device),
+        )
 
     def _batch_loss_eager(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
         return self.criterion(self.train_model(dense, sparse), labels)
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
-        """Mean loss of the training rows `rows` (int64 [B], on the device); gathered eagerly, then the compiled loss."""
+        """Mean loss of the training rows `rows` (int64 [B], on the device): gathered eagerly, then the
+        compiled loss."""
         dense, sparse, labels = self._train
         return self._batch_loss(dense[rows], sparse[rows], labels[rows])
 
@@ -127,9 +135,13 @@ class Implementation(BaseImplementation):
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
         precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
-        return {**self.recipe.as_dict(),
-                "optimizer": type(self.optimizer).__name__.lower(),
-                "beta1": group["betas"][0], "beta2": group["betas"][1],
-                "epsilon": group["eps"], "weight_decay": group["weight_decay"],
-                "loss": _LOSS_NAMES[(type(self.criterion), self.criterion.reduction)],
-                "precision": precision}
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": type(self.optimizer).__name__.lower(),
+            "beta1": group["betas"][0],
+            "beta2": group["betas"][1],
+            "epsilon": group["eps"],
+            "weight_decay": group["weight_decay"],
+            "loss": _LOSS_NAMES[(type(self.criterion), self.criterion.reduction)],
+            "precision": precision,
+        }

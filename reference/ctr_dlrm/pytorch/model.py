@@ -37,9 +37,9 @@ class DLRMSmall(nn.Module):
         self.register_buffer("pair_index", torch.from_numpy(spec.INTERACTION_FLAT_INDEX).long(), persistent=False)
 
     def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
-        x = self.bottom_mlp(dense)                                                  # [B, 16]
+        x = self.bottom_mlp(dense)  # [B, 16]
         vectors = [x] + [table(sparse[:, f]) for f, table in enumerate(self.embeddings)]
-        t = torch.stack(vectors, dim=1)                                             # [B, 9, 16]
-        z = torch.bmm(t, t.transpose(1, 2))                                         # [B, 9, 9]
-        dots = z.flatten(1)[:, self.pair_index]                                     # [B, 36]
-        return self.top_mlp(torch.cat([x, dots], dim=1)).squeeze(1)                # [B]
+        t = torch.stack(vectors, dim=1)  # [B, 9, 16]
+        z = torch.bmm(t, t.transpose(1, 2))  # [B, 9, 9]
+        dots = z.flatten(1)[:, self.pair_index]  # [B, 36]
+        return self.top_mlp(torch.cat([x, dots], dim=1)).squeeze(1)  # [B]

@@ -30,9 +30,9 @@ def torch_key(name: str) -> str:
     """The state_dict key of one neutral name."""
     path, part = name.rsplit(".", 1)
     if part == "table":
-        return f"embeddings.{int(path[len('embedding'):])}.weight"
-    mlp, layer = path.split(".")                    # "bottom", "dense1"
-    index = 2 * int(layer[len("dense"):])
+        return f"embeddings.{int(path[len('embedding') :])}.weight"
+    mlp, layer = path.split(".")  # "bottom", "dense1"
+    index = 2 * int(layer[len("dense") :])
     return f"{_MLPS[mlp]}.{index}.{'weight' if part == 'kernel' else 'bias'}"
 
 
@@ -52,6 +52,7 @@ def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None
 
 def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
     state = model.state_dict()
-    return {name: np.ascontiguousarray(_convert(name, state[torch_key(name)].detach().cpu().numpy()),
-                                       dtype=np.float32)
-            for name in PARAMETER_SHAPES}
+    return {
+        name: np.ascontiguousarray(_convert(name, state[torch_key(name)].detach().cpu().numpy()), dtype=np.float32)
+        for name in PARAMETER_SHAPES
+    }

@@ -18,7 +18,6 @@ per-step LR goes into the optimizer's learning-rate variable inside the step.
 
 from __future__ import annotations
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import numpy as np
 import tensorflow as tf
 
@@ -27,6 +26,7 @@ from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchAdam
 from levelfield.reference.tf_steps import run_steps
 
@@ -46,8 +46,12 @@ class Implementation(BaseImplementation):
             raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
         with tf.device(self.device):
             self.model = build_model()
-            self.optimizer = TorchAdam(learning_rate=recipe.learning_rate, beta_1=fixed["beta1"],
-                                       beta_2=fixed["beta2"], epsilon=fixed["epsilon"])
+            self.optimizer = TorchAdam(
+                learning_rate=recipe.learning_rate,
+                beta_1=fixed["beta1"],
+                beta_2=fixed["beta2"],
+                epsilon=fixed["epsilon"],
+            )
             self.optimizer.build(self.model.trainable_variables)
         # Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form).
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
@@ -92,8 +96,10 @@ class Implementation(BaseImplementation):
             for start, stop, size in predict_chunks(n):
                 if self.mode != COMPILED:
                     size = stop - start
-                logits = self._forward(tf.constant(pad_rows(inputs["dense"][start:stop], size)),
-                                       tf.constant(pad_rows(inputs["sparse"][start:stop], size)))
+                logits = self._forward(
+                    tf.constant(pad_rows(inputs["dense"][start:stop], size)),
+                    tf.constant(pad_rows(inputs["sparse"][start:stop], size)),
+                )
                 outputs.append(logits.numpy()[: stop - start])
         return np.concatenate(outputs).astype(np.float32)
 
@@ -101,8 +107,11 @@ class Implementation(BaseImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         with tf.device(self.device):
-            self._train = (tf.constant(inputs["dense"], tf.float32), tf.constant(inputs["sparse"], tf.int32),
-                           tf.constant(np.asarray(labels, np.float32)))
+            self._train = (
+                tf.constant(inputs["dense"], tf.float32),
+                tf.constant(inputs["sparse"], tf.int32),
+                tf.constant(np.asarray(labels, np.float32)),
+            )
 
     def _train_step(self, dense, sparse, labels, rows, lr):
         """One Adam step on the batch `rows` (int64 [B]) with learning rate `lr`; returns the loss."""
@@ -112,7 +121,7 @@ class Implementation(BaseImplementation):
             loss = self.loss_fn(tf.gather(labels, rows), self.model(batch, training=True))
         gradients = tape.gradient(loss, variables)
         self.optimizer.learning_rate.assign(lr)
-        self.optimizer.apply_gradients(zip(gradients, variables))
+        self.optimizer.apply_gradients(zip(gradients, variables, strict=True))
         return loss
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
@@ -124,10 +133,21 @@ class Implementation(BaseImplementation):
         opt = self.optimizer
         precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
         loss = self.loss_fn.get_config()
-        loss_name = ("sigmoid_binary_cross_entropy" if type(self.loss_fn) is keras.losses.BinaryCrossentropy
-                     and loss["from_logits"] and loss["reduction"] == "sum_over_batch_size"
-                     and not loss["label_smoothing"] else "other")
-        return {**self.recipe.as_dict(),
-                "optimizer": "adam" if isinstance(opt, keras.optimizers.Adam) else type(opt).__name__,
-                "beta1": opt.beta_1, "beta2": opt.beta_2, "epsilon": opt.epsilon,
-                "weight_decay": opt.weight_decay or 0.0, "loss": loss_name, "precision": precision}
+        loss_name = (
+            "sigmoid_binary_cross_entropy"
+            if type(self.loss_fn) is keras.losses.BinaryCrossentropy
+            and loss["from_logits"]
+            and loss["reduction"] == "sum_over_batch_size"
+            and not loss["label_smoothing"]
+            else "other"
+        )
+        return {
+            **self.recipe.as_dict(),
+            "optimizer": "adam" if isinstance(opt, keras.optimizers.Adam) else type(opt).__name__,
+            "beta1": opt.beta_1,
+            "beta2": opt.beta_2,
+            "epsilon": opt.epsilon,
+            "weight_decay": opt.weight_decay or 0.0,
+            "loss": loss_name,
+            "precision": precision,
+        }

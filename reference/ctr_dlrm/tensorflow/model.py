@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import tensorflow as tf
 
 from levelfield.reference.ctr_dlrm.common import model_spec as spec
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 
 def layer_name(neutral_prefix: str) -> str:
@@ -24,29 +24,36 @@ def layer_name(neutral_prefix: str) -> str:
 class DLRMSmall(keras.Model):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
-        self.embeddings = [keras.layers.Embedding(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")
-                           for f, rows in enumerate(spec.CARDINALITIES)]
+        self.embeddings = [
+            keras.layers.Embedding(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")
+            for f, rows in enumerate(spec.CARDINALITIES)
+        ]
         # ReLU after every bottom layer; after every top layer but the last (the logit).
-        self.bottom_mlp = [keras.layers.Dense(fan_out, activation="relu", name=layer_name(name))
-                           for name, _, fan_out in spec.BOTTOM_LAYERS]
-        self.top_mlp = [keras.layers.Dense(fan_out, activation="relu" if i < len(spec.TOP_LAYERS) - 1 else None,
-                                           name=layer_name(name))
-                        for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS)]
+        self.bottom_mlp = [
+            keras.layers.Dense(fan_out, activation="relu", name=layer_name(name))
+            for name, _, fan_out in spec.BOTTOM_LAYERS
+        ]
+        self.top_mlp = [
+            keras.layers.Dense(
+                fan_out, activation="relu" if i < len(spec.TOP_LAYERS) - 1 else None, name=layer_name(name)
+            )
+            for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS)
+        ]
         self.pair_index = tf.constant(spec.INTERACTION_FLAT_INDEX)  # [36] into Z [B, 81]
 
     def call(self, inputs: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
-        x = inputs["dense"]                                                         # [B, 13]
+        x = inputs["dense"]  # [B, 13]
         for layer in self.bottom_mlp:
-            x = layer(x)                                                            # -> [B, 16]
-        sparse = inputs["sparse"]                                                   # [B, 8]
+            x = layer(x)  # -> [B, 16]
+        sparse = inputs["sparse"]  # [B, 8]
         vectors = [x] + [table(sparse[:, f]) for f, table in enumerate(self.embeddings)]
-        t = tf.stack(vectors, axis=1)                                               # [B, 9, 16]
-        z = tf.linalg.matmul(t, t, transpose_b=True)                                # [B, 9, 9]
-        dots = tf.gather(tf.reshape(z, [-1, spec.NUM_VECTORS ** 2]), self.pair_index, axis=1)  # [B, 36]
-        y = tf.concat([x, dots], axis=1)                                            # [B, 52]
+        t = tf.stack(vectors, axis=1)  # [B, 9, 16]
+        z = tf.linalg.matmul(t, t, transpose_b=True)  # [B, 9, 9]
+        dots = tf.gather(tf.reshape(z, [-1, spec.NUM_VECTORS**2]), self.pair_index, axis=1)  # [B, 36]
+        y = tf.concat([x, dots], axis=1)  # [B, 52]
         for layer in self.top_mlp:
             y = layer(y)
-        return tf.squeeze(y, axis=1)                                                # [B]
+        return tf.squeeze(y, axis=1)  # [B]
 
 
 def build_model() -> DLRMSmall:

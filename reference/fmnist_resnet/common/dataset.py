@@ -49,14 +49,18 @@ def resolve_data_dir(spec: dict, data_dir: str | os.PathLike | None = None) -> t
 
 
 def _install_hint(spec: dict) -> str:
-    return (f"apt-get install -y {spec['debian_package']} (it installs to {spec['default_dir']}), "
-            f"or point --data-dir / ${DATA_DIR_ENV} at a folder holding "
-            + ", ".join(f["file"] for f in spec["files"].values()))
+    return (
+        f"apt-get install -y {spec['debian_package']} (it installs to {spec['default_dir']}), "
+        f"or point --data-dir / ${DATA_DIR_ENV} at a folder holding "
+        + ", ".join(f["file"] for f in spec["files"].values())
+    )
 
 
 def _mismatch_hint(spec: dict) -> str:
-    return (f"reinstall with 'apt-get install --reinstall {spec['debian_package']}' or point --data-dir / "
-            f"{DATA_DIR_ENV} at a folder with the original files")
+    return (
+        f"reinstall with 'apt-get install --reinstall {spec['debian_package']}' or point --data-dir / "
+        f"{DATA_DIR_ENV} at a folder with the original files"
+    )
 
 
 def _existing_files(spec: dict, data_dir) -> dict[str, Path]:
@@ -67,8 +71,10 @@ def _existing_files(spec: dict, data_dir) -> dict[str, Path]:
     paths = {name: folder / entry["file"] for name, entry in spec["files"].items()}
     missing = [str(p) for p in paths.values() if not p.is_file()]
     if missing:
-        raise UserError("\n".join(f"{p}: file not found (data folder {folder}, {origin})" for p in missing),
-                        hint=_install_hint(spec))
+        raise UserError(
+            "\n".join(f"{p}: file not found (data folder {folder}, {origin})" for p in missing),
+            hint=_install_hint(spec),
+        )
     return paths
 
 
@@ -83,8 +89,10 @@ def verify(task: Task, data_dir: str | os.PathLike | None = None) -> DatasetRepo
     """SHA-256 of every file against the rules. Missing folder / file: UserError; mismatch: in the report."""
     spec = task.dataset
     paths = _existing_files(spec, data_dir)
-    checks = tuple(DigestCheck(str(paths[name]), entry["sha256"], _sha256(paths[name]), entry["file"])
-                   for name, entry in spec["files"].items())
+    checks = tuple(
+        DigestCheck(str(paths[name]), entry["sha256"], _sha256(paths[name]), entry["file"])
+        for name, entry in spec["files"].items()
+    )
     folder = str(next(iter(paths.values())).parent)
     return DatasetReport(task.id, spec["name"], spec["kind"], folder, checks, _mismatch_hint(spec))
 
@@ -129,8 +137,10 @@ def read_idx(path: str | os.PathLike, shape: list[int], dtype: str = "uint8") ->
         raise UserError(f"{path}: file too short for an IDX header ({len(data)} bytes)")
     magic = struct.unpack(">I", data[:4])[0]
     if magic != want_magic:
-        raise UserError(f"{path}: IDX magic 0x{magic:08x}, expected 0x{want_magic:08x} "
-                        f"({want_dtype}, {ndims} dimension{'s' if ndims != 1 else ''})")
+        raise UserError(
+            f"{path}: IDX magic 0x{magic:08x}, expected 0x{want_magic:08x} "
+            f"({want_dtype}, {ndims} dimension{'s' if ndims != 1 else ''})"
+        )
     if len(data) < header_len:
         raise UserError(f"{path}: IDX header truncated ({len(data)} of {header_len} bytes)")
     dims = list(struct.unpack(f">{ndims}I", data[4:header_len]))

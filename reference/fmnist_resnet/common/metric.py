@@ -43,8 +43,9 @@ def score(outputs: np.ndarray, labels: np.ndarray) -> float:
     elif outputs.ndim == 2:
         predicted = predicted_classes(outputs)
     else:
-        raise ValueError(f"expected outputs [N, classes] (logits) or [N] (integer class ids), "
-                         f"got {outputs.dtype} {outputs.shape}")
+        raise ValueError(
+            f"expected outputs [N, classes] (logits) or [N] (integer class ids), got {outputs.dtype} {outputs.shape}"
+        )
     if labels.ndim != 1 or len(predicted) != len(labels):
         raise ValueError(f"expected outputs [N, ...] and labels [N], got {outputs.shape} and {labels.shape}")
     if len(labels) == 0:

@@ -41,9 +41,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from levelfield.reference.fmnist_resnet.common.metric import predicted_classes
 
-IMAGE_SIZE = 28          # pixels, square
+IMAGE_SIZE = 28  # pixels, square
 IN_CHANNELS = 1
 STEM_CHANNELS = 16
 # (name, output channels, stride of the first conv); a projection where stride != 1 or channels change.

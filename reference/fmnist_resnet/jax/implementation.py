@@ -25,11 +25,11 @@ import optax
 from flax.training import train_state
 
 from levelfield.reference import interface
-from levelfield.reference.jax_optimizers import sgd_with_l2
-from levelfield.reference.jax_steps import host_rows, run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
+from levelfield.reference.jax_optimizers import sgd_with_l2
+from levelfield.reference.jax_steps import host_rows, run_steps
 
 
 class TrainState(train_state.TrainState):
@@ -51,8 +51,11 @@ class Implementation(interface.Implementation):
         self.model = ResNetSmall()
         self.nesterov = bool(fixed["nesterov"])
         self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
-            learning_rate=recipe.learning_rate, momentum=fixed["momentum"],
-            weight_decay=fixed["weight_decay"], nesterov=self.nesterov)
+            learning_rate=recipe.learning_rate,
+            momentum=fixed["momentum"],
+            weight_decay=fixed["weight_decay"],
+            nesterov=self.nesterov,
+        )
         compiled = mode == interface.COMPILED
         # donate the state: its buffers are reused for the next state instead of copied.
         self._step = jax.jit(self._train_step, donate_argnums=0) if compiled else self._train_step
@@ -65,8 +68,9 @@ class Implementation(interface.Implementation):
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         variables = to_variables(weights, self._jax_device)
-        state = TrainState.create(apply_fn=self.model.apply, params=variables["params"],
-                                  tx=self.tx, batch_stats=variables["batch_stats"])
+        state = TrainState.create(
+            apply_fn=self.model.apply, params=variables["params"], tx=self.tx, batch_stats=variables["batch_stats"]
+        )
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
         self.state = jax.device_put(state, self._jax_device)
@@ -93,8 +97,9 @@ class Implementation(interface.Implementation):
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_images = jax.device_put(np.asarray(inputs["images"], np.float32)[..., None],
-                                           self._jax_device)                        # [N, 28, 28, 1]
+        self.train_images = jax.device_put(
+            np.asarray(inputs["images"], np.float32)[..., None], self._jax_device
+        )  # [N, 28, 28, 1]
         self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)  # [N]
 
     @staticmethod
@@ -103,8 +108,9 @@ class Implementation(interface.Implementation):
         x, y = images[rows], labels[rows]
 
         def loss_fn(params):
-            logits, updates = state.apply_fn({"params": params, "batch_stats": state.batch_stats}, x,
-                                             train=True, mutable=["batch_stats"])
+            logits, updates = state.apply_fn(
+                {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
+            )
             loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
             return loss, updates["batch_stats"]
 
@@ -116,6 +122,7 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
+
         def step(state, rows, lr):
             return self._step(state, self.train_images, self.train_labels, rows, lr)
 
@@ -130,10 +137,10 @@ class Implementation(interface.Implementation):
         dtypes = {p.dtype for p in jax.tree.leaves(self.state.params)} if self.state is not None else set()
         return {
             **self.recipe.as_dict(),
-            "optimizer": "sgd",                      # sgd_with_l2 is optax.sgd after coupled decay
+            "optimizer": "sgd",  # sgd_with_l2 is optax.sgd after coupled decay
             "momentum": hyper["momentum"],
             "nesterov": self.nesterov,
             "weight_decay": hyper["weight_decay"],
-            "loss": "softmax_cross_entropy",         # optax.softmax_cross_entropy_with_integer_labels, mean
+            "loss": "softmax_cross_entropy",  # optax.softmax_cross_entropy_with_integer_labels, mean
             "precision": "fp32" if dtypes <= {jnp.dtype("float32")} else ",".join(sorted(map(str, dtypes))),
         }

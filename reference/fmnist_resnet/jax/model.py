@@ -27,8 +27,13 @@ PAD_1 = ((1, 1), (1, 1))
 def batch_norm(train: bool, name: str) -> nn.BatchNorm:
     # Flax momentum is the decay of the running statistic (torch: 1 - momentum). use_fast_variance=False:
     # two-pass mean((x - mean)^2) as torch and tf.nn.moments, not E[x^2] - E[x]^2.
-    return nn.BatchNorm(use_running_average=not train, momentum=spec.BN_DECAY, epsilon=spec.BN_EPSILON,
-                        use_fast_variance=False, name=name)
+    return nn.BatchNorm(
+        use_running_average=not train,
+        momentum=spec.BN_DECAY,
+        epsilon=spec.BN_EPSILON,
+        use_fast_variance=False,
+        name=name,
+    )
 
 
 conv3x3 = partial(nn.Conv, kernel_size=(3, 3), padding=PAD_1, use_bias=False)
@@ -44,8 +49,9 @@ class BasicBlock(nn.Module):
     def __call__(self, x, train: bool):
         shortcut = x
         if spec.block_has_projection(x.shape[-1], self.features, self.stride):
-            shortcut = nn.Conv(self.features, (1, 1), strides=self.stride, padding="VALID", use_bias=False,
-                               name="proj")(x)
+            shortcut = nn.Conv(
+                self.features, (1, 1), strides=self.stride, padding="VALID", use_bias=False, name="proj"
+            )(x)
             shortcut = batch_norm(train, "proj_bn")(shortcut)
         y = conv3x3(self.features, strides=self.stride, name="conv1")(x)
         y = nn.relu(batch_norm(train, "bn1")(y))
@@ -63,8 +69,8 @@ class Stem(nn.Module):
 class ResNetSmall(nn.Module):
     @nn.compact
     def __call__(self, x, train: bool = False):
-        x = Stem(name="stem")(x, train)                               # [N, 28, 28, 16]
-        for name, features, stride in spec.BLOCKS:                    # -> [N, 7, 7, 64]
+        x = Stem(name="stem")(x, train)  # [N, 28, 28, 16]
+        for name, features, stride in spec.BLOCKS:  # -> [N, 7, 7, 64]
             x = BasicBlock(features, stride, name=name)(x, train)
-        x = jnp.mean(x, axis=(1, 2))                                  # global average pool: [N, 64]
-        return nn.Dense(spec.NUM_CLASSES, name="head")(x)             # [N, 10]
+        x = jnp.mean(x, axis=(1, 2))  # global average pool: [N, 64]
+        return nn.Dense(spec.NUM_CLASSES, name="head")(x)  # [N, 10]

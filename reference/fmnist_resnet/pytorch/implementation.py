@@ -58,8 +58,10 @@ class Implementation(interface.Implementation):
         self.model = ResNetSmall().to(self.device)
         if distributed():
             if torch.device(self.device).type != "cuda":
-                raise ValueError(f"{self.name}: several processes need SyncBatchNorm, which PyTorch runs on "
-                                 f"CUDA only; this process has {self.device}")
+                raise ValueError(
+                    f"{self.name}: several processes need SyncBatchNorm, which PyTorch runs on "
+                    f"CUDA only; this process has {self.device}"
+                )
             # Batch statistics of the global batch (all ranks), as one process computes them.
             self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")
@@ -69,8 +71,9 @@ class Implementation(interface.Implementation):
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
             self._forward = torch.compile(self.model, dynamic=False)
-            self._train_forward = (self._forward if self.train_model is self.model
-                                  else torch.compile(self.train_model, dynamic=False))
+            self._train_forward = (
+                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
+            )
         else:
             self._forward, self._train_forward = self.model, self.train_model
         self.train_images = self.train_labels = None
@@ -79,9 +82,15 @@ class Implementation(interface.Implementation):
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.recipe.learning_rate,
-                                         momentum=fixed["momentum"], nesterov=fixed["nesterov"],
-                                         weight_decay=fixed["weight_decay"], dampening=0.0, foreach=True)
+        self.optimizer = torch.optim.SGD(
+            self.model.parameters(),
+            lr=self.recipe.learning_rate,
+            momentum=fixed["momentum"],
+            nesterov=fixed["nesterov"],
+            weight_decay=fixed["weight_decay"],
+            dampening=0.0,
+            foreach=True,
+        )
 
     def version(self) -> str:
         return torch.__version__
@@ -116,7 +125,7 @@ class Implementation(interface.Implementation):
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_images = self._nchw(inputs["images"]).to(self.device)        # [N, 1, 28, 28]
+        self.train_images = self._nchw(inputs["images"]).to(self.device)  # [N, 1, 28, 28]
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
@@ -141,8 +150,12 @@ class Implementation(interface.Implementation):
             "momentum": group["momentum"],
             "nesterov": group["nesterov"],
             "weight_decay": group["weight_decay"],
-            "loss": ("softmax_cross_entropy" if isinstance(self.criterion, nn.CrossEntropyLoss)
-                     and self.criterion.reduction == "mean" and self.criterion.label_smoothing == 0.0
-                     else repr(self.criterion)),
+            "loss": (
+                "softmax_cross_entropy"
+                if isinstance(self.criterion, nn.CrossEntropyLoss)
+                and self.criterion.reduction == "mean"
+                and self.criterion.label_smoothing == 0.0
+                else repr(self.criterion)
+            ),
             "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
         }

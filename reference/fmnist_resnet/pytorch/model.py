@@ -60,7 +60,7 @@ class ResNetSmall(nn.Module):
         self.head = nn.Linear(channels, spec.NUM_CLASSES)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = self.relu(self.bn(self.conv(x)))          # [N, 16, 28, 28]
-        for block in self.blocks.values():            # -> [N, 64, 7, 7]
+        x = self.relu(self.bn(self.conv(x)))  # [N, 16, 28, 28]
+        for block in self.blocks.values():  # -> [N, 64, 7, 7]
             x = block(x)
         return self.head(torch.flatten(self.pool(x), 1))  # [N, 10]

@@ -33,7 +33,7 @@ _BN_PARTS = {"scale": "weight", "bias": "bias", "mean": "running_mean", "var": "
 def torch_key(name: str) -> str:
     """The state_dict key of one neutral name."""
     path, part = name.rsplit(".", 1)
-    module = path[len("stem."):] if path.startswith("stem.") else path
+    module = path[len("stem.") :] if path.startswith("stem.") else path
     if module.startswith("block"):
         module = "blocks." + module
     if part == "kernel":
@@ -44,15 +44,15 @@ def torch_key(name: str) -> str:
 
 
 def to_torch(name: str, value: np.ndarray) -> np.ndarray:
-    if value.ndim == 4:               # HWIO -> OIHW
+    if value.ndim == 4:  # HWIO -> OIHW
         return value.transpose(3, 2, 0, 1)
-    if name == "head.kernel":         # [in, out] -> [out, in]
+    if name == "head.kernel":  # [in, out] -> [out, in]
         return value.T
     return value
 
 
 def to_neutral(name: str, value: np.ndarray) -> np.ndarray:
-    if value.ndim == 4:               # OIHW -> HWIO
+    if value.ndim == 4:  # OIHW -> HWIO
         return value.transpose(2, 3, 1, 0)
     if name == "head.kernel":
         return value.T
@@ -70,6 +70,7 @@ def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None
 
 def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
     state = model.state_dict()
-    return {name: np.ascontiguousarray(to_neutral(name, state[torch_key(name)].detach().cpu().numpy()),
-                                       dtype=np.float32)
-            for name in PARAMETER_SHAPES}
+    return {
+        name: np.ascontiguousarray(to_neutral(name, state[torch_key(name)].detach().cpu().numpy()), dtype=np.float32)
+        for name in PARAMETER_SHAPES
+    }

@@ -17,16 +17,16 @@ inside it), so changing it never retraces.
 
 from __future__ import annotations
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import numpy as np
 import tensorflow as tf
 
 from levelfield.reference import interface
-from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.tf_optimizers import TorchSGD
+from levelfield.reference.tf_steps import run_steps
 
 
 class Implementation(interface.Implementation):
@@ -43,19 +43,23 @@ class Implementation(interface.Implementation):
         with tf.device(self.device):
             self.model = ResNetSmall()
         # Mean over the batch of softmax cross-entropy on logits.
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                                 reduction="sum_over_batch_size")
+        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
         with tf.device(self.device):
-            self.optimizer = TorchSGD(learning_rate=recipe.learning_rate, momentum=fixed["momentum"],
-                                      weight_decay=fixed["weight_decay"], nesterov=fixed["nesterov"])
+            self.optimizer = TorchSGD(
+                learning_rate=recipe.learning_rate,
+                momentum=fixed["momentum"],
+                weight_decay=fixed["weight_decay"],
+                nesterov=fixed["nesterov"],
+            )
             self.optimizer.build(self.model.trainable_variables)
         self._step = tf.function(self._train_step, jit_compile=True) if compiled else self._train_step
         self.train_images = self.train_labels = None
 
     def _new_optimizer(self) -> None:
-        """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of the step)."""
+        """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
+        the step)."""
         for buf in self.optimizer.momentums:
             buf.assign(np.zeros(buf.shape, np.float32))
         self.optimizer.iterations.assign(0)
@@ -91,7 +95,7 @@ class Implementation(interface.Implementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
             self.train_images = tf.constant(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
-            self.train_labels = tf.constant(np.asarray(labels, np.int32))                        # [N]
+            self.train_labels = tf.constant(np.asarray(labels, np.int32))  # [N]
 
     def _train_step(self, images, labels, rows, learning_rate):
         """One SGD step on rows [batch] of the resident training set; returns the loss before the update."""
@@ -102,20 +106,24 @@ class Implementation(interface.Implementation):
         variables = self.model.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.learning_rate = learning_rate
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.apply_gradients(zip(grads, variables, strict=True))
         return loss
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, (self.train_images, self.train_labels), batch_indices, learning_rates,
-                         self.device, np.int32)
+        return run_steps(
+            self._step, (self.train_images, self.train_labels), batch_indices, learning_rates, self.device, np.int32
+        )
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
         loss = self.loss_fn
-        is_mean_xent = (isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
-                        and loss.reduction == "sum_over_batch_size" and loss.get_config().get("from_logits"))
+        is_mean_xent = (
+            isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
+            and loss.reduction == "sum_over_batch_size"
+            and loss.get_config().get("from_logits")
+        )
         dtypes = {v.dtype for v in self.model.trainable_variables}
         return {
             **self.recipe.as_dict(),

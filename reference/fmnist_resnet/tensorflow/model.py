@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from keras import layers, ops
 
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 
-if TYPE_CHECKING:   # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
+if TYPE_CHECKING:  # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
     import tensorflow as tf
 
 
@@ -32,8 +32,10 @@ def conv3x3(filters: int, stride: int, name: str) -> list[layers.Layer]:
     """3x3 conv, no bias, symmetric 1-pixel padding at any stride."""
     if stride == 1:
         return [layers.Conv2D(filters, 3, padding="same", use_bias=False, name=name)]
-    return [layers.ZeroPadding2D(1, name=f"{name}_pad"),
-            layers.Conv2D(filters, 3, strides=stride, padding="valid", use_bias=False, name=name)]
+    return [
+        layers.ZeroPadding2D(1, name=f"{name}_pad"),
+        layers.Conv2D(filters, 3, strides=stride, padding="valid", use_bias=False, name=name),
+    ]
 
 
 class BasicBlock(layers.Layer):
@@ -76,8 +78,7 @@ class ResNetSmall(keras.Model):
         self(ops.zeros((1, spec.IMAGE_SIZE, spec.IMAGE_SIZE, spec.IN_CHANNELS)), training=False)
 
     def call(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
-        x = ops.relu(self.bn(self.conv(x), training=training))   # [N, 28, 28, 16]
-        for block in self.blocks.values():                       # -> [N, 7, 7, 64]
+        x = ops.relu(self.bn(self.conv(x), training=training))  # [N, 28, 28, 16]
+        for block in self.blocks.values():  # -> [N, 7, 7, 64]
             x = block(x, training=training)
-        return self.head(self.pool(x))                           # [N, 10]
-
+        return self.head(self.pool(x))  # [N, 10]

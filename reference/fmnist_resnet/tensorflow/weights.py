@@ -21,11 +21,11 @@ by Keras' auto-generated paths:
 
 from __future__ import annotations
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 import numpy as np
 
 from levelfield.reference.fmnist_resnet.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.weights import check_weights
 
 _BN_PARTS = {"scale": "gamma", "bias": "beta", "mean": "moving_mean", "var": "moving_variance"}
@@ -35,10 +35,10 @@ def variables(model: ResNetSmall) -> dict:
     """neutral name -> keras.Variable, for every name in PARAMETER_SHAPES."""
     out = {}
     for name in PARAMETER_SHAPES:
-        *path, part = name.split(".")           # e.g. ["block2", "proj_bn"], "mean"
+        *path, part = name.split(".")  # e.g. ["block2", "proj_bn"], "mean"
         if path == ["head"]:
             layer = model.head
-        elif path[0] == "stem":                 # stem.conv / stem.bn live on the model itself
+        elif path[0] == "stem":  # stem.conv / stem.bn live on the model itself
             layer = getattr(model, path[1])
         else:
             layer = getattr(model.blocks[path[0]], path[1])

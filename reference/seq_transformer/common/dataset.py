@@ -35,8 +35,8 @@ def check_params(params: dict) -> None:
 def _split(seed: int, stream: int, samples: int, seq_len: int, vocab_size: int) -> tuple[np.ndarray, np.ndarray]:
     # One raw word per token, row-major: token (i, j) is word i * seq_len + j.
     digits = RawStream(seed, stream).integers(samples * seq_len, vocab_size)
-    inputs = digits.astype(np.uint8).reshape(samples, seq_len)       # (samples, seq_len)
-    targets = np.sort(inputs, axis=1)                                 # integer sort: exact
+    inputs = digits.astype(np.uint8).reshape(samples, seq_len)  # (samples, seq_len)
+    targets = np.sort(inputs, axis=1)  # integer sort: exact
     return inputs, targets
 
 
@@ -47,6 +47,8 @@ def generate(params: dict) -> dict[str, np.ndarray]:
     train_inputs, train_targets = _split(seed, RawStream.TRAIN, params["train_samples"], seq_len, vocab)
     eval_inputs, eval_targets = _split(seed, RawStream.EVAL, params["eval_samples"], seq_len, vocab)
     return {
-        "train_inputs": train_inputs, "train_targets": train_targets,
-        "eval_inputs": eval_inputs, "eval_targets": eval_targets,
+        "train_inputs": train_inputs,
+        "train_targets": train_targets,
+        "eval_inputs": eval_inputs,
+        "eval_targets": eval_targets,
     }

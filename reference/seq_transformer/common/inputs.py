@@ -19,11 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference import batching
-from levelfield.reference.datasets import check_split
 from levelfield.reference.batching import pad_rows  # noqa: F401 - part of this module's interface
+from levelfield.reference.datasets import check_split
 
 MAX_PREDICT_BATCH = 1024  # rows per compiled predict call; larger requests are chunked
-
 
 
 def model_inputs(arrays: dict[str, np.ndarray], split: str) -> dict[str, np.ndarray]:

@@ -39,8 +39,10 @@ def score(outputs: np.ndarray, labels: np.ndarray) -> float:
     elif outputs.ndim == labels.ndim and np.issubdtype(outputs.dtype, np.integer):
         predicted = outputs
     else:
-        raise ValueError(f"{NAME}: outputs must be logits [N, seq_len, classes] or integer tokens "
-                         f"[N, seq_len], got {outputs.dtype} {outputs.shape}")
+        raise ValueError(
+            f"{NAME}: outputs must be logits [N, seq_len, classes] or integer tokens "
+            f"[N, seq_len], got {outputs.dtype} {outputs.shape}"
+        )
     if predicted.shape != labels.shape:
         raise ValueError(f"{NAME}: predictions {predicted.shape} do not match labels {labels.shape}")
     return float(np.mean(np.all(predicted == labels, axis=1)))

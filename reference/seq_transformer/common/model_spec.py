@@ -27,18 +27,19 @@ h * 16 + d is head h, dimension d.
 from __future__ import annotations
 
 import numpy as np
+
 from levelfield.reference.seq_transformer.common.metric import predicted_tokens
 
-VOCAB_SIZE = 10        # digits 0..9 (rules dataset.params.vocab_size)
-SEQ_LEN = 12           # tokens per sequence (rules dataset.params.seq_len)
-NUM_CLASSES = 10       # the sorted digit at each position
+VOCAB_SIZE = 10  # digits 0..9 (rules dataset.params.vocab_size)
+SEQ_LEN = 12  # tokens per sequence (rules dataset.params.seq_len)
+NUM_CLASSES = 10  # the sorted digit at each position
 D_MODEL = 64
 NUM_HEADS = 4
-HEAD_DIM = D_MODEL // NUM_HEADS   # 16; attention logits are scaled by 1 / sqrt(HEAD_DIM)
+HEAD_DIM = D_MODEL // NUM_HEADS  # 16; attention logits are scaled by 1 / sqrt(HEAD_DIM)
 FF_DIM = 128
 NUM_LAYERS = 2
-LN_EPS = 1e-5          # every LayerNorm (torch's default; Flax's 1e-6 and Keras' 1e-3 are overridden)
-INIT_STD = 0.02        # normal(0, 0.02) for embeddings and every dense kernel (GPT-2 / BERT style)
+LN_EPS = 1e-5  # every LayerNorm (torch's default; Flax's 1e-6 and Keras' 1e-3 are overridden)
+INIT_STD = 0.02  # normal(0, 0.02) for embeddings and every dense kernel (GPT-2 / BERT style)
 
 
 def _layer_shapes(prefix: str) -> dict[str, tuple[int, ...]]:
@@ -46,21 +47,31 @@ def _layer_shapes(prefix: str) -> dict[str, tuple[int, ...]]:
     for proj in ("query", "key", "value", "output"):
         shapes[f"{prefix}.attention.{proj}.kernel"] = (D_MODEL, D_MODEL)
         shapes[f"{prefix}.attention.{proj}.bias"] = (D_MODEL,)
-    shapes.update({
-        f"{prefix}.mlp_norm.scale": (D_MODEL,), f"{prefix}.mlp_norm.bias": (D_MODEL,),
-        f"{prefix}.mlp.dense1.kernel": (D_MODEL, FF_DIM), f"{prefix}.mlp.dense1.bias": (FF_DIM,),
-        f"{prefix}.mlp.dense2.kernel": (FF_DIM, D_MODEL), f"{prefix}.mlp.dense2.bias": (D_MODEL,),
-    })
+    shapes.update(
+        {
+            f"{prefix}.mlp_norm.scale": (D_MODEL,),
+            f"{prefix}.mlp_norm.bias": (D_MODEL,),
+            f"{prefix}.mlp.dense1.kernel": (D_MODEL, FF_DIM),
+            f"{prefix}.mlp.dense1.bias": (FF_DIM,),
+            f"{prefix}.mlp.dense2.kernel": (FF_DIM, D_MODEL),
+            f"{prefix}.mlp.dense2.bias": (D_MODEL,),
+        }
+    )
     return shapes
 
 
 def _all_shapes() -> dict[str, tuple[int, ...]]:
-    shapes = {"token_embedding.embedding": (VOCAB_SIZE, D_MODEL),
-              "position_embedding.embedding": (SEQ_LEN, D_MODEL)}
+    shapes = {"token_embedding.embedding": (VOCAB_SIZE, D_MODEL), "position_embedding.embedding": (SEQ_LEN, D_MODEL)}
     for i in range(NUM_LAYERS):
         shapes.update(_layer_shapes(f"layer{i}"))
-    shapes.update({"final_norm.scale": (D_MODEL,), "final_norm.bias": (D_MODEL,),
-                   "head.kernel": (D_MODEL, NUM_CLASSES), "head.bias": (NUM_CLASSES,)})
+    shapes.update(
+        {
+            "final_norm.scale": (D_MODEL,),
+            "final_norm.bias": (D_MODEL,),
+            "head.kernel": (D_MODEL, NUM_CLASSES),
+            "head.bias": (NUM_CLASSES,),
+        }
+    )
     return shapes
 
 

@@ -33,8 +33,8 @@ from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
 
-MODEL = EncoderSmall()    # stateless module definition; one object so compiled steps are shared
-OPTIMIZER = optax.adamw   # what jax_optimizers.adamw injects; its __name__ is the rules' optimizer name
+MODEL = EncoderSmall()  # stateless module definition; one object so compiled steps are shared
+OPTIMIZER = optax.adamw  # what jax_optimizers.adamw injects; its __name__ is the rules' optimizer name
 # Rules loss name of the loss function _train_step uses.
 LOSS = optax.softmax_cross_entropy_with_integer_labels
 LOSS_NAMES = {optax.softmax_cross_entropy_with_integer_labels: "softmax_cross_entropy"}
@@ -42,11 +42,11 @@ LOSS_NAMES = {optax.softmax_cross_entropy_with_integer_labels: "softmax_cross_en
 
 def _train_step(state: TrainState, tokens, labels, rows, lr):
     """One AdamW step on rows [B] of tokens / labels [N, 12]; returns (new state, loss before the step)."""
-    x, y = tokens[rows], labels[rows]                                           # [B, 12]
+    x, y = tokens[rows], labels[rows]  # [B, 12]
 
     def loss_fn(params):
-        logits = state.apply_fn({"params": params}, x)                          # [B, 12, 10]
-        return LOSS(logits, y).mean()                                           # mean over B*12
+        logits = state.apply_fn({"params": params}, x)  # [B, 12, 10]
+        return LOSS(logits, y).mean()  # mean over B*12
 
     loss, grads = jax.value_and_grad(loss_fn)(state.params)
     state.opt_state.hyperparams["learning_rate"] = lr
@@ -54,7 +54,7 @@ def _train_step(state: TrainState, tokens, labels, rows, lr):
 
 
 def _predict_batch(params, tokens):
-    return MODEL.apply({"params": params}, tokens)                             # [b, 12] -> [b, 12, 10]
+    return MODEL.apply({"params": params}, tokens)  # [b, 12] -> [b, 12, 10]
 
 
 # donate the state: its buffers are reused for the next state instead of copied.
@@ -78,8 +78,13 @@ class Implementation(interface.Implementation):
         self._jax_device = devices[device] if device else jax.devices()[0]
         self.device = str(self._jax_device)
         self.model = MODEL
-        self.tx = adamw(float(recipe.learning_rate), float(fixed["beta1"]), float(fixed["beta2"]),
-                        float(fixed["epsilon"]), float(fixed["weight_decay"]))
+        self.tx = adamw(
+            float(recipe.learning_rate),
+            float(fixed["beta1"]),
+            float(fixed["beta2"]),
+            float(fixed["epsilon"]),
+            float(fixed["weight_decay"]),
+        )
         compiled = mode == interface.COMPILED
         self._step = _train_step_jit if compiled else _train_step
         self._forward = _predict_batch_jit if compiled else _predict_batch
@@ -111,18 +116,20 @@ class Implementation(interface.Implementation):
         """
         tokens = np.asarray(inputs["tokens"], np.int32)
         chunks = predict_chunks(len(tokens))
-        outputs = [self._forward(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size),
-                                                                   self._jax_device))
-                   for start, stop, size in chunks]
+        outputs = [
+            self._forward(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size), self._jax_device))
+            for start, stop, size in chunks
+        ]
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_tokens = jax.device_put(np.asarray(inputs["tokens"], np.int32), self._jax_device)  # [N, 12]
-        self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)            # [N, 12]
+        self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)  # [N, 12]
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
+
         def step(state, rows, lr):
             return self._step(state, self.train_tokens, self.train_labels, rows, lr)
 

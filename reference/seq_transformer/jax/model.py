@@ -29,10 +29,16 @@ class EncoderLayer(nn.Module):
     def __call__(self, x):
         h = nn.LayerNorm(epsilon=spec.LN_EPS, name="attention_norm")(x)
         x = x + nn.MultiHeadDotProductAttention(
-            num_heads=spec.NUM_HEADS, qkv_features=spec.D_MODEL, out_features=spec.D_MODEL,
-            dropout_rate=0.0, deterministic=True, use_bias=True, name="attention")(h)   # self-attention
+            num_heads=spec.NUM_HEADS,
+            qkv_features=spec.D_MODEL,
+            out_features=spec.D_MODEL,
+            dropout_rate=0.0,
+            deterministic=True,
+            use_bias=True,
+            name="attention",
+        )(h)  # self-attention
         h = nn.LayerNorm(epsilon=spec.LN_EPS, name="mlp_norm")(x)
-        h = nn.Dense(spec.FF_DIM, name="dense1")(h)                                     # [B, 12, 128]
+        h = nn.Dense(spec.FF_DIM, name="dense1")(h)  # [B, 12, 128]
         h = nn.gelu(h, approximate=False)
         return x + nn.Dense(spec.D_MODEL, name="dense2")(h)
 
@@ -40,10 +46,10 @@ class EncoderLayer(nn.Module):
 class EncoderSmall(nn.Module):
     @nn.compact
     def __call__(self, tokens):
-        x = nn.Embed(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")(tokens)    # [B, 12, 64]
+        x = nn.Embed(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")(tokens)  # [B, 12, 64]
         positions = nn.Embed(spec.SEQ_LEN, spec.D_MODEL, name="position_embedding")(jnp.arange(spec.SEQ_LEN))
         x = x + positions[None]
         for i in range(spec.NUM_LAYERS):
             x = EncoderLayer(name=f"layer{i}")(x)
         x = nn.LayerNorm(epsilon=spec.LN_EPS, name="final_norm")(x)
-        return nn.Dense(spec.NUM_CLASSES, name="head")(x)                              # [B, 12, 10]
+        return nn.Dense(spec.NUM_CLASSES, name="head")(x)  # [B, 12, 10]

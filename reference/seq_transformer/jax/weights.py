@@ -46,15 +46,17 @@ def flax_shape(name: str) -> tuple[int, ...]:
     if ".attention." in name:
         proj, part = name.rsplit(".", 2)[1:]
         if proj == "output":
-            return heads + shape[1:] if part == "kernel" else shape     # [4, 16, 64] / [64]
-        return shape[:1] + heads if part == "kernel" else heads         # [64, 4, 16] / [4, 16]
+            return heads + shape[1:] if part == "kernel" else shape  # [4, 16, 64] / [64]
+        return shape[:1] + heads if part == "kernel" else heads  # [64, 4, 16] / [4, 16]
     return shape
 
 
 def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
     check_weights(weights, spec.PARAMETER_SHAPES, "seq-transformer/jax load")
-    flat = {flax_path(name): jax.device_put(np.asarray(value, np.float32).reshape(flax_shape(name)), device)
-            for name, value in weights.items()}
+    flat = {
+        flax_path(name): jax.device_put(np.asarray(value, np.float32).reshape(flax_shape(name)), device)
+        for name, value in weights.items()
+    }
     return unflatten_dict(flat)
 
 
@@ -62,7 +64,7 @@ def from_params(params: dict) -> dict[str, np.ndarray]:
     flat = flatten_dict(jax.device_get(params))
     if set(flat) != {flax_path(name) for name in spec.PARAMETER_SHAPES}:
         raise RuntimeError(f"Flax params {sorted(flat)} do not map onto the neutral names")
-    return {name: np.ascontiguousarray(np.asarray(flat[flax_path(name)], np.float32)
-                                       .reshape(spec.PARAMETER_SHAPES[name]))
-            for name in spec.PARAMETER_SHAPES}
-
+    return {
+        name: np.ascontiguousarray(np.asarray(flat[flax_path(name)], np.float32).reshape(spec.PARAMETER_SHAPES[name]))
+        for name in spec.PARAMETER_SHAPES
+    }

@@ -53,15 +53,16 @@ class Implementation(interface.Implementation):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
         self.model = EncoderSmall().to(self.device)
-        self.criterion = nn.CrossEntropyLoss(reduction="mean")   # mean over all B*12 positions
+        self.criterion = nn.CrossEntropyLoss(reduction="mean")  # mean over all B*12 positions
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
         # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
         # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         if mode == interface.COMPILED:
             self._forward = torch.compile(self.model, dynamic=False)
-            self._train_forward = (self._forward if self.train_model is self.model
-                                  else torch.compile(self.train_model, dynamic=False))
+            self._train_forward = (
+                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
+            )
         else:
             self._forward, self._train_forward = self.model, self.train_model
         self.train_tokens = self.train_labels = None
@@ -69,9 +70,15 @@ class Implementation(interface.Implementation):
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
-        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=self.recipe.learning_rate,
-                                           betas=(fixed["beta1"], fixed["beta2"]), eps=fixed["epsilon"],
-                                           weight_decay=fixed["weight_decay"], amsgrad=False, foreach=True)
+        self.optimizer = torch.optim.AdamW(
+            self.model.parameters(),
+            lr=self.recipe.learning_rate,
+            betas=(fixed["beta1"], fixed["beta2"]),
+            eps=fixed["epsilon"],
+            weight_decay=fixed["weight_decay"],
+            amsgrad=False,
+            foreach=True,
+        )
 
     def version(self) -> str:
         return torch.__version__
@@ -103,12 +110,12 @@ class Implementation(interface.Implementation):
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_tokens = self._tokens(inputs["tokens"])                                 # int64 [N, 12]
+        self.train_tokens = self._tokens(inputs["tokens"])  # int64 [N, 12]
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # int64 [N, 12]
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
-        logits = self._train_forward(self.train_tokens[rows])                                    # [B, 12, 10]
+        logits = self._train_forward(self.train_tokens[rows])  # [B, 12, 10]
         return self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
 
     @_ENOUGH_GRAPHS
@@ -130,8 +137,12 @@ class Implementation(interface.Implementation):
             "beta2": group["betas"][1],
             "epsilon": group["eps"],
             "weight_decay": group["weight_decay"],
-            "loss": ("softmax_cross_entropy" if isinstance(self.criterion, nn.CrossEntropyLoss)
-                     and self.criterion.reduction == "mean" and self.criterion.label_smoothing == 0.0
-                     else repr(self.criterion)),
+            "loss": (
+                "softmax_cross_entropy"
+                if isinstance(self.criterion, nn.CrossEntropyLoss)
+                and self.criterion.reduction == "mean"
+                and self.criterion.label_smoothing == 0.0
+                else repr(self.criterion)
+            ),
             "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
         }

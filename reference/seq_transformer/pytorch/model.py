@@ -22,19 +22,30 @@ from levelfield.reference.seq_transformer.common import model_spec as spec
 class EncoderSmall(nn.Module):
     def __init__(self):
         super().__init__()
-        self.token_embedding = nn.Embedding(spec.VOCAB_SIZE, spec.D_MODEL)      # [10, 64]
-        self.position_embedding = nn.Embedding(spec.SEQ_LEN, spec.D_MODEL)     # [12, 64]
+        self.token_embedding = nn.Embedding(spec.VOCAB_SIZE, spec.D_MODEL)  # [10, 64]
+        self.position_embedding = nn.Embedding(spec.SEQ_LEN, spec.D_MODEL)  # [12, 64]
         layer = nn.TransformerEncoderLayer(
-            d_model=spec.D_MODEL, nhead=spec.NUM_HEADS, dim_feedforward=spec.FF_DIM, dropout=0.0,
-            activation="gelu", layer_norm_eps=spec.LN_EPS, batch_first=True, norm_first=True, bias=True)
+            d_model=spec.D_MODEL,
+            nhead=spec.NUM_HEADS,
+            dim_feedforward=spec.FF_DIM,
+            dropout=0.0,
+            activation="gelu",
+            layer_norm_eps=spec.LN_EPS,
+            batch_first=True,
+            norm_first=True,
+            bias=True,
+        )
         # enable_nested_tensor only helps with padding masks, which this task has none of.
         self.encoder = nn.TransformerEncoder(
-            layer, num_layers=spec.NUM_LAYERS, norm=nn.LayerNorm(spec.D_MODEL, eps=spec.LN_EPS),
-            enable_nested_tensor=False)
+            layer,
+            num_layers=spec.NUM_LAYERS,
+            norm=nn.LayerNorm(spec.D_MODEL, eps=spec.LN_EPS),
+            enable_nested_tensor=False,
+        )
         self.head = nn.Linear(spec.D_MODEL, spec.NUM_CLASSES)
         # Positions 0..11, a buffer so it follows the module to its device; not a weight.
         self.register_buffer("positions", torch.arange(spec.SEQ_LEN), persistent=False)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        x = self.token_embedding(tokens) + self.position_embedding(self.positions)   # [B, 12, 64]
-        return self.head(self.encoder(x))                                             # [B, 12, 10]
+        x = self.token_embedding(tokens) + self.position_embedding(self.positions)  # [B, 12, 64]
+        return self.head(self.encoder(x))  # [B, 12, 10]

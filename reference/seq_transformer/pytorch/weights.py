@@ -34,9 +34,14 @@ import torch
 from levelfield.reference.seq_transformer.common.model_spec import D_MODEL, PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
 
-_QKV = ("query", "key", "value")   # order of the blocks in in_proj_weight / in_proj_bias
-_MODULES = {"attention_norm": "norm1", "mlp_norm": "norm2", "mlp.dense1": "linear1", "mlp.dense2": "linear2",
-            "attention.output": "self_attn.out_proj"}
+_QKV = ("query", "key", "value")  # order of the blocks in in_proj_weight / in_proj_bias
+_MODULES = {
+    "attention_norm": "norm1",
+    "mlp_norm": "norm2",
+    "mlp.dense1": "linear1",
+    "mlp.dense2": "linear2",
+    "attention.output": "self_attn.out_proj",
+}
 _PARTS = {"kernel": "weight", "scale": "weight", "bias": "bias", "embedding": "weight"}
 
 
@@ -44,7 +49,7 @@ def torch_location(name: str) -> tuple[str, slice | None]:
     """(state_dict key, row slice of that tensor or None for the whole tensor) of one neutral name."""
     path, part = name.rsplit(".", 1)
     if path.startswith("layer"):
-        index, module = path[len("layer"):].split(".", 1)
+        index, module = path[len("layer") :].split(".", 1)
         prefix = f"encoder.layers.{index}."
         if module.startswith("attention.") and module.split(".")[1] in _QKV:
             block = _QKV.index(module.split(".")[1])
@@ -53,11 +58,11 @@ def torch_location(name: str) -> tuple[str, slice | None]:
         return f"{prefix}{_MODULES[module]}.{_PARTS[part]}", None
     if path == "final_norm":
         return f"encoder.norm.{_PARTS[part]}", None
-    return f"{path}.{_PARTS[part]}", None   # token_embedding, position_embedding, head
+    return f"{path}.{_PARTS[part]}", None  # token_embedding, position_embedding, head
 
 
 def _transposed(name: str) -> bool:
-    return name.endswith(".kernel")        # every dense kernel: neutral [in, out], torch [out, in]
+    return name.endswith(".kernel")  # every dense kernel: neutral [in, out], torch [out, in]
 
 
 def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None:

@@ -25,21 +25,21 @@ every row (moments decay, weight decay) whether it was looked up or not.
 
 from __future__ import annotations
 
-import levelfield.reference.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 import numpy as np
 import tensorflow as tf
 
+import levelfield.reference.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 from levelfield.reference import interface
-from levelfield.reference.tf_optimizers import TorchAdamW
-from levelfield.reference.tf_steps import run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.tf_optimizers import TorchAdamW
+from levelfield.reference.tf_steps import run_steps
 
-_TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)    # tokens or labels [N, 12]
-_ROWS = tf.TensorSpec([None], tf.int32)               # row indices of one batch [B]
-_LR = tf.TensorSpec([], tf.float32)                   # this step's learning rate
+_TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)  # tokens or labels [N, 12]
+_ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
+_LR = tf.TensorSpec([], tf.float32)  # this step's learning rate
 
 
 class Implementation(interface.Implementation):
@@ -59,20 +59,31 @@ class Implementation(interface.Implementation):
         self.train_tokens = self.train_labels = None
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
-        self._forward = (tf.function(self._predict_batch, jit_compile=True, input_signature=[_TOKENS])
-                         if mode == interface.COMPILED else self._predict_batch)
+        self._forward = (
+            tf.function(self._predict_batch, jit_compile=True, input_signature=[_TOKENS])
+            if mode == interface.COMPILED
+            else self._predict_batch
+        )
         self._new_optimizer()
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
         with tf.device(self.device):
-            self.optimizer = TorchAdamW(learning_rate=self.recipe.learning_rate, beta_1=fixed["beta1"],
-                                        beta_2=fixed["beta2"], epsilon=fixed["epsilon"],
-                                        weight_decay=fixed["weight_decay"], amsgrad=False)
-            self.optimizer.build(self.model.trainable_variables)   # slots exist before any trace
+            self.optimizer = TorchAdamW(
+                learning_rate=self.recipe.learning_rate,
+                beta_1=fixed["beta1"],
+                beta_2=fixed["beta2"],
+                epsilon=fixed["epsilon"],
+                weight_decay=fixed["weight_decay"],
+                amsgrad=False,
+            )
+            self.optimizer.build(self.model.trainable_variables)  # slots exist before any trace
         # A new optimizer means new variables, so a new traced step (one trace for any data size).
-        self._step = (tf.function(self._train_step, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
-                      if self.mode == interface.COMPILED else self._train_step)
+        self._step = (
+            tf.function(self._train_step, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
+            if self.mode == interface.COMPILED
+            else self._train_step
+        )
 
     def version(self) -> str:
         return tf.__version__
@@ -103,24 +114,25 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
-            self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))   # int32 [N, 12]
-            self.train_labels = tf.constant(np.asarray(labels, np.int32))             # int32 [N, 12]
+            self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))  # int32 [N, 12]
+            self.train_labels = tf.constant(np.asarray(labels, np.int32))  # int32 [N, 12]
 
     def _train_step(self, tokens, labels, rows, lr):
         """One AdamW step on rows [B] of tokens / labels [N, 12]; returns the loss before the update."""
-        self.optimizer.learning_rate.assign(lr)     # read by the decay and by update_step
-        x, y = tf.gather(tokens, rows), tf.gather(labels, rows)                 # [B, 12]
+        self.optimizer.learning_rate.assign(lr)  # read by the decay and by update_step
+        x, y = tf.gather(tokens, rows), tf.gather(labels, rows)  # [B, 12]
         with tf.GradientTape() as tape:
-            loss = self.loss_fn(y, self.model(x, training=True))                # logits [B, 12, 10]
+            loss = self.loss_fn(y, self.model(x, training=True))  # logits [B, 12, 10]
         variables = self.model.trainable_variables
-        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
         return loss
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, (self.train_tokens, self.train_labels), batch_indices, learning_rates,
-                         self.device, np.int32)
+        return run_steps(
+            self._step, (self.train_tokens, self.train_labels), batch_indices, learning_rates, self.device, np.int32
+        )
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
@@ -133,8 +145,12 @@ class Implementation(interface.Implementation):
             "beta2": opt.beta_2,
             "epsilon": opt.epsilon,
             "weight_decay": opt.weight_decay,
-            "loss": ("softmax_cross_entropy" if isinstance(self.loss_fn, keras.losses.SparseCategoricalCrossentropy)
-                     and loss_config.get("from_logits") and loss_config.get("reduction") == "sum_over_batch_size"
-                     else repr(self.loss_fn)),
+            "loss": (
+                "softmax_cross_entropy"
+                if isinstance(self.loss_fn, keras.losses.SparseCategoricalCrossentropy)
+                and loss_config.get("from_logits")
+                and loss_config.get("reduction") == "sum_over_batch_size"
+                else repr(self.loss_fn)
+            ),
             "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
         }

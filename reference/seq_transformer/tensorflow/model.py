@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from keras import layers, ops
 
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.seq_transformer.common import model_spec as spec
 
-if TYPE_CHECKING:   # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
+if TYPE_CHECKING:  # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
     import tensorflow as tf
 
 
@@ -35,15 +35,16 @@ class EncoderLayer(layers.Layer):
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
         self.attention_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="attention_norm")
-        self.attention = layers.MultiHeadAttention(num_heads=spec.NUM_HEADS, key_dim=spec.HEAD_DIM,
-                                                   dropout=0.0, use_bias=True, name="attention")
+        self.attention = layers.MultiHeadAttention(
+            num_heads=spec.NUM_HEADS, key_dim=spec.HEAD_DIM, dropout=0.0, use_bias=True, name="attention"
+        )
         self.mlp_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="mlp_norm")
         self.dense1 = layers.Dense(spec.FF_DIM, activation=gelu_exact, name="dense1")
         self.dense2 = layers.Dense(spec.D_MODEL, name="dense2")
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
         h = self.attention_norm(x)
-        x = x + self.attention(h, h)                 # self-attention: query = value = key
+        x = x + self.attention(h, h)  # self-attention: query = value = key
         return x + self.dense2(self.dense1(self.mlp_norm(x)))
 
 
@@ -57,14 +58,14 @@ class EncoderSmall(keras.Model):
         self.head = layers.Dense(spec.NUM_CLASSES, name="head")
 
     def call(self, tokens: tf.Tensor) -> tf.Tensor:
-        positions = ops.arange(spec.SEQ_LEN)                                          # [12]
+        positions = ops.arange(spec.SEQ_LEN)  # [12]
         x = self.token_embedding(tokens) + self.position_embedding(positions)[None]  # [B, 12, 64]
         for layer in self.encoder_layers:
             x = layer(x)
-        return self.head(self.final_norm(x))                                          # [B, 12, 10]
+        return self.head(self.final_norm(x))  # [B, 12, 10]
 
 
 def build_model() -> EncoderSmall:
     model = EncoderSmall(name="encoder_small")
-    model(ops.zeros((1, spec.SEQ_LEN), dtype="int32"))   # creates every variable
+    model(ops.zeros((1, spec.SEQ_LEN), dtype="int32"))  # creates every variable
     return model

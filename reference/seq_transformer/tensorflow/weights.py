@@ -33,7 +33,7 @@ import numpy as np
 from levelfield.reference.seq_transformer.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
 
-if TYPE_CHECKING:   # annotations only: this mapping needs no Keras import of its own
+if TYPE_CHECKING:  # annotations only: this mapping needs no Keras import of its own
     from levelfield.reference.seq_transformer.tensorflow.model import EncoderSmall
 
 _NORM_PARTS = {"scale": "gamma", "bias": "beta"}
@@ -55,8 +55,9 @@ def _variables(model) -> dict[str, object]:
     by_path = {v.path.split("/", 1)[1]: v for v in model.variables}
     missing = [name for name in PARAMETER_SHAPES if keras_path(name) not in by_path]
     if missing or len(by_path) != len(PARAMETER_SHAPES):
-        raise RuntimeError(f"Keras model variables {sorted(by_path)} do not map onto the neutral names "
-                           f"(unmapped: {missing})")
+        raise RuntimeError(
+            f"Keras model variables {sorted(by_path)} do not map onto the neutral names (unmapped: {missing})"
+        )
     return {name: by_path[keras_path(name)] for name in PARAMETER_SHAPES}
 
 
@@ -67,5 +68,7 @@ def load_neutral(model: EncoderSmall, weights: dict[str, np.ndarray]) -> None:
 
 
 def export_neutral(model: EncoderSmall) -> dict[str, np.ndarray]:
-    return {name: np.ascontiguousarray(np.asarray(variable.numpy(), np.float32).reshape(PARAMETER_SHAPES[name]))
-            for name, variable in _variables(model).items()}
+    return {
+        name: np.ascontiguousarray(np.asarray(variable.numpy(), np.float32).reshape(PARAMETER_SHAPES[name]))
+        for name, variable in _variables(model).items()
+    }
