@@ -87,6 +87,8 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
     assert by_key["levelfield_environment"]["value"]["packages"]["numpy"]
     assert not by_key["levelfield_submittable"]["value"]
     assert by_key["levelfield_world_size"]["value"] == world_size
+    # Each line's metadata names the trainer line that logged it (MLPerf's file/lineno), not the log wrapper.
+    assert {r["metadata"]["file"] for r in records} == {"reference/harness/trainer.py"}
     if CPU_ONLY:
         assert not set(GPU_KEYS) & set(keys), "GPU figures logged on a machine without a GPU"
     summary = json.loads((out / "summary.json").read_text())

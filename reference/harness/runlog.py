@@ -35,6 +35,7 @@ from levelfield.ground.errors import UserError
 
 INPROGRESS_SUFFIX = ".inprogress"
 _ids = itertools.count()
+_CALLER_OFFSET = 3  # frames between mllog's caller lookup and the line that called RunLog (see RunLog.__init__)
 
 
 class _StrictFileHandler(logging.FileHandler):
@@ -64,9 +65,11 @@ class RunLog:
         self._logger.propagate = False
         self._logger.setLevel(logging.INFO)
         self._logger.addHandler(self._handler)
-        # stack offset 2: the metadata's file/lineno name the trainer line that logged, not this wrapper.
+        # The metadata's file/lineno must name the trainer line that logged, not this wrapper: mllog looks
+        # 2 + offset frames up from its get_caller, past its own _log_helper and event/start/end, then
+        # RunLog._write and RunLog.event/start/end, so 3.
         self._mllog = MLLogger(
-            logger=self._logger, default_stack_offset=2, root_dir=str(Path(__file__).resolve().parents[2])
+            logger=self._logger, default_stack_offset=_CALLER_OFFSET, root_dir=str(Path(__file__).resolve().parents[2])
         )
         self.closed = False
 

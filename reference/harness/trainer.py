@@ -166,7 +166,7 @@ class Schedule:
 
 @dataclass(frozen=True)
 class DeviceMeter:
-    """The NVML counters of a run's GPUs (tools.accelerators.GpuMeter) and their energy at run_start:
+    """The NVML counters of a run's GPUs (levelfield.ground.accelerators.GpuMeter) and their energy at run_start:
     the energy logged at run_stop is the difference, so it covers the timed run only."""
 
     meter: object
