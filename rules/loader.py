@@ -97,6 +97,7 @@ class Suite:
     hyperparameter_log_keys: dict
     checks: dict
     tasks: dict[str, Task] = field(repr=False)
+    loadgen_query_stream: dict = field(default_factory=dict)  # absent from a rules version: not checked
 
     def task(self, task_id: str) -> Task:
         if task_id not in self.tasks:
@@ -181,6 +182,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         scenarios=raw["scenarios"],
         modes=raw["modes"],
         loadgen_seeds=raw["loadgen_seeds"],
+        loadgen_query_stream=raw.get("loadgen_query_stream", {}),
         profiles=raw["profiles"],
         hyperparameter_log_keys=raw["hyperparameter_log_keys"],
         checks=raw["checks"],

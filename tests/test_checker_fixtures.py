@@ -184,7 +184,18 @@ def plant_trn007(tree, tmp):
 
 
 def plant_trn008(tree, tmp):
-    edit_mllog(_training_log(tree), "opt_base_learning_rate", set_value(5.0))
+    # Every run of the set alike (else TRN016 would also see runs that differ from each other).
+    for log in _training_log(tree).parent.glob("result_*.txt"):
+        edit_mllog(log, "opt_base_learning_rate", set_value(5.0))
+
+
+def plant_trn016(tree, tmp):
+    # One run of the set with another learning rate, still inside the rules' tunable range (TRN008 quiet).
+    from levelfield.rules import load_suite
+
+    log = first(tree, "training/result_3.txt")
+    spec = load_suite().task(log.parts[-4]).hyperparameters["tunable"]["learning_rate"]
+    edit_mllog(log, "opt_base_learning_rate", lambda e: {**e, "value": (e["value"] + spec["max"]) / 2})
 
 
 def plant_trn012(tree, tmp):
@@ -349,6 +360,10 @@ def plant_inf011(tree, tmp):
     edit_mllog(_detail(tree), "requested_min_duration_ms", set_value(500))
 
 
+def plant_inf015(tree, tmp):
+    edit_mllog(_detail(tree), "effective_performance_issue_same", set_value(True))
+
+
 def plant_inf012(tree, tmp):
     edit_mllog(_detail(tree), "requested_performance_sample_count_override", lambda e: {**e, "value": e["value"] // 8})
 
@@ -435,14 +450,20 @@ def _refiled(scenario: str, plant=lambda rules: {}):
     rules = profile_rules(ctx, run)
     asked = {
         "requested_scenario": SCENARIO_NAMES[scenario],
+        "effective_scenario": SCENARIO_NAMES[scenario],
         "requested_min_duration_ms": rules["min_duration_ms"],
+        "effective_min_duration_ms": rules["min_duration_ms"],
         "requested_min_query_count": rules["min_query_count"],
+        "effective_min_query_count": rules["min_query_count"],
         f"requested_{PERCENTILE_KEYS[scenario]}": rules["latency_percentile"],
+        "effective_target_latency_percentile": rules["latency_percentile"],
     }
     if scenario == "multistream":
         asked["requested_multi_stream_samples_per_query"] = rules["samples_per_query"]
+        asked["effective_samples_per_query"] = rules["samples_per_query"]
     if scenario == "server":
         asked["requested_server_target_latency_ns"] = int(rules["latency_bound_ms"] * NS_PER_MS)
+        asked["effective_target_latency_ns"] = int(rules["latency_bound_ms"] * NS_PER_MS)
     asked.update(plant(rules))
     repeats = []
     for repeat in run.repeats:
@@ -503,6 +524,28 @@ def test_a_refiled_run_breaking_one_setting_gives_exactly_its_code(code):
     assert _settings_codes(*_refiled(scenario, plant)) == {code}
 
 
+def _effective_half_the_samples_per_query(rules):
+    return {"effective_samples_per_query": rules["samples_per_query"] // 2}
+
+
+def _effective_twenty_times_the_latency_bound(rules):
+    from levelfield.ground.metrics import NS_PER_MS
+
+    return {"effective_target_latency_ns": int(rules["latency_bound_ms"] * 20 * NS_PER_MS)}
+
+
+@pytest.mark.parametrize(
+    "code, scenario, plant",
+    [
+        ("INF013", "multistream", _effective_half_the_samples_per_query),
+        ("INF014", "server", _effective_twenty_times_the_latency_bound),
+    ],
+)
+def test_a_refiled_run_whose_effective_setting_breaks_a_rule_gives_its_code(code, scenario, plant):
+    """The requested_* line holds the rules' value, the effective_* one LoadGen ran with does not."""
+    assert _settings_codes(*_refiled(scenario, plant)) == {code}
+
+
 def test_a_lower_latency_percentile_is_the_latency_constraint_too():
     from levelfield.checker.checks.settings import PERCENTILE_KEYS
 
@@ -532,3 +575,48 @@ def test_an_offline_run_shorter_than_its_minimum_says_to_raise_expected_qps(tmp_
     reseal(tree)
     short = [f for f in check_tree(tree).active if f.code == "INF003" and "shorter" in f.message]
     assert short and all("raise expected_qps in --user-conf" in f.hint for f in short)
+
+
+# --- every logged setting of an Offline run, edited in a copy of the example ------------------------
+# (detail-log key, how the edit changes its value, the code that must catch it). Values derive from the
+# logged ones, so the edits follow the rules; the run is resealed, so only the edit is wrong.
+def _plus_one(value):
+    return value + 1
+
+
+def _halved(value):
+    return value // 2
+
+
+def _flipped(value):
+    return not value
+
+
+LOGGED_SETTING_EDITS = [
+    (f"{kind}_{key}", change, code)
+    for kind in ("requested", "effective")
+    for key, change, code in [
+        ("scenario", lambda v: "Server", "INF009"),
+        ("test_mode", lambda v: "AccuracyOnly", "INF009"),
+        ("qsl_rng_seed", _plus_one, "INF010"),
+        ("sample_index_rng_seed", _plus_one, "INF010"),
+        ("schedule_rng_seed", _plus_one, "INF010"),
+        ("min_duration_ms", _halved, "INF011"),
+        ("performance_issue_unique", _flipped, "INF015"),
+        ("performance_issue_same", _flipped, "INF015"),
+        ("performance_issue_same_index", _plus_one, "INF015"),
+        ("sample_concatenate_permutation", _flipped, "INF015"),
+    ]
+] + [
+    ("requested_performance_sample_count_override", _halved, "INF012"),
+    ("effective_performance_sample_count", _halved, "INF012"),
+]
+
+
+@pytest.mark.parametrize("key, change, code", LOGGED_SETTING_EDITS, ids=[e[0] for e in LOGGED_SETTING_EDITS])
+def test_an_edited_logged_setting_gives_its_code(key, change, code, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_detail(tree), key, lambda entry: {**entry, "value": change(entry["value"])})
+    reseal(tree)
+    found = {f.code for f in check_tree(tree, select=SETTINGS_CODES).active}
+    assert found == {code}

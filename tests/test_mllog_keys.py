@@ -32,6 +32,14 @@ def test_every_levelfield_key_the_rulesets_require_is_in_the_vocabulary():
     assert required <= set(LK.LOG_KEYS)
 
 
+def test_every_levelfield_hyperparameter_key_of_the_rules_is_in_the_vocabulary():
+    from levelfield.rules import load_suite
+
+    named = {key for key in load_suite().hyperparameter_log_keys.values() if key.startswith("levelfield_")}
+    assert named, "the rules name no levelfield_ hyperparameter key: the test would prove nothing"
+    assert named <= set(LK.LOG_KEYS)
+
+
 def test_no_module_spells_a_key_itself():
     """A key written as a string literal outside the vocabulary can drift from what the readers look for."""
     spelled = {}

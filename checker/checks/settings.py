@@ -1,9 +1,11 @@
 """Inference settings checks: the settings LoadGen was asked for against the checked profile, one rule per code.
 
 Every LoadGen run logs the settings it was given as requested_* keys in
-mlperf_log_detail.txt. Each check below compares one rule's keys with the
-rules' values for the checked profile (the submission profile unless
-`levelfield check --profile` names another) and points at the key's line.
+mlperf_log_detail.txt, and the settings it then ran with as effective_* keys.
+Each check below compares one rule's keys, both kinds, with the rules' values
+for the checked profile (the submission profile unless `levelfield check
+--profile` names another) and points at the key's line: an edited requested_*
+line does not hide the effective_* one beside it, nor the reverse.
 They were one code, INF004, until it was split so that a finding names the
 rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 
@@ -27,12 +29,26 @@ from levelfield.ground.metrics import NS_PER_MS
 if TYPE_CHECKING:
     from levelfield.rules.loader import Suite
 
-Difference = tuple[str, object, object]  # (requested_* key, value found, value expected)
+Difference = tuple[str, object, object]  # (requested_* or effective_* key, value found, value expected)
 
 
 def _requested(values: dict, key: str, ok: Callable[[object], bool], expected: object) -> list[Difference]:
     found = values.get(f"requested_{key}")
     return [] if ok(found) else [(f"requested_{key}", found, expected)]
+
+
+def _effective(values: dict, key: str, ok: Callable[[object], bool], expected: object) -> list[Difference]:
+    found = values.get(f"effective_{key}")
+    return [] if ok(found) else [(f"effective_{key}", found, expected)]
+
+
+def _logged(values: dict, key: str, ok: Callable[[object], bool], expected: object) -> list[Difference]:
+    """The setting under both of LoadGen's names (requested_<key>, effective_<key>)."""
+    return _requested(values, key, ok, expected) + _effective(values, key, ok, expected)
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _close(found, want) -> bool:
@@ -41,16 +57,16 @@ def _close(found, want) -> bool:
 
 def scenario_mode_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """The scenario and test mode LoadGen ran against the folder the run is filed under."""
-    return _requested(
-        values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario]
-    ) + _requested(values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode])
+    return _logged(values, "scenario", lambda v: v == SCENARIO_NAMES[scenario], SCENARIO_NAMES[scenario]) + _logged(
+        values, "test_mode", lambda v: v == MODE_NAMES[mode], MODE_NAMES[mode]
+    )
 
 
 def seed_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """LoadGen's RNG seeds against the suite's fixed ones."""
     out = []
     for seed, want in suite.loadgen_seeds.items():
-        out += _requested(values, seed, lambda v, w=want: v == w, want)
+        out += _logged(values, seed, lambda v, w=want: _integer(v) and v == w, want)
     return out
 
 
@@ -60,22 +76,16 @@ def run_length_differences(values: dict, rules: dict, suite: Suite, scenario: st
         return []  # an accuracy run answers every sample once, however long that takes
     out = []
     for key in ("min_duration_ms", "min_query_count"):
-        out += _requested(
-            values,
-            key,
-            lambda v, k=key: isinstance(v, int) and not isinstance(v, bool) and v >= rules[k],
-            f">= {rules[key]}",
-        )
+        out += _logged(values, key, lambda v, k=key: _integer(v) and v >= rules[k], f">= {rules[key]}")
     return out
 
 
 def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
-    return _requested(
-        values,
-        "performance_sample_count_override",
-        lambda v: v == rules["performance_sample_count"],
-        rules["performance_sample_count"],
+    want = rules["performance_sample_count"]
+    ok = lambda v: _integer(v) and v == want  # noqa: E731 - one test, two keys
+    return _requested(values, "performance_sample_count_override", ok, want) + _effective(
+        values, "performance_sample_count", ok, want
     )
 
 
@@ -85,8 +95,10 @@ def samples_per_query_differences(
     """MultiStream's samples per query against the scenario's."""
     if scenario != "multistream":
         return []
-    return _requested(
-        values, "multi_stream_samples_per_query", lambda v: v == rules["samples_per_query"], rules["samples_per_query"]
+    want = rules["samples_per_query"]
+    ok = lambda v: _integer(v) and v == want  # noqa: E731 - one test, two keys
+    return _requested(values, "multi_stream_samples_per_query", ok, want) + _effective(
+        values, "samples_per_query", ok, want
     )
 
 
@@ -102,15 +114,22 @@ def latency_differences(values: dict, rules: dict, suite: Suite, scenario: str, 
     """The latency percentile and (Server) latency bound against the scenario's."""
     out = []
     if scenario in PERCENTILE_KEYS:
-        out += _requested(
-            values,
-            PERCENTILE_KEYS[scenario],
-            lambda v: _close(v, rules["latency_percentile"]),
-            rules["latency_percentile"],
-        )
+        want = rules["latency_percentile"]
+        out += _requested(values, PERCENTILE_KEYS[scenario], lambda v: _close(v, want), want)
+        out += _effective(values, "target_latency_percentile", lambda v: _close(v, want), want)
     if scenario == "server":
         bound_ns = rules["latency_bound_ms"] * NS_PER_MS
         out += _requested(values, "server_target_latency_ns", lambda v: _close(v, bound_ns), int(bound_ns))
+        out += _effective(values, "target_latency_ns", lambda v: _close(v, bound_ns), int(bound_ns))
+    return out
+
+
+def query_stream_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
+    """Which samples the queries carry: LoadGen's audit and permutation switches against the rules'."""
+    out = []
+    for key, want in suite.loadgen_query_stream.items():
+        # bool is an int subclass: True must not pass for 1, nor 0 for False
+        out += _logged(values, key, lambda v, w=want: type(v) is type(w) and v == w, want)
     return out
 
 
@@ -148,7 +167,8 @@ _RERUN = "run `levelfield infer` with the profile checked; "
 @check("INF009", "scenario-or-mode-mismatch", area="inference")
 def scenario_or_mode_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the scenario or test mode LoadGen was asked for (requested_scenario, requested_test_mode)
-    is not the one of the folder the run is filed under (<scenario>/<mode>/).
+    or the one it ran (effective_scenario, effective_test_mode) is not the one of the folder the run
+    is filed under (<scenario>/<mode>/).
     Why: the folder decides which rules a run is judged by; an Offline run filed as Server, or an
     accuracy run filed as performance, would be scored against the wrong constraints.
     Bad: requested_scenario "Offline" under server/performance/.
@@ -165,7 +185,8 @@ def scenario_or_mode_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding
 @check("INF010", "rng-seeds-changed", area="inference")
 def rng_seeds_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a LoadGen RNG seed (requested_qsl_rng_seed, requested_sample_index_rng_seed,
-    requested_schedule_rng_seed) is not the suite's fixed value (rules/<version>/suite.yaml, loadgen_seeds).
+    requested_schedule_rng_seed, and the effective_* seed LoadGen ran with) is not the suite's fixed
+    value (rules/<version>/suite.yaml, loadgen_seeds).
     Why: the seeds decide which samples are loaded and in which order queries arrive; fixed seeds
     mean nobody can pick a lucky sample order or arrival schedule.
     Bad: requested_schedule_rng_seed 1 where the rules fix 1732050807568877293.
@@ -177,7 +198,8 @@ def rng_seeds_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
 @check("INF011", "run-length-below-profile", area="inference")
 def run_length_below_profile(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a performance run asked LoadGen for a shorter minimum duration or fewer minimum queries
-    (requested_min_duration_ms, requested_min_query_count) than the profile's run length. Both are one
+    (requested_min_duration_ms, requested_min_query_count, or their effective_* values) than the
+    profile's run length. Both are one
     rule: LoadGen runs until both minima are met, so together they are how long a run is.
     Smoke- and demo-profile runs fail here. (INF003 measures what the run achieved.)
     Why: a short run hides warm-up, thermal and garbage-collection effects and gives LoadGen's early
@@ -191,7 +213,8 @@ def run_length_below_profile(sub: Submission, ctx: Context) -> Iterator[Finding]
 @check("INF012", "sample-count-changed", area="inference")
 def sample_count_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the number of samples LoadGen loaded and cycled through (requested_performance_sample_count_override)
-    is not the task's performance_sample_count (capped by the profile's eval set).
+    or used (effective_performance_sample_count) is not the task's performance_sample_count (capped
+    by the profile's eval set).
     A rule of its own, not a run length: it sets the working set, not how long the run is.
     Why: a smaller working set fits a faster cache and repeats the same samples, so throughput rises
     without the system being any faster.
@@ -206,7 +229,8 @@ def sample_count_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
 @check("INF013", "samples-per-query-changed", area="inference")
 def samples_per_query_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a MultiStream run asked for another number of samples per query
-    (requested_multi_stream_samples_per_query) than the scenario's samples_per_query.
+    (requested_multi_stream_samples_per_query) or ran with another (effective_samples_per_query) than
+    the scenario's samples_per_query.
     Why: MultiStream's latency is that of a whole query; fewer samples per query make each one cheaper,
     so the latency is not comparable.
     Bad: requested_multi_stream_samples_per_query 4 where the rules ask 8.
@@ -219,7 +243,8 @@ def samples_per_query_changed(sub: Submission, ctx: Context) -> Iterator[Finding
 def latency_constraint_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the latency constraint LoadGen was asked to judge is not the scenario's: another latency
     percentile (SingleStream, MultiStream, Server: requested_*_target_latency_percentile) or another
-    latency bound (Server: requested_server_target_latency_ns). Percentile and bound are one rule,
+    latency bound (Server: requested_server_target_latency_ns), or ran with another
+    (effective_target_latency_percentile, effective_target_latency_ns). Percentile and bound are one rule,
     "p-th percentile latency at most the bound", as the rules state it.
     Why: LoadGen's VALID verdict and the reported latency are judged at these values; a looser bound
     or a lower percentile makes an overloaded system look VALID.
@@ -229,3 +254,18 @@ def latency_constraint_changed(sub: Submission, ctx: Context) -> Iterator[Findin
     yield from _findings(
         sub, ctx, latency_differences, _RERUN + "never set latency percentiles or bounds in --user-conf"
     )
+
+
+@check("INF015", "query-stream-altered", area="inference")
+def query_stream_altered(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: LoadGen was asked for, or ran with, another query stream than the rules fix
+    (rules/<version>/suite.yaml, loadgen_query_stream): performance_issue_unique,
+    performance_issue_same, performance_issue_same_index or sample_concatenate_permutation,
+    requested_* or effective_*.
+    Why: these are LoadGen's audit switches; with performance_issue_same every query carries the
+    same sample, so a cache answers instead of the system and throughput rises for nothing.
+    Bad: effective_performance_issue_same true.
+    Fix: run `levelfield infer` as shipped; the runner sets these from the rules and no user setting
+    changes them.
+    """
+    yield from _findings(sub, ctx, query_stream_differences, _RERUN + "never change LoadGen's query stream")

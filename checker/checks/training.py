@@ -262,6 +262,38 @@ def _allowed(found, spec: dict) -> bool:
     return low * (1 - HYPERPARAMETER_RTOL) <= found <= high * (1 + HYPERPARAMETER_RTOL)
 
 
+@check("TRN016", "hyperparameters-differ-between-runs", area="training")
+def hyperparameters_differ_between_runs(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a run of a training result logs another value of a hyperparameter (any key of the rules'
+    hyperparameter_log_keys: batch size, learning rate, warm-up, optimizer settings, loss) than the
+    result's first run, or logs it where the first run does not, or the reverse. Only the seed may
+    differ between the runs of one result. Each value may still be allowed on its own (TRN008).
+    Why: a result's time to train is the olympic mean over its runs; runs with different recipes
+    are different benchmarks, and mixing them lets a submitter tune each run to its seed.
+    Bad: result_3.txt logs opt_base_learning_rate 0.02 where result_0.txt logs 0.01.
+    Fix: train every run of a result with one command line (`levelfield train --runs N`).
+    """
+    keys = sorted(set(ctx.suite.hyperparameter_log_keys.values()))
+    for training in sub.trainings:
+        if len(training.logs) < 2:
+            continue
+        first, *others = training.logs
+        for log in others:
+            for key in keys:
+                want, line = first.first(key), log.first(key)
+                if want is None and line is None:
+                    continue
+                if want is None or line is None or not _same(line.value, want.value):
+                    yield Finding.at(
+                        log.path,
+                        f"{key} differs from the result's first run ({first.path})",
+                        line=None if line is None else line.lineno,
+                        found="not logged" if line is None else line.value,
+                        expected="not logged" if want is None else want.value,
+                        hint="train every run of a result with the same settings; only the seed differs",
+                    )
+
+
 @check("TRN009", "implausibly-fast-convergence", area="training")
 def implausibly_fast_convergence(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the successful runs reached the target in significantly fewer epochs than the rules'

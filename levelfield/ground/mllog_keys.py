@@ -39,6 +39,10 @@ PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"  # GPUs only; absen
 DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"  # GPUs only (NVML)
 ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
 
+# -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
+LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
+PRECISION = "levelfield_precision"  # e.g. "fp32"
+
 # -- fields of the JSON files beside the logs -----------------------------------------------------
 GIT = "levelfield_git"  # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
 VERSION = "levelfield_version"  # in code/levelfield.json: the levelfield release that made the tree
@@ -65,4 +69,6 @@ LOG_KEYS = (
     PEAK_DEVICE_MEMORY_MIB,
     DEVICE_MEMORY_USED_MIB,
     ENERGY_J,
+    LOSS,
+    PRECISION,
 )
