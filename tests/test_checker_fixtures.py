@@ -347,25 +347,40 @@ def plant_inf007(tree, tmp):
     summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
 
 
+def _asked(tree, key: str, logged: str, value) -> None:
+    """A performance result run with another setting: every repeat's detail log asks LoadGen for
+    `value` (requested_<logged>) and settings.json says so too (else INF016 would see the edit)."""
+    for detail in sorted(_performance(tree).glob("run_*/mlperf_log_detail.txt")):
+        edit_mllog(detail, f"requested_{logged}", set_value(value))
+    edit_json(_performance(tree) / "settings.json", lambda d: d.update({key: value}))
+
+
 def plant_inf009(tree, tmp):
-    edit_mllog(_detail(tree), "requested_test_mode", set_value("AccuracyOnly"))
+    for detail in sorted(_performance(tree).glob("run_*/mlperf_log_detail.txt")):
+        edit_mllog(detail, "requested_test_mode", set_value("AccuracyOnly"))
+    edit_json(_performance(tree) / "settings.json", lambda d: d.update(mode="accuracy"))
 
 
 def plant_inf010(tree, tmp):
-    edit_mllog(_detail(tree), "requested_schedule_rng_seed", set_value(1))
+    _asked(tree, "schedule_rng_seed", "schedule_rng_seed", 1)
 
 
 def plant_inf011(tree, tmp):
     # Asked for the smoke profile's 500 ms; the run itself still lasted its 60 s (INF003 stays quiet).
-    edit_mllog(_detail(tree), "requested_min_duration_ms", set_value(500))
+    _asked(tree, "min_duration_ms", "min_duration_ms", 500)
 
 
 def plant_inf015(tree, tmp):
     edit_mllog(_detail(tree), "effective_performance_issue_same", set_value(True))
 
 
+def plant_inf016(tree, tmp):
+    edit_json(_performance(tree) / "settings.json", lambda d: d.update(min_duration_ms=d["min_duration_ms"] * 2))
+
+
 def plant_inf012(tree, tmp):
-    edit_mllog(_detail(tree), "requested_performance_sample_count_override", lambda e: {**e, "value": e["value"] // 8})
+    count = json.loads((_performance(tree) / "settings.json").read_text())["performance_sample_count"]
+    _asked(tree, "performance_sample_count", "performance_sample_count_override", count // 8)
 
 
 def _drop_repeats(tree, keep: list[int]) -> Path:
@@ -620,3 +635,33 @@ def test_an_edited_logged_setting_gives_its_code(key, change, code, tmp_path):
     reseal(tree)
     found = {f.code for f in check_tree(tree, select=SETTINGS_CODES).active}
     assert found == {code}
+
+
+# settings.json key -> its edited value; each must be caught by INF016 (the detail logs disagree).
+SETTINGS_FILE_EDITS = {
+    "scenario": lambda v: "server",
+    "mode": lambda v: "accuracy",
+    "min_duration_ms": _halved,
+    "min_query_count": _plus_one,
+    "max_duration_ms": _plus_one,
+    "qsl_rng_seed": _plus_one,
+    "schedule_rng_seed": _plus_one,
+    "performance_sample_count": _halved,
+}
+
+
+@pytest.mark.parametrize("key", sorted(SETTINGS_FILE_EDITS))
+def test_an_edited_settings_file_gives_inf016(key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    settings = _performance(tree) / "settings.json"
+    edit_json(settings, lambda d: d.update({key: SETTINGS_FILE_EDITS[key](d[key])}))
+    reseal(tree)
+    findings = check_tree(tree, select=["INF016"]).active
+    assert findings and all(key in f.message for f in findings)
+
+
+def test_the_query_stream_in_settings_json_is_compared_with_the_logs():
+    from levelfield.checker.checks.settings_file import expected_logs
+
+    logged = {key: want for _, key, want in expected_logs({"query_stream": {"performance_issue_same": False}})}
+    assert logged == {"requested_performance_issue_same": False}

@@ -10,7 +10,8 @@
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
 | INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, version |
-| INF | settings.py | every LoadGen run's requested settings against the profile, one rule per code |
+| INF | settings.py | every LoadGen run's requested and effective settings against the profile, one rule per code |
+| INF | settings_file.py | settings.json against the detail logs of its LoadGen runs |
 | INF | repeats.py | a performance result as a whole: result.json against its repeats, the repeat count |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
 """
@@ -23,6 +24,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     reproducibility,
     rules_version,
     settings,
+    settings_file,
     structure,
     system,
     training,

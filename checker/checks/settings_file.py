@@ -1,0 +1,104 @@
+"""settings.json against the detail logs beside it: the file a reader opens must say what LoadGen was asked.
+
+settings.json holds the run's effective settings in levelfield's names (the
+runner writes it before LoadGen starts); every LoadGen run of the folder logs
+the same settings as requested_* keys. A settings.json edited after the run
+(to look like the submission profile, say) disagrees with the logs, which the
+checks of settings.py hold to the rules. Only settings the runner fixes before
+the first run are compared: the sizes it measures (expected QPS, Server's
+target, expected latencies) may change between repeats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from levelfield.checker.findings import Finding, check
+from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
+from levelfield.ground.metrics import NS_PER_MS
+
+if TYPE_CHECKING:
+    from levelfield.checker.engine import Context
+    from levelfield.checker.records import Submission
+
+# settings.json key -> (the requested_* key LoadGen logs it as, the logged value settings.json's implies)
+_SAME = {
+    "min_duration_ms": "min_duration_ms",
+    "min_query_count": "min_query_count",
+    "max_duration_ms": "max_duration_ms",
+    "max_query_count": "max_query_count",
+    "qsl_rng_seed": "qsl_rng_seed",
+    "sample_index_rng_seed": "sample_index_rng_seed",
+    "schedule_rng_seed": "schedule_rng_seed",
+    "performance_sample_count": "performance_sample_count_override",
+}
+_PERCENTILE = {
+    "singlestream": "single_stream_target_latency_percentile",
+    "multistream": "multi_stream_target_latency_percentile",
+    "server": "server_target_latency_percentile",
+}
+
+
+def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
+    """(settings.json key, requested_* key, the value LoadGen must have logged, in its units) for every
+    setting of `settings` that the runner fixes before LoadGen starts."""
+    scenario = settings.get("scenario")
+    out = [(key, logged, settings[key]) for key, logged in _SAME.items() if key in settings]
+    if "scenario" in settings:
+        out.append(("scenario", "scenario", SCENARIO_NAMES.get(scenario, scenario)))
+    if "mode" in settings:
+        out.append(("mode", "test_mode", MODE_NAMES.get(settings["mode"], settings["mode"])))
+    if scenario in _PERCENTILE and "latency_percentile" in settings:
+        out.append(("latency_percentile", _PERCENTILE[scenario], settings["latency_percentile"]))
+    if scenario == "server" and _number(settings.get("latency_bound_ms")):
+        out.append(("latency_bound_ms", "server_target_latency_ns", settings["latency_bound_ms"] * NS_PER_MS))
+    if scenario == "multistream" and "samples_per_query" in settings:
+        out.append(("samples_per_query", "multi_stream_samples_per_query", settings["samples_per_query"]))
+    stream = settings.get("query_stream")
+    if isinstance(stream, dict):  # written since rules 1.0 fixed the query stream
+        out += [(f"query_stream.{key}", key, value) for key, value in stream.items() if isinstance(key, str)]
+    return [(key, f"requested_{logged}", want) for key, logged, want in out]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _agree(found: object, want: object) -> bool:
+    """Integers (19-digit seeds) exactly; a float within rounding of the unit conversion."""
+    if _number(found) and _number(want) and (isinstance(found, float) or isinstance(want, float)):
+        return math.isclose(found, want, rel_tol=1e-9)
+    return type(found) is type(want) and found == want
+
+
+@check("INF016", "settings-file-mismatch", area="inference")
+def settings_file_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a setting in a run folder's settings.json (scenario, mode, run lengths and caps, LoadGen's
+    seeds, the sample count, the latency percentile and bound, MultiStream's samples per query, the
+    query stream) differs from what the folder's LoadGen runs logged as requested_* in their detail logs.
+    Why: settings.json is what a reader (and the leaderboard) takes as the run's settings; one edited
+    after the run can claim the submission profile's settings for a run made with others.
+    Bad: settings.json says min_duration_ms 60000, run_1/mlperf_log_detail.txt logs requested_min_duration_ms 500.
+    Fix: never edit settings.json; package the run folder as `levelfield infer` wrote it.
+    """
+    for run in sub.inferences:
+        settings = run.settings.data if run.settings is not None else None
+        if not isinstance(settings, dict):
+            continue  # STR001 / STR003
+        expected = expected_logs(settings)
+        for loadgen in run.loadgen_runs():
+            if loadgen.detail is None:
+                continue  # STR001
+            values = loadgen.detail.values()
+            for key, logged, want in expected:
+                if logged in values and not _agree(values[logged], want):
+                    line = loadgen.detail.last(logged)
+                    yield Finding.at(
+                        run.settings.path,
+                        f"{key} says what {loadgen.detail_path} does not: {logged} {want!r}",
+                        found=values[logged] if line is None else f"{values[logged]!r} (line {line.lineno})",
+                        expected=want,
+                        hint="package the run folder as levelfield infer wrote it; never edit settings.json",
+                    )
