@@ -198,6 +198,10 @@ def plant_trn016(tree, tmp):
     edit_mllog(log, "opt_base_learning_rate", lambda e: {**e, "value": (e["value"] + spec["max"]) / 2})
 
 
+def plant_trn017(tree, tmp):
+    edit_mllog(_training_log(tree, 2), "seed", set_value(-1))
+
+
 def plant_trn012(tree, tmp):
     # run_start logged before init_stop: the two lines trade places, each keeping its slot's time_ms
     # so the timestamps still never go back (that is TRN015's).
@@ -665,3 +669,38 @@ def test_the_query_stream_in_settings_json_is_compared_with_the_logs():
 
     logged = {key: want for _, key, want in expected_logs({"query_stream": {"performance_issue_same": False}})}
     assert logged == {"requested_performance_issue_same": False}
+
+
+# A logged value the trainer cannot write, per key of log_values.DOMAINS that the example's logs hold.
+OUT_OF_DOMAIN = {
+    "seed": 2**31,
+    "levelfield_run_index": -1,
+    "levelfield_world_size": 0,
+    "levelfield_submittable": 0,
+    "levelfield_time_to_first_step_s": -0.5,
+    "levelfield_peak_rss_mib": "1.0",
+}
+
+
+@pytest.mark.parametrize("key", sorted(OUT_OF_DOMAIN))
+def test_a_logged_value_outside_its_domain_gives_trn017(key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 1), key, set_value(OUT_OF_DOMAIN[key]))
+    reseal(tree)
+    findings = check_tree(tree, select=["TRN017"]).active
+    assert [(f.code, key in f.message) for f in findings] == [("TRN017", True)]
+
+
+def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
+    from levelfield.checker.checks.log_values import DOMAINS
+
+    written = {
+        "seed": 0,
+        "levelfield_run_index": 0,
+        "levelfield_world_size": 1,
+        "levelfield_submittable": False,
+        "levelfield_peak_rss_mib": 512.0,
+    }
+    for key, (domain, ok) in DOMAINS.items():
+        assert ok(written.get(key, 0.0)), (key, domain)
+        assert not ok("1"), key

@@ -7,6 +7,7 @@
 | SYS | system.py | system descriptions and declared versus observed hardware |
 | TRN | training.py | MLLOG training logs against the rules |
 | TRN | log_order.py | the order of each MLLOG log's events and timestamps, one rule per code |
+| TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
 | INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, version |
@@ -20,6 +21,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
     inference,
     log_order,
+    log_values,
     repeats,
     reproducibility,
     rules_version,

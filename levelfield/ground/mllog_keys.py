@@ -47,6 +47,10 @@ PRECISION = "levelfield_precision"  # e.g. "fp32"
 GIT = "levelfield_git"  # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
 VERSION = "levelfield_version"  # in code/levelfield.json: the levelfield release that made the tree
 
+# Seeds fit every framework's integer seed type: the trainer draws them below this, and a logged
+# `seed` outside [0, SEED_LIMIT) was not made by it.
+SEED_LIMIT = 2**31
+
 # Every key a training log may carry, for readers that walk them all.
 LOG_KEYS = (
     RUN_INDEX,

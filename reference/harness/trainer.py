@@ -45,7 +45,6 @@ from levelfield.reference.harness.world import SINGLE
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 
-SEED_LIMIT = 2**31  # seeds fit every framework's integer seed type
 # Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
 _GPU_DEVICE = re.compile(r"cuda|gpu", re.IGNORECASE)
 
@@ -208,7 +207,7 @@ class Trainer:
         self.inputs_module = task_module(self.task, "inputs")
         self.metric_module = task_module(self.task, "metric")
         self.spec_module = task_module(self.task, "model_spec")
-        base = options.seed if options.seed is not None else secrets.randbelow(SEED_LIMIT - self.runs)
+        base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
         self.seeds = [base + i for i in range(self.runs)]
         self.world = SINGLE
         self.interrupted_by = None

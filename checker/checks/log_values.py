@@ -1,0 +1,64 @@
+"""Each training log's values in their domains: a number the trainer cannot have written is an edit.
+
+The TRN checks of training.py hold a log's values to the rules (target,
+hyperparameters, sample counts); this one holds the values no rule sets to
+the only values the trainer can write: a seed it can draw, a process count of
+at least one, times and memory that are finite and not negative.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from mlperf_logging.mllog import constants as K
+
+from levelfield.checker.checks.training import training_logs
+from levelfield.checker.findings import Finding, check
+from levelfield.ground import mllog_keys as LK
+
+if TYPE_CHECKING:
+    from levelfield.checker.engine import Context
+    from levelfield.checker.records import Submission
+
+
+def _integer(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# key -> (the domain in words, the test); keys absent from a log are TRN001's (required) or optional.
+DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
+    K.SEED: (f"an integer in [0, {LK.SEED_LIMIT})", lambda v: _integer(v) and 0 <= v < LK.SEED_LIMIT),
+    LK.RUN_INDEX: ("an integer >= 0", lambda v: _integer(v) and v >= 0),
+    LK.WORLD_SIZE: ("an integer >= 1", lambda v: _integer(v) and v >= 1),
+    LK.SUBMITTABLE: ("true or false", lambda v: isinstance(v, bool)),
+    LK.TIME_TO_FIRST_STEP_S: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: _finite(v) and v > 0),
+    LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    LK.ENERGY_J: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
+}
+
+
+@check("TRN017", "log-value-out-of-domain", area="training")
+def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training log holds a value the trainer cannot have written: a seed outside [0, 2^31),
+    a run index below 0, a process count below 1, a submittable flag that is not a boolean, or a time,
+    memory or energy figure that is negative or not a finite number.
+    Why: the trainer writes these from what it measured or drew; a value outside the domain is an edit
+    (or a corrupted file), and the figures shown next to the time to train would be made up.
+    Bad: seed -1; levelfield_peak_rss_mib "1.0" (a string).
+    Fix: submit the logs `levelfield train` wrote, unedited.
+    """
+    for _training, log in training_logs(sub):
+        for key, (domain, ok) in DOMAINS.items():
+            for line in log.all(key):
+                if not ok(line.value):
+                    yield Finding.at(
+                        log.path, f"{key} outside its domain", line=line.lineno, found=line.value, expected=domain
+                    )
