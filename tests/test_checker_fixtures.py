@@ -435,6 +435,7 @@ def plant_acc002(tree, tmp):
     task = load_suite().task(log.parts[-5])
     scored = score_entries(entries, task, Context(load_suite()).labels(task.id))
     edit_json(log.parent / "accuracy.json", lambda d: d.update(value=scored["value"], **{"pass": False}))
+    edit_json(log.parent / "result.json", lambda d: d["accuracy"].update(value=scored["value"], **{"pass": False}))
 
 
 def plant_acc003(tree, tmp):
@@ -704,3 +705,30 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
     for key, (domain, ok) in DOMAINS.items():
         assert ok(written.get(key, 0.0)), (key, domain)
         assert not ok("1"), key
+
+
+# accuracy.json (and result.json's accuracy block) field -> an edited value; each must be ACC003's.
+ACCURACY_EDITS = {
+    "metric": lambda v: "top1_accuracy",
+    "value": lambda v: v + 0.01,
+    "reference_value": lambda v: v * 0.9,
+    "accuracy_ratio": lambda v: 0.5,
+    "threshold": lambda v: v * 0.5,
+    "pass": lambda v: not v,
+    "samples": _halved,
+}
+
+
+@pytest.mark.parametrize("name", ["accuracy.json", "result.json"])
+@pytest.mark.parametrize("key", sorted(ACCURACY_EDITS))
+def test_an_edited_accuracy_figure_gives_acc003(name, key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+
+    def edit(data):
+        block = data if name == "accuracy.json" else data["accuracy"]
+        block[key] = ACCURACY_EDITS[key](block[key])
+
+    edit_json(first(tree, f"accuracy/{name}"), edit)
+    reseal(tree)
+    findings = check_tree(tree, select=["ACC003"]).active
+    assert [(f.code, f.message.split(" ")[0], f.path.endswith(name)) for f in findings] == [("ACC003", key, True)]

@@ -75,51 +75,54 @@ def accuracy_below_threshold(sub: Submission, ctx: Context) -> Iterator[Finding]
             )
 
 
+# accuracy.json fields compared with the re-score by their nature: the value within the rules'
+# tolerance, the rules' numbers within float rounding, names, counts and flags exactly.
+_FROM_RULES = ("reference_value", "accuracy_ratio", "threshold")
+
+
+def accuracy_differences(reported: dict, scored: dict, tolerance: float) -> list[tuple[str, object, object]]:
+    """(field, reported, re-scored) for every field of the checker's re-score that `reported` states
+    otherwise (absent counts as otherwise)."""
+    out = []
+    for key, want in scored.items():
+        found = reported.get(key)
+        if key == "value":
+            same = _number(found) and abs(found - want) <= tolerance
+        elif key in _FROM_RULES:
+            same = _number(found) and math.isclose(found, want, rel_tol=1e-9)
+        else:  # metric, pass, samples
+            same = type(found) is type(want) and found == want
+        if not same:
+            out.append((key, found, want))
+    return out
+
+
 @check("ACC003", "accuracy-rescore-mismatch", area="accuracy")
 def accuracy_rescore_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: accuracy.json reports a metric, value, threshold or pass flag other than the checker's
-    re-score of mlperf_log_accuracy.json (values may differ by the rules' checks.accuracy_rescore_tolerance).
+    """What: accuracy.json, or the `accuracy` block of the run's result.json, states another metric, value,
+    reference value, accuracy ratio, threshold, pass flag or sample count than the checker's re-score of
+    mlperf_log_accuracy.json against the rules (values may differ by the rules'
+    checks.accuracy_rescore_tolerance).
     Why: MLCommons parses accuracy.txt with a regex and trusts it; levelfield recomputes the number
-    from the raw responses, so an edited accuracy.json is caught.
-    Bad: accuracy.json "value": 0.95 while the log re-scores to 0.89.
-    Fix: never edit accuracy.json; re-run the accuracy mode.
+    from the raw responses and the rules, so an edited accuracy.json or result.json is caught.
+    Bad: accuracy.json "value": 0.95 while the log re-scores to 0.89; "reference_value": 0.80 where the
+    rules say 0.826.
+    Fix: never edit accuracy.json or result.json; re-run the accuracy mode.
     """
     tolerance = float(ctx.suite.checks["accuracy_rescore_tolerance"])
     for run in _accuracy_runs(sub):
         scored, _ = rescore(run, ctx)
-        reported = run.accuracy.data if run.accuracy is not None else None
-        if scored is None or not isinstance(reported, dict):
-            continue  # ACC001 / STR001 / STR003
-        threshold = _threshold(ctx.task(run.task))
-        value = reported.get("value")
-        if reported.get("metric") != scored["metric"]:
-            yield Finding.at(
-                run.accuracy.path,
-                "metric name differs from the task's",
-                found=reported.get("metric"),
-                expected=scored["metric"],
-            )
-        if not _number(value) or abs(value - scored["value"]) > tolerance:
-            yield Finding.at(
-                run.accuracy.path,
-                "reported value differs from the checker's re-score",
-                found=value,
-                expected=scored["value"],
-            )
-        if not _number(reported.get("threshold")) or not math.isclose(reported["threshold"], threshold, rel_tol=1e-9):
-            yield Finding.at(
-                run.accuracy.path,
-                "threshold differs from the rules'",
-                found=reported.get("threshold"),
-                expected=threshold,
-            )
-        if reported.get("pass") is not (scored["value"] >= threshold):
-            yield Finding.at(
-                run.accuracy.path,
-                "pass flag differs from the re-score",
-                found=reported.get("pass"),
-                expected=scored["value"] >= threshold,
-            )
+        if scored is None:
+            continue  # ACC001
+        stated = []
+        if run.accuracy is not None and isinstance(run.accuracy.data, dict):
+            stated.append((run.accuracy.path, run.accuracy.data))
+        if run.result is not None and isinstance(run.result.data, dict) and "accuracy" in run.result.data:
+            block = run.result.data["accuracy"]
+            stated.append((run.result.path, block if isinstance(block, dict) else {}))
+        for path, reported in stated:
+            for key, found, want in accuracy_differences(reported, scored, tolerance):
+                yield Finding.at(path, f"{key} differs from the checker's re-score", found=found, expected=want)
 
 
 def _number(value) -> bool:

@@ -44,12 +44,13 @@ _PERCENTILE = {
 def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
     """(settings.json key, requested_* key, the value LoadGen must have logged, in its units) for every
     setting of `settings` that the runner fixes before LoadGen starts."""
-    scenario = settings.get("scenario")
+    scenario, mode = settings.get("scenario"), settings.get("mode")
+    scenario = scenario if isinstance(scenario, str) else None  # anything else: STR003 / INF009's to report
     out = [(key, logged, settings[key]) for key, logged in _SAME.items() if key in settings]
-    if "scenario" in settings:
+    if scenario is not None:
         out.append(("scenario", "scenario", SCENARIO_NAMES.get(scenario, scenario)))
-    if "mode" in settings:
-        out.append(("mode", "test_mode", MODE_NAMES.get(settings["mode"], settings["mode"])))
+    if isinstance(mode, str):
+        out.append(("mode", "test_mode", MODE_NAMES.get(mode, mode)))
     if scenario in _PERCENTILE and "latency_percentile" in settings:
         out.append(("latency_percentile", _PERCENTILE[scenario], settings["latency_percentile"]))
     if scenario == "server" and _number(settings.get("latency_bound_ms")):
