@@ -8,7 +8,6 @@ at least one, times and memory that are finite and not negative.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -17,31 +16,24 @@ from mlperf_logging.mllog import constants as K
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.parse import finite_number, plain_int
 
 if TYPE_CHECKING:
     from levelfield.checker.engine import Context
     from levelfield.checker.records import Submission
 
 
-def _integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 # key -> (the domain in words, the test); keys absent from a log are TRN001's (required) or optional.
 DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
-    K.SEED: (f"an integer in [0, {LK.SEED_LIMIT})", lambda v: _integer(v) and 0 <= v < LK.SEED_LIMIT),
-    LK.RUN_INDEX: ("an integer >= 0", lambda v: _integer(v) and v >= 0),
-    LK.WORLD_SIZE: ("an integer >= 1", lambda v: _integer(v) and v >= 1),
+    K.SEED: (f"an integer in [0, {LK.SEED_LIMIT})", lambda v: plain_int(v) and 0 <= v < LK.SEED_LIMIT),
+    LK.RUN_INDEX: ("an integer >= 0", lambda v: plain_int(v) and v >= 0),
+    LK.WORLD_SIZE: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
     LK.SUBMITTABLE: ("true or false", lambda v: isinstance(v, bool)),
-    LK.TIME_TO_FIRST_STEP_S: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
-    LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: _finite(v) and v > 0),
-    LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
-    LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
-    LK.ENERGY_J: ("a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    LK.TIME_TO_FIRST_STEP_S: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.ENERGY_J: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
 }
 
 

@@ -25,6 +25,7 @@ from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import InferenceRun, Submission
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 from levelfield.ground.metrics import NS_PER_MS
+from levelfield.ground.parse import plain_int
 
 if TYPE_CHECKING:
     from levelfield.rules.loader import Suite
@@ -47,10 +48,6 @@ def _logged(values: dict, key: str, ok: Callable[[object], bool], expected: obje
     return _requested(values, key, ok, expected) + _effective(values, key, ok, expected)
 
 
-def _integer(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _close(found, want) -> bool:
     return isinstance(found, (int, float)) and not isinstance(found, bool) and math.isclose(found, want, rel_tol=1e-9)
 
@@ -66,7 +63,7 @@ def seed_differences(values: dict, rules: dict, suite: Suite, scenario: str, mod
     """LoadGen's RNG seeds against the suite's fixed ones."""
     out = []
     for seed, want in suite.loadgen_seeds.items():
-        out += _logged(values, seed, lambda v, w=want: _integer(v) and v == w, want)
+        out += _logged(values, seed, lambda v, w=want: plain_int(v) and v == w, want)
     return out
 
 
@@ -76,14 +73,14 @@ def run_length_differences(values: dict, rules: dict, suite: Suite, scenario: st
         return []  # an accuracy run answers every sample once, however long that takes
     out = []
     for key in ("min_duration_ms", "min_query_count"):
-        out += _logged(values, key, lambda v, k=key: _integer(v) and v >= rules[k], f">= {rules[key]}")
+        out += _logged(values, key, lambda v, k=key: plain_int(v) and v >= rules[k], f">= {rules[key]}")
     return out
 
 
 def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
     """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
     want = rules["performance_sample_count"]
-    ok = lambda v: _integer(v) and v == want  # noqa: E731 - one test, two keys
+    ok = lambda v: plain_int(v) and v == want  # noqa: E731 - one test, two keys
     return _requested(values, "performance_sample_count_override", ok, want) + _effective(
         values, "performance_sample_count", ok, want
     )
@@ -96,7 +93,7 @@ def samples_per_query_differences(
     if scenario != "multistream":
         return []
     want = rules["samples_per_query"]
-    ok = lambda v: _integer(v) and v == want  # noqa: E731 - one test, two keys
+    ok = lambda v: plain_int(v) and v == want  # noqa: E731 - one test, two keys
     return _requested(values, "multi_stream_samples_per_query", ok, want) + _effective(
         values, "samples_per_query", ok, want
     )

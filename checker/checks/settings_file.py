@@ -11,13 +11,14 @@ target, expected latencies) may change between repeats.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from levelfield.checker.checks.settings import PERCENTILE_KEYS
 from levelfield.checker.findings import Finding, check
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 from levelfield.ground.metrics import NS_PER_MS
+from levelfield.ground.parse import finite_number, same_value
 
 if TYPE_CHECKING:
     from levelfield.checker.engine import Context
@@ -34,11 +35,8 @@ _SAME = {
     "schedule_rng_seed": "schedule_rng_seed",
     "performance_sample_count": "performance_sample_count_override",
 }
-_PERCENTILE = {
-    "singlestream": "single_stream_target_latency_percentile",
-    "multistream": "multi_stream_target_latency_percentile",
-    "server": "server_target_latency_percentile",
-}
+# A float setting against its logged value: equal within the rounding of a unit conversion (ms -> ns).
+_ROUNDING = 1e-9
 
 
 def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
@@ -51,9 +49,9 @@ def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
         out.append(("scenario", "scenario", SCENARIO_NAMES.get(scenario, scenario)))
     if isinstance(mode, str):
         out.append(("mode", "test_mode", MODE_NAMES.get(mode, mode)))
-    if scenario in _PERCENTILE and "latency_percentile" in settings:
-        out.append(("latency_percentile", _PERCENTILE[scenario], settings["latency_percentile"]))
-    if scenario == "server" and _number(settings.get("latency_bound_ms")):
+    if scenario in PERCENTILE_KEYS and "latency_percentile" in settings:
+        out.append(("latency_percentile", PERCENTILE_KEYS[scenario], settings["latency_percentile"]))
+    if scenario == "server" and finite_number(settings.get("latency_bound_ms")):
         out.append(("latency_bound_ms", "server_target_latency_ns", settings["latency_bound_ms"] * NS_PER_MS))
     if scenario == "multistream" and "samples_per_query" in settings:
         out.append(("samples_per_query", "multi_stream_samples_per_query", settings["samples_per_query"]))
@@ -61,17 +59,6 @@ def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
     if isinstance(stream, dict):  # written since rules 1.0 fixed the query stream
         out += [(f"query_stream.{key}", key, value) for key, value in stream.items() if isinstance(key, str)]
     return [(key, f"requested_{logged}", want) for key, logged, want in out]
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _agree(found: object, want: object) -> bool:
-    """Integers (19-digit seeds) exactly; a float within rounding of the unit conversion."""
-    if _number(found) and _number(want) and (isinstance(found, float) or isinstance(want, float)):
-        return math.isclose(found, want, rel_tol=1e-9)
-    return type(found) is type(want) and found == want
 
 
 @check("INF016", "settings-file-mismatch", area="inference")
@@ -94,7 +81,7 @@ def settings_file_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 continue  # STR001
             values = loadgen.detail.values()
             for key, logged, want in expected:
-                if logged in values and not _agree(values[logged], want):
+                if logged in values and not same_value(values[logged], want, _ROUNDING):
                     line = loadgen.detail.last(logged)
                     yield Finding.at(
                         run.settings.path,

@@ -13,10 +13,9 @@ from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission, TrainingResult
 from levelfield.ground import mllog_keys as LK
-from levelfield.ground.parse import MllogFile
+from levelfield.ground.parse import MllogFile, finite_number, same_value
 from levelfield.ground.training_log import (
     epochs_to_target,
-    finite_number,
     last_eval_before_stop,
     run_status,
 )
@@ -253,14 +252,6 @@ def _same(found, want) -> bool:
     return finite_number(found) and math.isclose(found, want, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
 
 
-def _same_logged(a: object, b: object) -> bool:
-    """Two logged values (either may be anything a file holds): numbers within the tolerance, else equal
-    and of one type."""
-    if finite_number(a) and finite_number(b):
-        return math.isclose(a, b, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
-    return type(a) is type(b) and a == b
-
-
 def _allowed(found, spec: dict) -> bool:
     if not finite_number(found):
         return False
@@ -291,7 +282,7 @@ def hyperparameters_differ_between_runs(sub: Submission, ctx: Context) -> Iterat
                 want, line = first.first(key), log.first(key)
                 if want is None and line is None:
                     continue
-                if want is None or line is None or not _same_logged(line.value, want.value):
+                if want is None or line is None or not same_value(line.value, want.value, HYPERPARAMETER_RTOL):
                     yield Finding.at(
                         log.path,
                         f"{key} differs from the result's first run ({first.path})",

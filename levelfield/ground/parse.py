@@ -236,3 +236,22 @@ def _finite(value: Any) -> float | None:
     except OverflowError:
         return None
     return number if math.isfinite(number) else None
+
+
+# -- what a parsed value is: the checks compare logged values, which may hold anything a file can ------
+def finite_number(value: object) -> bool:
+    """A real, finite int or float (not a bool, not NaN or infinity): what a logged number must be."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def plain_int(value: object) -> bool:
+    """An int that is not a bool (JSON's true is not 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def same_value(a: object, b: object, rel_tol: float) -> bool:
+    """Two parsed values say the same: ints exactly (19-digit seeds), numbers with a float among them
+    within rel_tol, anything else equal and of one type."""
+    if finite_number(a) and finite_number(b) and (isinstance(a, float) or isinstance(b, float)):
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0)
+    return type(a) is type(b) and a == b

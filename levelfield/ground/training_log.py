@@ -11,18 +11,12 @@ so a verdict and a leaderboard cell cannot disagree about a run.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
-from levelfield.ground.parse import MllogFile, MllogLine
+from levelfield.ground.parse import MllogFile, MllogLine, finite_number
 from levelfield.ground.stats import time_to_train
 
 MS_PER_S = 1000.0
-
-
-def finite_number(value: object) -> bool:
-    """A real, finite int or float (not a bool, not NaN or infinity): what a logged number must be."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def run_status(log: MllogFile) -> str | None:
