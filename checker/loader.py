@@ -26,6 +26,7 @@ from levelfield.checker.records import (
     SystemRecord,
     TrainingResult,
 )
+from levelfield.checker.shapes import DETAIL_LINE_SCHEMA, JSON_SCHEMAS, TRAINING_LINE_SCHEMA, shape_problems
 from levelfield.checker.tree import Tree
 from levelfield.ground import layout as L
 from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
@@ -58,7 +59,14 @@ def _json(sub: Submission, path: str) -> JsonFile:
     data, error = parse_json(sub.tree.files[path].data)
     if error:
         sub.malformed.append((path, None, error))
+    elif (schema := JSON_SCHEMAS.get(path.rsplit("/", 1)[-1])) is not None:
+        _shape(sub, path, schema)
     return JsonFile(path, data)
+
+
+def _shape(sub: Submission, path: str, schema: str) -> None:
+    """Record where a file that parsed breaks its schema (STR010)."""
+    sub.misshapen.extend((path, line, why) for line, why in shape_problems(schema, sub.tree.files[path].data))
 
 
 def parse_manifest(sub: Submission) -> None:
@@ -152,6 +160,7 @@ def _classify(sub: Submission, suite) -> None:
         elif kind == "training":
             log = parse_mllog(sub.tree.files[path].data, path)
             sub.malformed.extend((path, lineno, why) for lineno, why in log.errors)
+            _shape(sub, path, TRAINING_LINE_SCHEMA)
             training_logs[key].append(log)
         elif kind == "inference":
             run_key, name, index = key
@@ -182,6 +191,7 @@ def _read_loadgen_log(sub: Submission, record, name: str, path: str) -> None:
     if name == L.DETAIL_LOG:
         record.detail = parse_mllog(sub.tree.files[path].data, path)
         sub.malformed.extend((path, lineno, why) for lineno, why in record.detail.errors)
+        _shape(sub, path, DETAIL_LINE_SCHEMA)
     else:
         text, error = decode(sub.tree.files[path].data)
         if error:

@@ -124,6 +124,7 @@ class Submission:
     unknown_ids: list[tuple[str, str]] = field(default_factory=list)  # (path, which id the rules lack)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (path, what should be there)
     malformed: list[tuple[str, int | None, str]] = field(default_factory=list)  # (path, line, why)
+    misshapen: list[tuple[str, int | None, str]] = field(default_factory=list)  # parsed, breaks its schema
 
     def path(self, *parts: str) -> str:
         return "/".join([self.base, *parts]) if self.base else "/".join(parts)

@@ -19,6 +19,19 @@ from pathlib import Path
 MLLOG_PREFIX = ":::MLLOG "
 
 
+def loadgen_error_line(message: str = "Multiple responses for sample") -> str:
+    """A detail-log line as LoadGen writes an error (is_error true), with its newline."""
+    entry = {
+        "key": "error_runtime",
+        "value": message,
+        "time_ms": 1.0,
+        "namespace": "mlperf::logging",
+        "event_type": "POINT_IN_TIME",
+        "metadata": {"is_error": True, "is_warning": False, "file": "logging.cc", "line_no": 1, "pid": 1, "tid": 1},
+    }
+    return MLLOG_PREFIX + json.dumps(entry) + "\n"
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst, symlinks=True)
     return dst

@@ -25,6 +25,7 @@ from tests.submission_edit import (
     edit_json,
     edit_mllog,
     first,
+    loadgen_error_line,
     read_gz_json,
     reseal,
     set_value,
@@ -78,6 +79,10 @@ def plant_str002(tree, tmp):
 def plant_str003(tree, tmp):
     with _training_log(tree).open("a") as f:
         f.write(':::MLLOG {"key": "run_st\n')  # a line cut short by a crash
+
+
+def plant_str010(tree, tmp):
+    edit_mllog(_detail(tree), "get_sut_name_duration_ns", set_value("12"))  # LoadGen writes an integer
 
 
 def plant_str004(tree, tmp):
@@ -323,10 +328,7 @@ def plant_inf001(tree, tmp):
 
 def plant_inf002(tree, tmp):
     with _detail(tree).open("a") as f:
-        f.write(
-            ':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
-            '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n'
-        )
+        f.write(loadgen_error_line())
 
 
 def plant_inf003(tree, tmp):

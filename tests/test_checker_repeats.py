@@ -15,7 +15,7 @@ import shutil
 import pytest
 
 from levelfield.checker.engine import check_tree
-from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
+from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, loadgen_error_line, reseal, set_value
 from tests.test_checker_fixtures import EXAMPLE, _drop_repeats, _performance
 
 RUN_3_DETAIL = "offline/performance/run_3/mlperf_log_detail.txt"
@@ -55,10 +55,7 @@ def test_the_example_holds_three_repeats_per_performance_result():
 def test_an_error_in_the_last_repeat_is_found_in_that_repeats_log(tree, baseline):
     detail = first(tree, RUN_3_DETAIL)
     with detail.open("a") as f:
-        f.write(
-            ':::MLLOG {"key": "error_runtime", "value": "Multiple responses for sample", "time_ms": 1.0, '
-            '"namespace": "mlperf::logging", "event_type": "POINT_IN_TIME", "metadata": {"is_error": true}}\n'
-        )
+        f.write(loadgen_error_line())
     found = [f for f in findings(tree) if f.code not in baseline]
     assert [(f.code, f.path) for f in found] == [("INF002", detail.relative_to(tree).as_posix())]
     assert found[0].line == len(detail.read_text().splitlines())

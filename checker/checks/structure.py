@@ -78,6 +78,27 @@ def malformed_file(sub: Submission, ctx: Context) -> Iterator[Finding]:
         )
 
 
+@check("STR010", "field-out-of-shape", area="structure")
+def field_out_of_shape(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a file that parses holds a field its writer cannot have written: of another type, out of
+    range, missing or unknown, per rules/schemas/ (result.json, settings.json, accuracy.json and
+    environment.json; every MLLOG line of a training log and of LoadGen's detail log: its envelope,
+    the event type and value type its key takes).
+    Why: every other check reads these fields; a count of -1, a seed given as a string or an interval
+    event with a value is an edit or a corrupted file, and a figure read from it would be made up.
+    Bad: a detail-log line `"key": "result_query_count", "value": "1.0"`; a result.json without
+    `loadgen_version`.
+    Fix: submit the files `levelfield infer`, `levelfield train` and LoadGen wrote, unedited.
+    """
+    for path, line, why in sub.misshapen:
+        yield Finding.at(
+            path,
+            f"a field out of shape: {why}",
+            line=line,
+            hint="regenerate the file with the levelfield tool that wrote it; never edit results",
+        )
+
+
 @check("STR004", "unsafe-entry", area="structure")
 def unsafe_entry(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a symlink, FIFO, socket, device or over-deep folder in the tree; none is followed or opened.

@@ -39,6 +39,7 @@ SUMMARY_LOG = "mlperf_log_summary.txt"
 DETAIL_LOG = "mlperf_log_detail.txt"
 RESULT = "result.json"
 SETTINGS = "settings.json"
+ACCURACY_JSON = "accuracy.json"  # the runner's score of an accuracy run
 # One LoadGen run's own files: a performance repeat's run_<i>/ holds exactly these.
 LOADGEN_FILES = (SUMMARY_LOG, DETAIL_LOG)
 # A performance repeat's folder: run_1, run_2, ... (no run_0, no leading zeros; at most 4 digits).
@@ -49,7 +50,7 @@ PERFORMANCE_FILES = (RESULT, SETTINGS)  # directly in performance/, beside the r
 # instead, which makes re-scoring impossible; levelfield keeps all of it.
 ACCURACY_LOG = "mlperf_log_accuracy.json"
 ACCURACY_LOG_STORED = ACCURACY_LOG + ".gz"
-ACCURACY_FILES = LOADGEN_FILES + PERFORMANCE_FILES + (ACCURACY_LOG_STORED, "accuracy.json")
+ACCURACY_FILES = LOADGEN_FILES + PERFORMANCE_FILES + (ACCURACY_LOG_STORED, ACCURACY_JSON)
 MODE_FILES = {PERFORMANCE: PERFORMANCE_FILES, ACCURACY: ACCURACY_FILES}  # files directly in <mode>/
 # Organisation and system ids become folder names: letters, digits, '.', '_', '-'; no leading dot.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

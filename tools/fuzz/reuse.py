@@ -31,7 +31,7 @@ import levelfield.ground.accuracy as accuracy
 import levelfield.rules as rules
 
 # The loader's names that parse file content (it imported them from levelfield/ground/parse.py).
-_PARSERS = ("parse_json", "parse_mllog", "gunzip")
+_PARSERS = ("parse_json", "parse_mllog", "gunzip", "shape_problems")
 
 
 class ReusedParses:
