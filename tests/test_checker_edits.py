@@ -149,3 +149,20 @@ def test_an_edited_accuracy_figure_gives_acc003(name, key, tmp_path):
     reseal(tree)
     findings = check_tree(tree, select=["ACC003"]).active
     assert [(f.code, f.message.split(" ")[0], f.path.endswith(name)) for f in findings] == [("ACC003", key, True)]
+
+
+# A training log's header value -> an edit that files the log somewhere else; each must be TRN003's.
+HEADER_EDITS = {
+    "levelfield_run_index": 1,  # result_2.txt says it is run 1
+    "submission_status": "rdi",  # the description says "available"
+    "submission_division": "open",
+}
+
+
+@pytest.mark.parametrize("key", sorted(HEADER_EDITS))
+def test_an_edited_log_header_gives_trn003(key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 2), key, set_value(HEADER_EDITS[key]))
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert [(f.code, f.message.split(" ")[0]) for f in findings] == [("TRN003", key)]

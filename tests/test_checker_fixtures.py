@@ -142,10 +142,24 @@ def plant_sys004(tree, tmp):
     shutil.copytree(result, result.with_name(result.name + "-2"))
 
 
-def plant_sys005(tree, tmp):
+def plant_sys005(tree, tmp):  # a run on another machine: its fingerprint is consistent, and not the declared one
+    from levelfield.ground.sysinfo import compute_fingerprint_digest
+
+    def other_machine(result):
+        result["system_fingerprint"]["host_processor_model_name"] = "AMD EPYC 9654"
+        result["system_fingerprint"]["digest"] = compute_fingerprint_digest(result["system_fingerprint"])
+
+    edit_json(first(tree, "offline/performance/result.json"), other_machine)
+
+
+def plant_sys006(tree, tmp):
+    edit_json(_system(tree), lambda d: d["software"].update(torch="2.14.0"))
+
+
+def plant_sys007(tree, tmp):
     edit_json(
         first(tree, "offline/performance/result.json"),
-        lambda d: d["system_fingerprint"].update(host_processor_model_name="AMD EPYC 9654"),
+        lambda d: d["system_fingerprint"].update(digest="0" * 64),
     )
 
 

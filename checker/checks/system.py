@@ -163,3 +163,69 @@ def hardware_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 line=line,
                 hint="file the result under the system it ran on",
             )
+
+
+def _recorded_software(environment: dict) -> dict:
+    """The software versions an environment fingerprint recorded, under the description's key names."""
+    packages = environment.get("packages")
+    recorded = dict(packages) if isinstance(packages, dict) else {}
+    recorded.update({key: environment.get(key) for key in ("python", "levelfield") if key in environment})
+    return recorded
+
+
+@check("SYS006", "software-mismatch", area="system")
+def software_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a software version the system description declares (its `software` block: Python,
+    levelfield, the frameworks and libraries) differs from the version a result under that system
+    recorded in its environment.json. Drivers the environment does not record are not compared.
+    Why: the leaderboard shows the declared software next to the result; a description written
+    before an upgrade, or edited after the runs, names a stack that did not produce the numbers.
+    Bad: systems/box.json declares torch "2.14.0"; results/box/.../pytorch/environment.json records "2.13.0".
+    Fix: regenerate the description on the machine, in the environment the runs used (`levelfield sysinfo`).
+    """
+    for (system_id, _task, _framework), file in sorted(sub.environments.items()):
+        system = sub.systems.get(system_id)
+        if system is None or not isinstance(system.data, dict) or not isinstance(file.data, dict):
+            continue  # SYS004 / STR003
+        declared = system.data.get("software")
+        if not isinstance(declared, dict):
+            continue  # SYS001
+        recorded = _recorded_software(file.data)
+        for key, version in sorted(declared.items()):
+            if key in recorded and recorded[key] != version:
+                yield Finding.at(
+                    system.path,
+                    f"software.{key} is {version!r}, but {file.path} recorded {recorded[key]!r}",
+                    found=repr(version),
+                    expected=repr(recorded[key]),
+                    hint="regenerate the description in the runs' environment (`levelfield sysinfo --out FILE`)",
+                )
+
+
+@check("SYS007", "fingerprint-digest-mismatch", area="system")
+def fingerprint_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a hardware fingerprint a training log or result.json recorded whose `digest` is not the
+    SHA-256 of its own content.
+    Why: the digest identifies the machine a result ran on (runs of one system share it); a digest that
+    does not match its content was edited, or its content was.
+    Bad: result.json's system_fingerprint.digest changed to another machine's digest.
+    Fix: submit the logs and result files the trainer and runner wrote, unedited.
+    """
+    from levelfield.ground.sysinfo import compute_fingerprint_digest
+
+    for path, line, _system_id, observed in observed_fingerprints(sub):
+        if not isinstance(observed, dict) or "digest" not in observed:
+            continue  # SYS005 / STR010 report a missing or malformed fingerprint
+        try:
+            digest = compute_fingerprint_digest(observed)
+        except (TypeError, ValueError):  # a value JSON cannot encode again (e.g. NaN): STR003 / STR010
+            continue
+        if observed["digest"] != digest:
+            yield Finding.at(
+                path,
+                "the hardware fingerprint's digest is not the digest of its content",
+                line=line,
+                found=repr(observed["digest"]),
+                expected=digest,
+                hint="submit the files levelfield wrote, unedited",
+            )

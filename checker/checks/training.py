@@ -9,9 +9,12 @@ import functools
 import math
 from collections.abc import Iterator
 
+from mlperf_logging.mllog import constants as K
+
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission, TrainingResult
+from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, same_value
 from levelfield.ground.training_log import (
@@ -71,13 +74,22 @@ def missing_log_key(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 )
 
 
+@functools.cache
+def _system_statuses() -> tuple[str, ...]:
+    """The availability statuses a system description may declare (its schema's enum)."""
+    from levelfield.ground.validation import load_schema
+
+    return tuple(load_schema("system")["properties"]["status"]["enum"])
+
+
 @check("TRN003", "log-header-mismatch", area="training")
 def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: the log's submission_benchmark, levelfield_framework, submission_org, submission_division or
-    submission_platform disagree with the folder the log is filed under (platform: the system id or
-    the description's system_name).
-    Why: a log filed under the wrong task, framework or system would be scored against the wrong rules
-    or the wrong hardware.
+    """What: the log's submission_benchmark, levelfield_framework, submission_org, submission_division,
+    levelfield_run_index or submission_platform disagree with where the log is filed (the folders, the
+    i of result_<i>.txt; platform: the system id or the description's system_name), or its
+    submission_status with the system description's status.
+    Why: a log filed under the wrong task, framework, run or system would be scored against the wrong
+    rules or the wrong hardware, and a system's availability is what the leaderboard's columns sort by.
     Bad: results/box/ctr-dlrm/jax/training/result_0.txt logging levelfield_framework "pytorch".
     Fix: package the runs again; pass --org, --division and --system to `levelfield train`.
     """
@@ -88,11 +100,22 @@ def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
             "submission_org": sub.org,
             "submission_division": sub.division,
         }
+        name = L.TRAINING_LOG.match(log.path.rsplit("/", 1)[-1])
+        if name is not None:
+            expected[LK.RUN_INDEX] = int(name.group(1))
+        system = sub.systems.get(training.system)
+        declared = system.data.get("status") if system is not None and isinstance(system.data, dict) else None
+        if declared in _system_statuses():  # another value is SYS001's
+            expected[K.SUBMISSION_STATUS] = declared
         for key, want in expected.items():
             line = log.first(key)
-            if line is not None and line.value != want:  # absent keys are TRN001's
+            if line is not None and not same_value(line.value, want, rel_tol=0.0):  # absent keys are TRN001's
                 yield Finding.at(
-                    log.path, f"{key} differs from the folder", line=line.lineno, found=line.value, expected=want
+                    log.path,
+                    f"{key} differs from where the log is filed",
+                    line=line.lineno,
+                    found=line.value,
+                    expected=want,
                 )
         system = sub.systems.get(training.system)
         line = log.first("submission_platform")
