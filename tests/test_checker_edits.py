@@ -69,6 +69,13 @@ SETTINGS_FILE_EDITS = {
     "qsl_rng_seed": _plus_one,
     "schedule_rng_seed": _plus_one,
     "performance_sample_count": _halved,
+    "dataset_samples": _halved,
+    "task": lambda v: "fmnist-resnet",
+    "rules_version": lambda v: "0.9",
+    "profile": lambda v: "demo",
+    "submittable": _flipped,
+    "min_sample_count": _halved,
+    "repeats": _plus_one,
 }
 
 
