@@ -24,6 +24,7 @@ from tests.submission_edit import (
     copy_tree,
     edit_json,
     edit_mllog,
+    files,
     first,
     read_gz_json,
     reseal,
@@ -154,16 +155,31 @@ def plant_trn003(tree, tmp):
     edit_mllog(log, "levelfield_framework", set_value(other))
 
 
+def _abort(log, reason="max epochs"):
+    edit_mllog(log, "run_stop", lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted", "reason": reason}})
+
+
+def _never_converged(log, value=0.5):
+    """The run as the trainer writes one that never reached the target: every eval `value` (below it), aborted."""
+    evals = sum('"key": "eval_accuracy"' in line for line in log.read_text().splitlines())
+    for n in range(evals):
+        edit_mllog(log, "eval_accuracy", set_value(value), occurrence=n)
+    _abort(log)
+
+
 def plant_trn004(tree, tmp):
     for i in (0, 1):
-        edit_mllog(
-            _training_log(tree, i), "run_stop", lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted"}}
-        )
+        _never_converged(_training_log(tree, i))
 
 
 def plant_trn005(tree, tmp):
     # run_stop still says success, but the eval that ended the run is below the target
     edit_mllog(_training_log(tree), "eval_accuracy", set_value(0.5), occurrence=-1)
+
+
+def plant_trn018(tree, tmp):
+    # A run whose eval reached the target, relabelled aborted: the trainer would have stopped it with success.
+    _abort(_training_log(tree, 3), reason="interrupted")
 
 
 def plant_trn006(tree, tmp):
@@ -198,6 +214,11 @@ def plant_trn016(tree, tmp):
     edit_mllog(log, "opt_base_learning_rate", lambda e: {**e, "value": (e["value"] + spec["max"]) / 2})
 
 
+def plant_trn020(tree, tmp):
+    # One run of the set compiled differently from the first: a value no rule fixes (TRN008, TRN016 quiet).
+    edit_mllog(first(tree, "training/result_2.txt"), "levelfield_compile_mode", set_value("eager"))
+
+
 def plant_trn017(tree, tmp):
     edit_mllog(_training_log(tree, 2), "seed", set_value(-1))
 
@@ -226,8 +247,31 @@ def plant_trn013(tree, tmp):
     log.write_text("".join(lines))
 
 
+def _renumber_epoch(log, old: int, new: int) -> None:
+    """Every line of epoch `old` (its epoch_start, epoch_stop and evals) says epoch `new` instead."""
+    lines = []
+    for line in log.read_text().splitlines(keepends=True):
+        entry = json.loads(line[len(":::MLLOG ") :])
+        if entry["metadata"].get("epoch_num") == old:
+            line = ":::MLLOG " + json.dumps({**entry, "metadata": {**entry["metadata"], "epoch_num": new}}) + "\n"
+        lines.append(line)
+    log.write_text("".join(lines))
+
+
 def plant_trn014(tree, tmp):
-    edit_mllog(_training_log(tree), "epoch_start", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": 7}})
+    # The whole first epoch renumbered, consistently (else TRN019 would see its lines disagree).
+    _renumber_epoch(_training_log(tree), 1, 7)
+
+
+def plant_trn019(tree, tmp):
+    # The eval that ended a run of 2+ evaluated epochs claims the epoch before: epochs to target one fewer.
+    log = next(p for p in files(tree) if "/training/" in p.as_posix() and p.read_text().count('"eval_accuracy"') > 1)
+    edit_mllog(
+        log,
+        "eval_accuracy",
+        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 1}},
+        -1,
+    )
 
 
 def plant_trn015(tree, tmp):
