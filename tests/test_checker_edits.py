@@ -2,13 +2,21 @@
 
 test_checker_fixtures.py plants one defect per check code; this file sweeps the values one check
 reads: every LoadGen setting logged under both of its names, every setting of settings.json, every
-figure of accuracy.json and result.json's accuracy block, and the training-log values with a domain.
+figure of accuracy.json and result.json's accuracy block, the training-log values with a domain, a
+run's status against its evals, every line's epoch number and what each run says ran it.
 """
 
 from __future__ import annotations
 
 import pytest
-from test_checker_fixtures import EXAMPLE, SETTINGS_CODES, _detail, _performance, _training_log
+from test_checker_fixtures import (
+    EXAMPLE,
+    SETTINGS_CODES,
+    _detail,
+    _never_converged,
+    _performance,
+    _training_log,
+)
 
 from levelfield.checker.engine import check_tree
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
@@ -173,3 +181,145 @@ def test_an_edited_log_header_gives_trn003(key, tmp_path):
     reseal(tree)
     findings = check_tree(tree).active
     assert [(f.code, f.message.split(" ")[0]) for f in findings] == [("TRN003", key)]
+
+
+# --- a run's status against its evals (TRN018) ------------------------------------------------------
+def test_the_target_comparison_is_the_trainers():
+    from levelfield.ground.training_log import reaches_target
+
+    assert reaches_target(0.82, 0.82) and reaches_target(0.9, 0.82)
+    for value in (0.8199999, float("nan"), float("inf"), "0.9", True, None, [0.9]):
+        assert not reaches_target(value, 0.82), value
+
+
+def _stop_metadata(change):
+    return lambda e: {**e, "metadata": change(dict(e["metadata"]))}
+
+
+@pytest.mark.parametrize(
+    "name, change",
+    [
+        ("aborted", lambda m: {**m, "status": "aborted"}),
+        ("no status", lambda m: {k: v for k, v in m.items() if k != "status"}),
+    ],
+)
+def test_a_run_that_reached_the_target_but_does_not_say_success_gives_trn018(name, change, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 1), "run_stop", _stop_metadata(change))
+    reseal(tree)
+    findings = check_tree(tree, select=["TRN018"]).active
+    assert [(f.code, f.path.endswith("result_1.txt")) for f in findings] == [("TRN018", True)]
+
+
+@pytest.mark.parametrize("value", [0.5, float("nan")])
+def test_an_aborted_run_whose_evals_stayed_below_the_target_is_not_trn018(value, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    _never_converged(_training_log(tree, 1), value)
+    reseal(tree)
+    assert check_tree(tree, select=["TRN018"]).active == []
+
+
+# --- epoch numbers: each line that names its epoch, edited one way at a time (TRN019) ---------------
+def _epoch_num(value):
+    return lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": value}}
+
+
+def _no_epoch_num(entry):
+    return {**entry, "metadata": {k: v for k, v in entry["metadata"].items() if k != "epoch_num"}}
+
+
+# The first occurrence of each key belongs to epoch 1; True and 1.0 equal 1 in Python, not in a log.
+EPOCH_NUM_EDITS = {
+    "absent": _no_epoch_num,
+    "a string": _epoch_num("1"),
+    "a boolean": _epoch_num(True),
+    "a float": _epoch_num(1.0),
+    "another epoch": _epoch_num(2),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EPOCH_NUM_EDITS))
+@pytest.mark.parametrize("key", ["epoch_stop", "eval_start", "eval_accuracy", "eval_stop"])
+def test_an_edited_epoch_num_gives_trn019(key, edit, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree), key, EPOCH_NUM_EDITS[edit])
+    reseal(tree)
+    findings = check_tree(tree, select=["TRN019"]).active
+    assert [(f.code, f.message.split(" ")[0]) for f in findings] == [("TRN019", key)]
+
+
+def test_lines_of_an_epoch_without_its_epoch_start_give_trn019(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree), "epoch_start", lambda e: None)
+    reseal(tree)
+    findings = check_tree(tree, select=["TRN019"]).active
+    assert [f.message for f in findings] == [
+        f"{key} no epoch_start before it" for key in ("epoch_stop", "eval_start", "eval_accuracy", "eval_stop")
+    ]
+
+
+def test_an_epoch_start_without_an_integer_epoch_num_is_trn014_alone(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree), "epoch_start", _epoch_num("1"))
+    reseal(tree)
+    assert {f.code for f in check_tree(tree, select=["TRN014", "TRN019"]).active} == {"TRN014"}
+
+
+# --- what each run of a result says ran it (TRN020) ---------------------------------------------------
+RESULT_FOLDERS = sorted({p.parent for p in EXAMPLE.rglob("training/result_*.txt")})
+IDENTITY_EDITS = {
+    "levelfield_framework_version": lambda v: v + ".post1",
+    "levelfield_compile_mode": lambda v: "eager" if v == "compiled" else "compiled",
+    "levelfield_device": lambda v: v + "1",
+    "levelfield_world_size": lambda v: v + 1,
+}
+
+
+@pytest.mark.parametrize("key", sorted(IDENTITY_EDITS))
+def test_a_run_unlike_the_first_gives_trn020(key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 2), key, lambda e: {**e, "value": IDENTITY_EDITS[key](e["value"])})
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert {(f.code, f.path.endswith("result_2.txt"), key in f.message) for f in findings} == {("TRN020", True, True)}
+
+
+def _edit_every_run(tree, folder, key, change):
+    for log in sorted((tree / folder.relative_to(EXAMPLE)).glob("result_*.txt")):
+        edit_mllog(log, key, change)
+
+
+@pytest.mark.parametrize("folder", RESULT_FOLDERS, ids=[f.parent.name for f in RESULT_FOLDERS])
+def test_a_framework_version_unlike_the_environment_gives_trn020_in_every_framework(folder, tmp_path):
+    # Every run alike: only the environment beside each version disagrees with it.
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    _edit_every_run(tree, folder, "levelfield_framework_version", lambda e: {**e, "value": e["value"] + ".post1"})
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert {f.code for f in findings} == {"TRN020"}
+    assert len(findings) == len(list(folder.glob("result_*.txt")))
+    assert all("levelfield_environment" in f.message for f in findings)
+
+
+def test_a_quality_metric_other_than_the_rules_gives_trn020(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    _edit_every_run(tree, RESULT_FOLDERS[0], "levelfield_quality_metric", set_value("top1_accuracy"))
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert {(f.code, "levelfield_quality_metric" in f.message) for f in findings} == {("TRN020", True)}
+
+
+def test_a_precision_unlike_the_first_run_is_trn016s_not_trn020s(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 2), "levelfield_precision", set_value("bf16"))
+    reseal(tree)
+    assert {f.code for f in check_tree(tree, select=["TRN016", "TRN020"]).active} == {"TRN016"}
+
+
+@pytest.mark.parametrize("run", [0, 2])
+@pytest.mark.parametrize("key", sorted(IDENTITY_EDITS))
+def test_an_identity_key_left_out_is_not_trn020(key, run, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, run), key, lambda e: None)
+    reseal(tree)
+    assert check_tree(tree, select=["TRN020"]).active == []

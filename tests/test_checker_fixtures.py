@@ -24,6 +24,7 @@ from tests.submission_edit import (
     copy_tree,
     edit_json,
     edit_mllog,
+    files,
     first,
     loadgen_error_line,
     read_gz_json,
@@ -173,16 +174,31 @@ def plant_trn003(tree, tmp):
     edit_mllog(log, "levelfield_framework", set_value(other))
 
 
+def _abort(log, reason="max epochs"):
+    edit_mllog(log, "run_stop", lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted", "reason": reason}})
+
+
+def _never_converged(log, value=0.5):
+    """The run as the trainer writes one that never reached the target: every eval `value` (below it), aborted."""
+    evals = sum('"key": "eval_accuracy"' in line for line in log.read_text().splitlines())
+    for n in range(evals):
+        edit_mllog(log, "eval_accuracy", set_value(value), occurrence=n)
+    _abort(log)
+
+
 def plant_trn004(tree, tmp):
     for i in (0, 1):
-        edit_mllog(
-            _training_log(tree, i), "run_stop", lambda e: {**e, "metadata": {**e["metadata"], "status": "aborted"}}
-        )
+        _never_converged(_training_log(tree, i))
 
 
 def plant_trn005(tree, tmp):
     # run_stop still says success, but the eval that ended the run is below the target
     edit_mllog(_training_log(tree), "eval_accuracy", set_value(0.5), occurrence=-1)
+
+
+def plant_trn018(tree, tmp):
+    # A run whose eval reached the target, relabelled aborted: the trainer would have stopped it with success.
+    _abort(_training_log(tree, 3), reason="interrupted")
 
 
 def plant_trn006(tree, tmp):
@@ -217,6 +233,11 @@ def plant_trn016(tree, tmp):
     edit_mllog(log, "opt_base_learning_rate", lambda e: {**e, "value": (e["value"] + spec["max"]) / 2})
 
 
+def plant_trn020(tree, tmp):
+    # One run of the set compiled differently from the first: a value no rule fixes (TRN008, TRN016 quiet).
+    edit_mllog(first(tree, "training/result_2.txt"), "levelfield_compile_mode", set_value("eager"))
+
+
 def plant_trn017(tree, tmp):
     edit_mllog(_training_log(tree, 2), "seed", set_value(-1))
 
@@ -245,8 +266,31 @@ def plant_trn013(tree, tmp):
     log.write_text("".join(lines))
 
 
+def _renumber_epoch(log, old: int, new: int) -> None:
+    """Every line of epoch `old` (its epoch_start, epoch_stop and evals) says epoch `new` instead."""
+    lines = []
+    for line in log.read_text().splitlines(keepends=True):
+        entry = json.loads(line[len(":::MLLOG ") :])
+        if entry["metadata"].get("epoch_num") == old:
+            line = ":::MLLOG " + json.dumps({**entry, "metadata": {**entry["metadata"], "epoch_num": new}}) + "\n"
+        lines.append(line)
+    log.write_text("".join(lines))
+
+
 def plant_trn014(tree, tmp):
-    edit_mllog(_training_log(tree), "epoch_start", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": 7}})
+    # The whole first epoch renumbered, consistently (else TRN019 would see its lines disagree).
+    _renumber_epoch(_training_log(tree), 1, 7)
+
+
+def plant_trn019(tree, tmp):
+    # The eval that ended a run of 2+ evaluated epochs claims the epoch before: epochs to target one fewer.
+    log = next(p for p in files(tree) if "/training/" in p.as_posix() and p.read_text().count('"eval_accuracy"') > 1)
+    edit_mllog(
+        log,
+        "eval_accuracy",
+        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 1}},
+        -1,
+    )
 
 
 def plant_trn015(tree, tmp):
@@ -401,10 +445,12 @@ def plant_inf016(tree, tmp):
 def plant_inf012(tree, tmp):
     count = json.loads((_performance(tree) / "settings.json").read_text())["performance_sample_count"]
     _asked(tree, "performance_sample_count", "performance_sample_count_override", count // 8)
+    for detail in sorted(_performance(tree).glob("run_*/mlperf_log_detail.txt")):  # the library reports it too
+        edit_mllog(detail, "qsl_reported_performance_count", set_value(count // 8))
 
 
 def _drop_repeats(tree, keep: list[int]) -> Path:
-    """Keep only the repeats `keep` of the first performance run; result.json says so, consistently."""
+    """Keep only the repeats `keep` of the first performance run; result.json and settings.json say so."""
     from levelfield.ground.stats import spread
 
     folder = _performance(tree)
@@ -419,6 +465,7 @@ def _drop_repeats(tree, keep: list[int]) -> Path:
         d[d["metric"]] = d["statistics"]["mean"]
 
     edit_json(folder / "result.json", kept)
+    edit_json(folder / "settings.json", lambda d: d.update(repeats=len(keep)))
     return folder
 
 

@@ -6,8 +6,9 @@
 | STR | structure.py | layout, MANIFEST integrity, path and size safety |
 | SYS | system.py | system descriptions and declared versus observed hardware |
 | TRN | training.py | MLLOG training logs against the rules |
-| TRN | log_order.py | the order of each MLLOG log's events and timestamps, one rule per code |
+| TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
+| TRN | run_identity.py | one framework build, mode, device and size across a result's runs; the rules' metric |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
 | INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, version |
@@ -25,6 +26,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     repeats,
     reproducibility,
     rules_version,
+    run_identity,
     settings,
     settings_file,
     structure,

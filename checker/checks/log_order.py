@@ -1,7 +1,8 @@
 """Training log order checks: the MLLOG events of every result file in MLPerf's order, one rule per code.
 
-Time to train is run_stop minus run_start, so every check here guards that one
-number. They were one code, TRN002, until it was split so that a finding names
+Time to train is run_stop minus run_start and epochs to target is the epoch_num
+of the eval that ended the run, so every check here guards one of those two
+numbers. They were one code, TRN002, until it was split so that a finding names
 the rule it breaks and `--ignore` can skip one rule (findings.RETIRED).
 """
 
@@ -14,11 +15,14 @@ from levelfield.checker.checks.training import training_logs
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
+from levelfield.ground.parse import plain_int
 
 # The interval events every log opens and closes, in the order MLPerf's logging rules require.
 EVENT_ORDER = ("init_start", "init_stop", "run_start", "run_stop")
 # The events of timed work: they must fall between run_start and run_stop.
 TIMED_EVENTS = ("epoch_start", "eval_accuracy")
+# The lines that belong to the epoch the last epoch_start opened and name it in metadata.epoch_num.
+EPOCH_LINES = ("epoch_stop", "eval_start", "eval_accuracy", "eval_stop")
 _PRODUCE = "produce logs with `levelfield train`; never merge or edit logs"
 
 
@@ -87,6 +91,44 @@ def epochs_not_consecutive(sub: Submission, ctx: Context) -> Iterator[Finding]:
                     hint=_PRODUCE,
                 )
                 break
+
+
+@check("TRN019", "epoch-number-mismatch", area="training")
+def epoch_number_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: an epoch_stop, eval_start, eval_accuracy or eval_stop line whose metadata.epoch_num is
+    absent, not an integer, or not the epoch_num of the last epoch_start before it.
+    Why: epochs to target (the convergence test, TRN009, and the leaderboard) is read from the
+    epoch_num of the eval that ended the run; an edited one fakes faster convergence.
+    Bad: the last eval_accuracy says epoch_num 1 where the epoch_start before it says 2.
+    Fix: produce logs with `levelfield train`; never merge or edit logs.
+    """
+    for _, log in training_logs(sub):
+        opened = None  # the epoch_start line the lines that follow belong to
+        for line in log.lines:
+            if line.key == "epoch_start":
+                opened = line
+                continue
+            if line.key not in EPOCH_LINES:
+                continue
+            found = line.metadata.get("epoch_num")
+            if "epoch_num" not in line.metadata or not plain_int(found):
+                problem, expected = "epoch_num is absent or not an integer", "an integer epoch_num"
+            elif opened is None:
+                problem, expected = "no epoch_start before it", f"an epoch_start with epoch_num {found} before it"
+            elif not plain_int(want := opened.metadata.get("epoch_num")):
+                continue  # the epoch_start's own number is TRN014's
+            elif found != want:
+                problem, expected = f"not the epoch of the epoch_start at line {opened.lineno}", want
+            else:
+                continue
+            yield Finding.at(
+                log.path,
+                f"{line.key} {problem}",
+                line=line.lineno,
+                found="absent" if "epoch_num" not in line.metadata else found,
+                expected=expected,
+                hint=_PRODUCE,
+            )
 
 
 @check("TRN015", "timestamp-backwards", area="training")

@@ -8,7 +8,7 @@ submission profile, say) disagrees with the logs, which the checks of
 settings.py hold to the rules. Only settings the runner fixes before the first
 run are compared with the logs: the sizes it measures (expected QPS, Server's
 target, expected latencies) may change between repeats. What no log records
-is compared with its source: the task, scenario and mode with the folder, the
+is compared with its source: the task with the folder, the
 rules version with the tree's, the profile's submittable flag and minimum
 sample count with the rules, a performance run's repeats with its run_<i>/
 folders.
@@ -75,9 +75,7 @@ def expected_records(run: InferenceRun, ctx: Context) -> list[tuple[str, object,
     """(settings.json key, the value it must hold, where that value comes from) for the settings no
     LoadGen log records."""
     out = [
-        ("task", run.task, "the folder"),
-        ("scenario", run.scenario, "the folder"),
-        ("mode", run.mode, "the folder"),
+        ("task", run.task, "the folder"),  # scenario and mode: the logs record them (INF009 holds them to the folder)
         ("rules_version", ctx.suite.version, "the rules the tree declares"),
         ("profile", ctx.profile, "the profile the tree is checked by"),
         ("submittable", bool(ctx.suite.profiles[ctx.profile]["submittable"]), f"rules profile {ctx.profile}"),
@@ -95,7 +93,7 @@ def settings_file_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a setting in a run folder's settings.json differs from the record it must agree with:
     what the folder's LoadGen runs logged in their detail logs (scenario, mode, run lengths and caps,
     LoadGen's seeds, the sample counts, the latency percentile and bound, MultiStream's samples per
-    query, the query stream), or, for what no log records, the folder (task, scenario, mode), the
+    query, the query stream), or, for what no log records, the folder (task), the
     tree's rules version, the checked profile (its name, submittable flag and minimum sample count)
     and a performance run's run_<i>/ folders (repeats).
     Why: settings.json is what a reader (and the leaderboard) takes as the run's settings; one edited

@@ -1,6 +1,7 @@
 """Training checks: every MLLOG result file against the rules (keys, target, runs, recipe, convergence).
 
-The order of a log's events is checked in log_order.py (TRN012-TRN015).
+The order of a log's events is checked in log_order.py (TRN012-TRN015, TRN019),
+the identity of a result's runs in run_identity.py (TRN020).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, same_value
 from levelfield.ground.training_log import (
     epochs_to_target,
+    first_eval_at_target,
     last_eval_before_stop,
+    reaches_target,
     run_status,
 )
 
@@ -48,6 +51,13 @@ def training_logs(sub: Submission) -> Iterator[tuple[TrainingResult, MllogFile]]
     for training in sub.trainings:
         for log in training.logs:
             yield training, log
+
+
+def runs_after_first(training: TrainingResult) -> Iterator[tuple[MllogFile, MllogFile]]:
+    """(the result's first run, a later run) for every later run: what must agree between runs
+    (TRN016, TRN020) is compared with the first."""
+    for log in training.logs[1:]:
+        yield training.logs[0], log
 
 
 @check("TRN001", "missing-log-key", area="training")
@@ -178,13 +188,43 @@ def target_not_reached(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if run_status(log) != "success":
             continue
         line = last_eval_before_stop(log)
-        if line is None or not finite_number(line.value) or line.value < target:
+        if line is None or not reaches_target(line.value, target):
             yield Finding.at(
                 log.path,
                 "run_stop says success but the last eval is below the target",
                 line=None if line is None else line.lineno,
                 found=None if line is None else line.value,
                 expected=f">= {target}",
+            )
+
+
+@check("TRN018", "status-contradicts-evals", area="training")
+def status_contradicts_evals(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a run's run_stop status is not `success` although an eval_accuracy before run_stop reached
+    the rules' quality target (the same comparison as TRN005's).
+    Why: `levelfield train` stops a run with `success` at the first eval that reaches the target (only
+    calibration, which is never a result, trains on past it). The olympic mean ranks a failed run last,
+    and the mean, spread and confidence interval of a result cover its successful runs only:
+    relabelling a slow success as aborted drops it from them.
+    Bad: eval_accuracy 0.8273 at epoch 2 with a 0.82 target, then run_stop status "aborted".
+    Fix: submit the logs `levelfield train` wrote, unedited.
+    """
+    for training, log in training_logs(sub):
+        stop = log.last("run_stop")  # the line run_status reads
+        status = run_status(log)
+        if stop is None or status == "success":
+            continue  # no run_stop: TRN001
+        target = ctx.task(training.task).quality["target"]
+        line = first_eval_at_target(log, target)
+        if line is not None:
+            yield Finding.at(
+                log.path,
+                f"run_stop status is not success although the eval at line {line.lineno} reached the target "
+                f"({line.value} >= {target})",
+                line=stop.lineno,
+                found=status,
+                expected="success",
+                hint="the trainer stops with success at the first eval that reaches the target; submit unedited logs",
             )
 
 
@@ -297,10 +337,7 @@ def hyperparameters_differ_between_runs(sub: Submission, ctx: Context) -> Iterat
     """
     keys = sorted(set(ctx.suite.hyperparameter_log_keys.values()))
     for training in sub.trainings:
-        if len(training.logs) < 2:
-            continue
-        first, *others = training.logs
-        for log in others:
+        for first, log in runs_after_first(training):
             for key in keys:
                 want, line = first.first(key), log.first(key)
                 if want is None and line is None:

@@ -24,18 +24,35 @@ def run_status(log: MllogFile) -> str | None:
     return None if line is None else line.metadata.get("status")
 
 
+def reaches_target(value: object, target: float) -> bool:
+    """Whether an eval_accuracy value reaches the rules' quality target: the trainer's stop rule
+    (every task's metric is higher-is-better), with anything but a finite number never reaching it."""
+    return finite_number(value) and value >= target
+
+
+def evals_before_stop(log: MllogFile) -> list[MllogLine]:
+    """The eval_accuracy lines before the first run_stop (all of them when there is no run_stop)."""
+    stop = log.first("run_stop")
+    return [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
+
+
 def last_eval_before_stop(log: MllogFile) -> MllogLine | None:
     """The last eval_accuracy line before run_stop (None when there is none)."""
-    stop = log.first("run_stop")
-    evals = [line for line in log.all("eval_accuracy") if stop is None or line.lineno < stop.lineno]
+    evals = evals_before_stop(log)
     return evals[-1] if evals else None
+
+
+def first_eval_at_target(log: MllogFile, target: float) -> MllogLine | None:
+    """The first eval_accuracy line before run_stop that reaches `target`: where the trainer stops
+    the run with status success (None when no eval reached it)."""
+    return next((line for line in evals_before_stop(log) if reaches_target(line.value, target)), None)
 
 
 def epochs_to_target(log: MllogFile) -> int | None:
     """The epoch of the eval that ended a successful run (what reference convergence points count)."""
     line = last_eval_before_stop(log)
     epoch = None if line is None else line.metadata.get("epoch_num")
-    # An absurd epoch (10**29) is TRN014's to report; here it would overflow the t-test's arithmetic.
+    # An absurd epoch (10**29) is TRN019's to report; here it would overflow the t-test's arithmetic.
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
 
 

@@ -1,0 +1,97 @@
+"""What every run of a training result says it is: one framework build, mode, device, precision and size,
+the framework version its own environment records, and the rules' quality metric.
+
+A result's time to train is the olympic mean over its runs (TRN007 counts
+them); the runs are one measurement only when they ran the same software on
+the same hardware in the same way. TRN016 holds the recipe (the rules'
+hyperparameter_log_keys) to the first run; this holds the rest of the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from levelfield.checker.checks.training import runs_after_first, training_logs
+from levelfield.checker.findings import Finding, check
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.parse import MllogFile, same_value
+from levelfield.ground.registry import FRAMEWORK_PACKAGES
+
+if TYPE_CHECKING:
+    from levelfield.checker.engine import Context
+    from levelfield.checker.records import Submission
+
+# The keys that say what ran a run; every run of a result must log the first run's values.
+IDENTITY_KEYS = (LK.FRAMEWORK_VERSION, LK.COMPILE_MODE, LK.DEVICE, LK.PRECISION, LK.WORLD_SIZE)
+_PRODUCE = "run every run of a result with one `levelfield train` command, in one environment, unedited"
+
+
+def _differs(found: object, want: object) -> bool:
+    return not same_value(found, want, rel_tol=0.0)  # names and counts: exactly, and of one type
+
+
+def _framework_package_version(log: MllogFile, framework: str) -> tuple[object, int] | None:
+    """(the framework's version in the log's environment packages, its line), or None where not recorded."""
+    line = log.first(LK.ENVIRONMENT)
+    package = FRAMEWORK_PACKAGES.get(framework, (None,))[0]  # the packages key: the import name
+    env = line.value if line is not None else None
+    packages = env.get("packages") if isinstance(env, dict) else None
+    if package is None or not isinstance(packages, dict) or packages.get(package) is None:
+        return None  # an unknown framework folder is STR's; an absent environment TRN001's
+    return packages[package], line.lineno
+
+
+@check("TRN020", "run-identity-mismatch", area="training")
+def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a run of a training result logs another levelfield_framework_version, levelfield_compile_mode,
+    levelfield_device, levelfield_precision or levelfield_world_size than the result's first run; a log's
+    levelfield_framework_version is not its levelfield_environment's version of that framework
+    (packages[torch | tensorflow | jax]); or its levelfield_quality_metric is not the rules' metric.
+    Absent values are TRN001's; a key the rules list in hyperparameter_log_keys (precision) is TRN016's.
+    Why: the olympic mean over a result's runs measures one system only when every run ran the same
+    framework build, compiled or eager alike, on the same device and process count; a version that
+    disagrees with the environment beside it, or another metric, means the log was edited or merged.
+    Bad: result_2.txt logs levelfield_compile_mode "eager" where result_0.txt logs "compiled".
+    Fix: train every run of a result with one command line (`levelfield train --runs N`) in one
+    environment; submit the logs unedited.
+    """
+    recipe_keys = set(ctx.suite.hyperparameter_log_keys.values())  # compared by TRN016
+    keys = [key for key in IDENTITY_KEYS if key not in recipe_keys]
+    for training in sub.trainings:
+        for first, log in runs_after_first(training):
+            for key in keys:
+                want, line = first.first(key), log.first(key)
+                if want is not None and line is not None and _differs(line.value, want.value):
+                    yield Finding.at(
+                        log.path,
+                        f"{key} differs from the result's first run ({first.path})",
+                        line=line.lineno,
+                        found=line.value,
+                        expected=want.value,
+                        hint=_PRODUCE,
+                    )
+    for training, log in training_logs(sub):
+        line = log.first(LK.FRAMEWORK_VERSION)
+        recorded = _framework_package_version(log, training.framework)
+        if line is not None and recorded is not None and _differs(line.value, recorded[0]):
+            package = FRAMEWORK_PACKAGES[training.framework][0]
+            yield Finding.at(
+                log.path,
+                f"{LK.FRAMEWORK_VERSION} differs from {LK.ENVIRONMENT}'s packages[{package}] (line {recorded[1]})",
+                line=line.lineno,
+                found=line.value,
+                expected=recorded[0],
+                hint=_PRODUCE,
+            )
+        line = log.first(LK.QUALITY_METRIC)
+        want = ctx.task(training.task).quality["metric"]
+        if line is not None and _differs(line.value, want):
+            yield Finding.at(
+                log.path,
+                f"{LK.QUALITY_METRIC} differs from the rules' metric for {training.task}",
+                line=line.lineno,
+                found=line.value,
+                expected=want,
+                hint=_PRODUCE,
+            )
