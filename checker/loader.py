@@ -61,6 +61,8 @@ def _json(sub: Submission, path: str) -> JsonFile:
         sub.malformed.append((path, None, error))
     elif (schema := JSON_SCHEMAS.get(path.rsplit("/", 1)[-1])) is not None:
         _shape(sub, path, schema)
+    elif data is None:  # `null` parses, and the records read None as "unreadable": say why here
+        sub.misshapen.append((path, None, "$: expected an object, got null"))
     return JsonFile(path, data)
 
 
