@@ -8,6 +8,8 @@ run's status against its evals, every line's epoch number and what each run says
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_checker_fixtures import (
     EXAMPLE,
@@ -323,3 +325,237 @@ def test_an_identity_key_left_out_is_not_trn020(key, run, tmp_path):
     edit_mllog(_training_log(tree, run), key, lambda e: None)
     reseal(tree)
     assert check_tree(tree, select=["TRN020"]).active == []
+
+
+# --- files against each other: environment.json, code/levelfield.json, result.json, the summary -------
+def _codes_after(tree) -> set[str]:
+    reseal(tree)
+    return {f.code for f in check_tree(tree).active}
+
+
+def _set_at(data: dict, dotted: str, change) -> None:
+    """data[a][b]... = change(old value) for dotted "a.b"; "runs.0.x" indexes a list."""
+    *parents, last = dotted.split(".")
+    for part in parents:
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    data[last] = change(data[last])
+
+
+# environment.json field -> an edited value; the runs recorded the original, so each is REP001's alone.
+# (Its levelfield version and commit are also the code reference's: RUL003 sees those too.)
+ENVIRONMENT_EDITS = {
+    "python": lambda v: -1,
+    "framework": lambda v: "pytorch",
+    "packages.jax": lambda v: "0.0.1",
+    "packages.numpy": lambda v: "1.0",
+    "digest": lambda v: "0" * 64,
+}
+
+
+@pytest.mark.parametrize("key", sorted(ENVIRONMENT_EDITS))
+def test_an_edited_environment_file_gives_rep001(key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_json(first(tree, "/jax/environment.json"), lambda d: _set_at(d, key, ENVIRONMENT_EDITS[key]))
+    found = _codes_after(tree)
+    # SYS006 also holds the description's software to environment.json; STR010 a value of another type.
+    assert "REP001" in found and found <= {"REP001", "SYS006", "STR010"}
+    findings = check_tree(tree, select=["REP001"]).active
+    assert findings and all(key.split(".")[0] in f.message for f in findings)
+
+
+def test_a_run_environment_edited_without_its_digest_gives_rep001(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(
+        _training_log(tree, 1),
+        "levelfield_environment",
+        lambda e: {**e, "value": {**e["value"], "packages": {**e["value"]["packages"], "numpy": "1.0"}}},
+    )
+    assert _codes_after(tree) == {"REP001"}
+
+
+def test_whether_the_checkout_was_modified_is_not_rep001s(tmp_path):
+    """Runs of one commit may differ in the dirty flag (REP003 judges it); it is not in the digest."""
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_json(first(tree, "/jax/environment.json"), lambda d: d["levelfield_git"].update(dirty_files=["x.py"]))
+    assert _codes_after(tree) == set()
+
+
+# code/levelfield.json field -> a well-formed value (RUL002 quiet) that no run recorded
+CODE_REF_EDITS = [
+    ("levelfield_version", "1.0"),
+    ("levelfield_version", "0.0.9"),
+    ("git_commit", "f" * 40),
+    ("git_commit", None),  # what a tree packaged outside a git checkout says
+]
+
+
+@pytest.mark.parametrize("key, value", CODE_REF_EDITS)
+def test_an_edited_code_reference_gives_rul003(key, value, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_json(first(tree, "code/levelfield.json"), lambda d: d.update({key: value}))
+    assert _codes_after(tree) == {"RUL003"}
+    findings = check_tree(tree, select=["RUL003"]).active
+    assert [(f.message.split(" ")[0], f.path.endswith("code/levelfield.json")) for f in findings] == [(key, True)]
+
+
+# result.json field -> an edited value of the type the runner writes; each must be INF017's alone
+RESULT_EDITS = {
+    "framework_version": lambda v: "0.0.1",
+    "profile": lambda v: "smoke",
+    "submittable": lambda v: not v,
+    "dataset_samples": _halved,
+    "loadgen_version": lambda v: "6.0.17 @ 0000000000",
+    "loadgen_errors": _plus_one,
+    "loadgen_version_expected": lambda v: "6.0.16",
+    "weights": lambda v: "runs/other/weights_1.npz",
+}
+RESULT_FIELD_EDITS = [(mode, key) for mode in ("performance", "accuracy") for key in sorted(RESULT_EDITS)] + [
+    ("performance", "runs.1.loadgen_version"),
+    ("performance", "runs.1.loadgen_errors"),
+]
+
+
+@pytest.mark.parametrize("mode, key", RESULT_FIELD_EDITS)
+def test_an_edited_result_record_gives_inf017(mode, key, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    change = RESULT_EDITS[key.split(".")[-1]]
+    edit_json(first(tree, f"offline/{mode}/result.json"), lambda d: _set_at(d, key, change))
+    assert _codes_after(tree) == {"INF017"}
+    findings = check_tree(tree, select=["INF017"]).active
+    shown = key.replace("runs.1.", "runs[1].")
+    assert findings and all(f.message.startswith(shown.split(".")[0]) for f in findings)
+
+
+def test_a_result_field_of_another_type_is_left_to_the_shape_checks(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_json(first(tree, "offline/performance/result.json"), lambda d: d.update(submittable=-1, profile=0))
+    assert check_tree(tree, select=["INF017"]).active == []
+
+
+def _detail_log(*lines: tuple[str, object, dict]):
+    from levelfield.ground.parse import parse_mllog
+
+    text = "".join(
+        ":::MLLOG "
+        + json.dumps(
+            {"key": k, "value": v, "time_ms": 0.0, "namespace": "", "event_type": "POINT_IN_TIME", "metadata": m}
+        )
+        + "\n"
+        for k, v, m in lines
+    )
+    return parse_mllog(text.encode(), "mlperf_log_detail.txt")
+
+
+def test_loadgen_errors_are_counted_as_inf002_counts_them():
+    """The flagged lines (what the runner counts), or LoadGen's num_errors when none is flagged."""
+    from levelfield.checker.checks.result_file import error_counts, flagged_errors
+
+    counted = _detail_log(("num_errors", 2, {}))
+    assert (flagged_errors(counted), error_counts(counted)) == (0, {0, 2})
+    flagged = _detail_log(("num_errors", 0, {}), ("error_runtime", "x", {"is_error": True}))
+    assert (flagged_errors(flagged), error_counts(flagged)) == (1, {1})
+
+
+def _summary(tree):
+    return first(tree, "offline/performance/run_1/mlperf_log_summary.txt")
+
+
+def _edit_summary_line(tree, label: str, change) -> None:
+    """Replace the value of the summary's first `label :` line by change(value); None drops the line."""
+    path = _summary(tree)
+    lines = path.read_text().splitlines(keepends=True)
+    i = next(n for n, line in enumerate(lines) if " ".join(line.partition(":")[0].split()) == label)
+    head, _, value = lines[i].partition(":")
+    new = change(value.strip())
+    lines[i] = "" if new is None else f"{head}: {new}\n"
+    path.write_text("".join(lines))
+
+
+def _doubled(value: str) -> str:
+    return f"{float(value) * 2:g}"
+
+
+# summary label -> how the edit changes its printed value (None: the line is dropped)
+SUMMARY_EDITS = {
+    "Scenario": lambda v: "Server",
+    "Mode": lambda v: "AccuracyOnly",
+    "Samples per second": _doubled,
+    "Min duration satisfied": lambda v: "No",
+    "Min queries satisfied": lambda v: None,
+    "Early stopping satisfied": lambda v: "No",
+    "Min latency (ns)": _doubled,
+    "Max latency (ns)": _doubled,
+    "Mean latency (ns)": _doubled,
+    "50.00 percentile latency (ns)": _doubled,
+    "99.90 percentile latency (ns)": lambda v: None,
+}
+
+
+@pytest.mark.parametrize("label", sorted(SUMMARY_EDITS))
+def test_an_edited_summary_figure_gives_inf018(label, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    _edit_summary_line(tree, label, SUMMARY_EDITS[label])
+    assert _codes_after(tree) == {"INF018"}
+    findings = check_tree(tree, select=["INF018"]).active
+    assert [f'"{label}"' in f.message for f in findings] == [True]
+
+
+def test_a_summary_figure_is_equal_within_loadgens_rounding(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    _edit_summary_line(tree, "Samples per second", lambda v: f"{float(v) + 0.4:.6g}")  # 6 significant digits
+    assert check_tree(tree, select=["INF018"]).active == []
+
+
+# Each scenario's summary, as LoadGen 6.0.17 printed it, and the values of its detail log.
+SCENARIO_SUMMARIES = {
+    "server": (
+        "Scenario : Server\nMode     : PerformanceOnly\nCompleted samples per second    : 692.84\n"
+        "  Performance constraints satisfied : Yes\nScheduled samples per second : 692.86\n"
+        "99.00 percentile latency (ns)   : 14431043\n",
+        {
+            "effective_scenario": "Server",
+            "effective_test_mode": "PerformanceOnly",
+            "result_completed_samples_per_sec": 692.839,
+            "result_scheduled_samples_per_sec": 692.862,
+            "result_perf_constraints_met": True,
+            "result_99.00_percentile_latency_ns": 14431043,
+        },
+    ),
+    "multistream": (
+        "Scenario : MultiStream\n99.0th percentile latency (ns) : 8659821\nPer-query latency:  \n"
+        "Min latency (ns)                : 2977243\n99.00 percentile latency (ns)   : 8659821\n",
+        {
+            "effective_scenario": "MultiStream",
+            "effective_target_latency_percentile": 0.99,
+            "result_min_query_latency_ns": 2977243,
+            "result_99.00_percentile_per_query_latency_ns": 8659821,
+            "result_min_latency_ns": 2977243,
+            "result_99.00_percentile_latency_ns": 8659821,
+        },
+    ),
+    "singlestream": (
+        "Scenario : SingleStream\n90.0th percentile latency (ns) : 1112458\n"
+        "QPS w/ loadgen overhead         : 1015.55\nQPS w/o loadgen overhead        : 1021.97\n"
+        "90.00 percentile latency (ns)   : 1112458\n",
+        {
+            "effective_scenario": "SingleStream",
+            "effective_target_latency_percentile": 0.9,
+            "result_90.00_percentile_latency_ns": 1112458,
+            "result_qps_with_loadgen_overhead": 1015.55,
+            "result_qps_without_loadgen_overhead": 1021.97,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIO_SUMMARIES))
+def test_every_scenarios_summary_figures_are_read(scenario):
+    from levelfield.checker.checks.summary_file import _same, expected_lines, summary_lines
+
+    text, values = SCENARIO_SUMMARIES[scenario]
+    printed, expected = summary_lines(text), expected_lines(values)
+    assert set(expected) == set(printed) - {"Per-query latency"}
+    assert all(_same(printed[label][1], values[key]) for label, key in expected.items())
+    doubled = {key: value * 2 if not isinstance(value, (bool, str)) else value for key, value in values.items()}
+    numbers = [label for label, key in expected.items() if not isinstance(values[key], (bool, str))]
+    assert numbers and not any(_same(printed[label][1], doubled[expected[label]]) for label in numbers)

@@ -366,6 +366,11 @@ def plant_rul002(tree, tmp):
     edit_json(first(tree, "code/levelfield.json"), lambda d: d.pop("git_commit"))
 
 
+def plant_rul003(tree, tmp):
+    # A well-formed commit (RUL002 quiet), but not the one any run recorded.
+    edit_json(first(tree, "code/levelfield.json"), lambda d: d.update(git_commit="0123456789abcdef" * 2 + "01234567"))
+
+
 def _set_validity(tree, verdict):
     """Repeat 1 judged `verdict` by LoadGen, consistently in its logs and result.json."""
     detail = _detail(tree)
@@ -373,7 +378,8 @@ def _set_validity(tree, verdict):
 
     def judged(d):
         d["runs"][0].update(valid=verdict == "VALID", result_validity=verdict)
-        d.update(valid=verdict == "VALID", result_validity=verdict)
+        # an invalid result is not submittable (the runner's rule; INF017 holds result.json to it)
+        d.update(valid=verdict == "VALID", result_validity=verdict, submittable=verdict == "VALID")
 
     edit_json(_performance(tree) / "result.json", judged)
     summary = detail.parent / "mlperf_log_summary.txt"
@@ -388,6 +394,12 @@ def plant_inf002(tree, tmp):
     with _detail(tree).open("a") as f:
         f.write(loadgen_error_line())
 
+    def counted(d):  # result.json counts the error as the runner would (else INF017 would see the edit)
+        d["runs"][0]["loadgen_errors"] += 1
+        d["loadgen_errors"] += 1
+
+    edit_json(_performance(tree) / "result.json", counted)
+
 
 def plant_inf003(tree, tmp):
     def short(entry):
@@ -400,6 +412,15 @@ def plant_inf003(tree, tmp):
 def plant_inf005(tree, tmp):
     for mode in ("performance", "accuracy"):
         edit_mllog(_detail(tree, mode), "loadgen_version", set_value("5.1.0 @ 0123456789"))
+    # result.json records the version its logs say (else INF017 would see the edit)
+    edit_json(
+        _performance(tree) / "result.json",
+        lambda d: (
+            d.update(loadgen_version="5.1.0 @ 0123456789"),
+            d["runs"][0].update(loadgen_version="5.1.0 @ 0123456789"),
+        ),
+    )
+    edit_json(first(tree, "offline/accuracy/result.json"), lambda d: d.update(loadgen_version="5.1.0 @ 0123456789"))
 
 
 def plant_inf006(tree, tmp):
@@ -409,6 +430,19 @@ def plant_inf006(tree, tmp):
 def plant_inf007(tree, tmp):
     summary = first(tree, "offline/performance/run_1/mlperf_log_summary.txt")
     summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
+
+
+def plant_inf017(tree, tmp):
+    # The accuracy run of other weights than the timed one.
+    edit_json(first(tree, "offline/accuracy/result.json"), lambda d: d.update(weights="runs/other/weights_1.npz"))
+
+
+def plant_inf018(tree, tmp):
+    summary = first(tree, "offline/performance/run_1/mlperf_log_summary.txt")
+    text = summary.read_text()
+    figure = next(line for line in text.splitlines() if line.startswith("Samples per second:"))
+    doubled = f"Samples per second: {float(figure.split(':')[1]) * 2:g}"
+    summary.write_text(text.replace(figure, doubled))
 
 
 def _asked(tree, key: str, logged: str, value) -> None:

@@ -56,6 +56,18 @@ def test_an_error_in_the_last_repeat_is_found_in_that_repeats_log(tree, baseline
     detail = first(tree, RUN_3_DETAIL)
     with detail.open("a") as f:
         f.write(loadgen_error_line())
+    result = _performance(tree) / "result.json"
+    uncounted = {(f.code, f.message) for f in findings(tree) if f.code not in baseline and f.code != "INF002"}
+    assert uncounted == {  # result.json's count of that repeat, and of them all
+        ("INF017", "runs[2].loadgen_errors differs from run_3/mlperf_log_detail.txt's is_error lines"),
+        ("INF017", "loadgen_errors differs from the is_error lines of the 3 repeats' detail logs"),
+    }
+
+    def counted(d):  # result.json counts the error as the runner would
+        d["runs"][2]["loadgen_errors"] += 1
+        d["loadgen_errors"] += 1
+
+    edit_json(result, counted)
     found = [f for f in findings(tree) if f.code not in baseline]
     assert [(f.code, f.path) for f in found] == [("INF002", detail.relative_to(tree).as_posix())]
     assert found[0].line == len(detail.read_text().splitlines())

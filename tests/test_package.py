@@ -203,3 +203,20 @@ def test_a_repeat_without_its_detail_log_is_refused(runs, tmp_path):
     detail = _performance_run(runs_dir) / "run_3" / "mlperf_log_detail.txt"
     detail.unlink()
     assert_user_error(_package(runs_dir, system, tmp_path / "sub"), f"{detail}: missing")
+
+
+def test_the_code_reference_names_the_levelfield_the_runs_recorded(runs, tmp_path):
+    """Not the packager's own version: a tree packaged by a later release still names the code that
+    produced its runs, and the checker holds the code reference to the runs' records (RUL003)."""
+    from tests.submission_edit import edit_json, edit_mllog
+
+    runs_dir, system = runs
+    for log in runs_dir.rglob("result_*.txt"):
+        edit_mllog(log, "levelfield_environment", lambda e: {**e, "value": {**e["value"], "levelfield": "0.0.9"}})
+    for result in runs_dir.rglob("result.json"):
+        edit_json(result, lambda d: d["environment"].update(levelfield="0.0.9"))
+    out = tmp_path / "sub"
+    assert _package(runs_dir, system, out).returncode == 0
+    ref = json.loads(next(out.glob("*/*/code/levelfield.json")).read_text())
+    assert ref["levelfield_version"] == "0.0.9"
+    assert check_tree(out, select=["RUL003", "REP001"]).active == []

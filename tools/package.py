@@ -252,8 +252,11 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
         files[f"{L.result_dir(base, system_id, task, framework)}/{L.ENVIRONMENT}"] = json.dumps(env, indent=2) + "\n"
     rules_versions = {r.rules_version for r in (*trainings, *inferences)}
     commits = {(e or {}).get(LK.GIT, {}).get("commit") for envs in environments.values() for e in envs}
+    # The levelfield the runs recorded, not this packager's (a tree packaged by a later release still
+    # names the code that produced it): the checker holds both values to the runs' records (RUL003).
+    versions = {(e or {}).get("levelfield", __version__) for envs in environments.values() for e in envs}
     code_ref = {
-        LK.VERSION: __version__,
+        LK.VERSION: _one(versions, "the levelfield version", "produce all runs with one release"),
         "git_commit": _one(commits, "the levelfield commit", "produce all runs from one checkout"),
         "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release"),
     }

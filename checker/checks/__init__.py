@@ -11,25 +11,31 @@
 | TRN | run_identity.py | one framework build, mode, device and size across a result's runs; the rules' metric |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
+| RUL | code_reference.py | code/levelfield.json against the levelfield the runs recorded |
 | INF | inference.py | every LoadGen run's logs: verdict, errors, constraints, version |
 | INF | settings.py | every LoadGen run's requested and effective settings against the profile, one rule per code |
 | INF | settings_file.py | settings.json against the detail logs of its LoadGen runs |
 | INF | repeats.py | a performance result as a whole: result.json against its repeats, the repeat count |
+| INF | result_file.py | result.json's copied fields against the files they copy (settings, logs, environment) |
+| INF | summary_file.py | mlperf_log_summary.txt's figures against the detail log beside it |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
 """
 
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
+    code_reference,
     inference,
     log_order,
     log_values,
     repeats,
     reproducibility,
+    result_file,
     rules_version,
     run_identity,
     settings,
     settings_file,
     structure,
+    summary_file,
     system,
     training,
 )

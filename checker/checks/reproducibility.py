@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,6 +10,7 @@ from levelfield.checker.engine import Context
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.environment import digested_fields
 
 
 def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str], str, int | None, Any]]:
@@ -23,29 +25,58 @@ def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str],
             yield (run.system, run.task, run.framework), run.result.path, None, run.result.data.get("environment")
 
 
-def _digest(environment):
-    return environment.get("digest") if isinstance(environment, dict) else None
+def _compared(environment: Any) -> dict | None:
+    """What REP001 compares of an environment record: the fields its digest covers, and the digest it
+    states (an edit that leaves the digest alone still changes a field). None for a record that is not
+    an object."""
+    if not isinstance(environment, dict):
+        return None
+    return digested_fields(environment) | {"digest": environment.get("digest")}
+
+
+def _differing(found: dict, expected: dict) -> list[str]:
+    def text(value):  # as JSON text: 1, 1.0 and true are three different recorded values
+        return json.dumps(value, sort_keys=True, default=str)
+
+    return sorted(key for key in found.keys() | expected.keys() if text(found.get(key)) != text(expected.get(key)))
 
 
 @check("REP001", "mixed-environment", area="reproducibility")
 def mixed_environment(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run's environment fingerprint (Python, framework and library versions, levelfield version
-    and commit) differs from the result's environment.json.
-    Why: a result is one software stack; runs mixed from two framework versions measure neither.
-    Bad: four runs under torch 2.13.0 and one under torch 2.12.1.
-    Fix: re-run every run of the result in one environment.
+    and commit, and the digest over them) differs from the result's environment.json in any field the
+    digest covers. Whether the checkout was modified (levelfield_git's dirty flag and files) is not
+    compared: it may change between runs of one commit, and REP003 judges it.
+    Why: a result is one software stack; runs mixed from two framework versions measure neither. The
+    fields are compared, not only the digest, so a field edited without its digest is seen too.
+    Bad: four runs under torch 2.13.0 and one under torch 2.12.1; or environment.json's "python" edited
+    while its digest was left alone.
+    Fix: re-run every run of the result in one environment; package environment.json as
+    `levelfield package` wrote it.
     """
     for key, path, line, environment in environment_records(sub):
         captured = sub.environments.get(key)
         if captured is None or not isinstance(captured.data, dict):
             continue  # STR001 / STR003
-        if _digest(environment) != _digest(captured.data):
+        found, expected = _compared(environment), _compared(captured.data)
+        if found is None:
             yield Finding.at(
                 path,
-                f"environment differs from {captured.path}",
+                f"environment is not an object like {captured.path}",
                 line=line,
-                found=_digest(environment),
-                expected=_digest(captured.data),
+                found=environment,
+                expected=expected,
+                hint="compare the two with `diff`; re-run in one environment",
+            )
+            continue
+        differing = _differing(found, expected)
+        if differing:
+            yield Finding.at(
+                path,
+                f"environment differs from {captured.path}: {', '.join(differing)}",
+                line=line,
+                found={name: found.get(name) for name in differing},
+                expected={name: expected.get(name) for name in differing},
                 hint="compare the two with `diff`; re-run in one environment",
             )
 

@@ -58,6 +58,16 @@ def environment_fingerprint(framework: str | None = None) -> dict:
         "framework": framework,
         "packages": {key: installed_version(dists) for key, dists in PACKAGES.items()},
     }
-    stable = {k: v for k, v in env.items() if k != LK.GIT} | {"commit": env[LK.GIT]["commit"]}
-    env["digest"] = hashlib.sha256(json.dumps(stable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    env["digest"] = hashlib.sha256(
+        json.dumps(digested_fields(env), sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
     return env
+
+
+def digested_fields(env: dict) -> dict:
+    """The fields of an environment fingerprint its digest covers: all but the digest and levelfield_git,
+    of which only the commit (whether tracked files were modified may change between runs of one checkout,
+    and is judged on its own). `env` may be untrusted: a levelfield_git that is not an object gives commit None."""
+    git = env.get(LK.GIT)
+    fields = {key: value for key, value in env.items() if key not in (LK.GIT, "digest")}
+    return fields | {"commit": git.get("commit") if isinstance(git, dict) else None}

@@ -45,7 +45,7 @@ PRECISION = "levelfield_precision"  # e.g. "fp32"
 
 # -- fields of the JSON files beside the logs -----------------------------------------------------
 GIT = "levelfield_git"  # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
-VERSION = "levelfield_version"  # in code/levelfield.json: the levelfield release that made the tree
+VERSION = "levelfield_version"  # in code/levelfield.json: the levelfield release that made the runs
 
 # Seeds fit every framework's integer seed type: the trainer draws them below this, and a logged
 # `seed` outside [0, SEED_LIMIT) was not made by it.
