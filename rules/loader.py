@@ -98,6 +98,7 @@ class Suite:
     checks: dict
     tasks: dict[str, Task] = field(repr=False)
     loadgen_query_stream: dict = field(default_factory=dict)  # absent from a rules version: not checked
+    loadgen_accuracy_log: dict = field(default_factory=dict)  # absent from a rules version: not checked
 
     def task(self, task_id: str) -> Task:
         if task_id not in self.tasks:
@@ -183,6 +184,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         modes=raw["modes"],
         loadgen_seeds=raw["loadgen_seeds"],
         loadgen_query_stream=raw.get("loadgen_query_stream", {}),
+        loadgen_accuracy_log=raw.get("loadgen_accuracy_log", {}),
         profiles=raw["profiles"],
         hyperparameter_log_keys=raw["hyperparameter_log_keys"],
         checks=raw["checks"],

@@ -53,10 +53,15 @@ LOGGED_SETTING_EDITS = [
         ("performance_issue_same", _flipped, "INF015"),
         ("performance_issue_same_index", _plus_one, "INF015"),
         ("sample_concatenate_permutation", _flipped, "INF015"),
+        ("accuracy_log_rng_seed", _plus_one, "INF019"),
+        ("accuracy_log_probability", lambda v: 0.5, "INF019"),
+        ("accuracy_log_sampling_target", _plus_one, "INF019"),
     ]
 ] + [
     ("requested_performance_sample_count_override", _halved, "INF012"),
     ("effective_performance_sample_count", _halved, "INF012"),
+    ("requested_accuracy_sample_count_override", lambda v: 100, "INF012"),
+    ("effective_accuracy_sample_count", _halved, "INF012"),
 ]
 
 

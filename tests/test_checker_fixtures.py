@@ -468,6 +468,10 @@ def plant_inf011(tree, tmp):
     _asked(tree, "min_duration_ms", "min_duration_ms", 500)
 
 
+def plant_inf019(tree, tmp):
+    edit_mllog(_detail(tree), "requested_accuracy_log_probability", set_value(0.1))
+
+
 def plant_inf015(tree, tmp):
     edit_mllog(_detail(tree), "effective_performance_issue_same", set_value(True))
 

@@ -78,11 +78,16 @@ def run_length_differences(values: dict, rules: dict, suite: Suite, scenario: st
 
 
 def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
-    """How many samples LoadGen loads and cycles through, against the task's performance_sample_count."""
+    """How many samples LoadGen loads and cycles through, against the task's performance_sample_count, and
+    how many an accuracy run answers (every eval sample of the profile: no override)."""
     want = rules["performance_sample_count"]
     ok = lambda v: plain_int(v) and v == want  # noqa: E731 - one test, two keys
-    return _requested(values, "performance_sample_count_override", ok, want) + _effective(
-        values, "performance_sample_count", ok, want
+    everything = rules["accuracy_sample_count"]  # an accuracy run answers every sample of the profile's eval set
+    return (
+        _requested(values, "performance_sample_count_override", ok, want)
+        + _effective(values, "performance_sample_count", ok, want)
+        + _requested(values, "accuracy_sample_count_override", lambda v: plain_int(v) and v in (0, everything), 0)
+        + _effective(values, "accuracy_sample_count", lambda v: plain_int(v) and v == everything, everything)
     )
 
 
@@ -97,6 +102,14 @@ def samples_per_query_differences(
     return _requested(values, "multi_stream_samples_per_query", ok, want) + _effective(
         values, "samples_per_query", ok, want
     )
+
+
+def accuracy_log_differences(values: dict, rules: dict, suite: Suite, scenario: str, mode: str) -> list[Difference]:
+    """Which responses LoadGen also logs for accuracy during a run: its sampling settings against the rules'."""
+    out = []
+    for key, want in suite.loadgen_accuracy_log.items():
+        out += _logged(values, key, lambda v, w=want: _close(v, w) and (plain_int(v) or not plain_int(w)), want)
+    return out
 
 
 # The requested_* key holding each scenario's latency percentile; Offline has no latency constraint.
@@ -132,11 +145,12 @@ def query_stream_differences(values: dict, rules: dict, suite: Suite, scenario: 
 
 def profile_rules(ctx: Context, run: InferenceRun) -> dict:
     """The rules a run's requested settings are held to: the scenario's constraints, the checked
-    profile's run lengths, and the task's sample count (capped by its eval set)."""
+    profile's run lengths, the task's sample count (capped by its eval set) and its eval set's size."""
     task = ctx.task(run.task)
     return {
         **task.loadgen_settings(ctx.profile, run.scenario),
         "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples),
+        "accuracy_sample_count": task.eval_samples,
     }
 
 
@@ -266,3 +280,18 @@ def query_stream_altered(sub: Submission, ctx: Context) -> Iterator[Finding]:
     changes them.
     """
     yield from _findings(sub, ctx, query_stream_differences, _RERUN + "never change LoadGen's query stream")
+
+
+@check("INF019", "accuracy-log-sampling-changed", area="inference")
+def accuracy_log_sampling_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: LoadGen was asked for, or ran with, another accuracy-log sampling than the rules fix
+    (rules/<version>/suite.yaml, loadgen_accuracy_log): accuracy_log_rng_seed,
+    accuracy_log_probability or accuracy_log_sampling_target, requested_* or effective_*.
+    Why: these make LoadGen copy a share of a performance run's responses into an accuracy log (MLPerf's
+    TEST01 audit); levelfield scores a separate accuracy run, so a run that samples responses was not
+    run as the rules say, and its logging cost is part of its timing.
+    Bad: requested_accuracy_log_probability 0.1.
+    Fix: run `levelfield infer` as shipped; the runner sets these from the rules and no user setting
+    changes them.
+    """
+    yield from _findings(sub, ctx, accuracy_log_differences, _RERUN + "never change LoadGen's accuracy-log sampling")

@@ -63,9 +63,10 @@ def expected_logs(settings: dict) -> list[tuple[str, str, object]]:
         out.append(("latency_bound_ms", "server_target_latency_ns", settings["latency_bound_ms"] * NS_PER_MS))
     if scenario == "multistream" and "samples_per_query" in settings:
         out.append(("samples_per_query", "multi_stream_samples_per_query", settings["samples_per_query"]))
-    stream = settings.get("query_stream")
-    if isinstance(stream, dict):  # written since rules 1.0 fixed the query stream
-        out += [(f"query_stream.{key}", key, value) for key, value in stream.items() if isinstance(key, str)]
+    for block in ("query_stream", "accuracy_log"):  # written since rules 1.0 fixed them
+        fixed = settings.get(block)
+        if isinstance(fixed, dict):
+            out += [(f"{block}.{key}", key, value) for key, value in fixed.items() if isinstance(key, str)]
     return [(key, f"requested_{logged}", want) for key, logged, want in out] + [
         (key, logged, settings[key]) for key, logged in _QSL.items() if key in settings
     ]
@@ -93,7 +94,7 @@ def settings_file_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a setting in a run folder's settings.json differs from the record it must agree with:
     what the folder's LoadGen runs logged in their detail logs (scenario, mode, run lengths and caps,
     LoadGen's seeds, the sample counts, the latency percentile and bound, MultiStream's samples per
-    query, the query stream), or, for what no log records, the folder (task), the
+    query, the query stream and accuracy-log sampling), or, for what no log records, the folder (task), the
     tree's rules version, the checked profile (its name, submittable flag and minimum sample count)
     and a performance run's run_<i>/ folders (repeats).
     Why: settings.json is what a reader (and the leaderboard) takes as the run's settings; one edited

@@ -77,6 +77,7 @@ def effective_settings(
     eff.update({name: int(value) for name, value in suite.loadgen_seeds.items()})
     # LoadGen's TestSettings field names, set as the rules fix them (INF015 checks the logged values).
     eff["query_stream"] = dict(suite.loadgen_query_stream)
+    eff["accuracy_log"] = dict(suite.loadgen_accuracy_log)  # INF019
     # The QSL covers the eval samples the trainer scores for this profile (smoke: the first n),
     # so the runner's accuracy and the trainer's eval accuracy are computed over the same rows.
     eff["dataset_samples"] = dataset_samples
@@ -110,8 +111,9 @@ def test_settings(eff: dict) -> lg.TestSettings:
     ):
         setattr(s, name, int(eff[name]))
     s.performance_sample_count_override = int(eff["performance_sample_count"])
-    for name, value in eff.get("query_stream", {}).items():
-        setattr(s, name, value)
+    for block in ("query_stream", "accuracy_log"):  # TestSettings field names, as the rules fix them
+        for name, value in eff.get(block, {}).items():
+            setattr(s, name, value)
     if scenario == "singlestream":
         s.single_stream_target_latency_percentile = float(eff["latency_percentile"])
         if "expected_latency_ms" in eff:
