@@ -49,6 +49,7 @@ LOGGED_SETTING_EDITS = [
         ("sample_index_rng_seed", _plus_one, "INF010"),
         ("schedule_rng_seed", _plus_one, "INF010"),
         ("min_duration_ms", _halved, "INF011"),
+        ("min_query_count", lambda v: v - 1, "INF011"),
         ("performance_issue_unique", _flipped, "INF015"),
         ("performance_issue_same", _flipped, "INF015"),
         ("performance_issue_same_index", _plus_one, "INF015"),

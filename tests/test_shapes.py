@@ -110,11 +110,18 @@ def test_an_unknown_detail_key_may_hold_any_value():
         ("cache_clear", "value", False),
         ("levelfield_device", "value", ""),
         ("submission_status", "value", "bought"),
+        ("eval_accuracy", "value", 2**63),  # every metric of the rules is a fraction
     ],
 )
 def test_a_training_line_edit_is_out_of_shape(key, field, value):
     line = next(e for e in _lines(_example("training/result_0.txt")) if e["key"] == key)
     assert shape_problems(TRAINING_LINE_SCHEMA, _mllog([{**line, field: value}]))
+
+
+def test_a_diverged_eval_may_be_nan():
+    line = next(e for e in _lines(_example("training/result_0.txt")) if e["key"] == "eval_accuracy")
+    text = (MLLOG_PREFIX + json.dumps({**line, "value": float("nan")}) + "\n").encode()
+    assert shape_problems(TRAINING_LINE_SCHEMA, text) == ()
 
 
 def test_run_stop_must_say_its_status_and_reason():

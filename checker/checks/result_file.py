@@ -91,6 +91,8 @@ def _log_expectations(label: str, repeat: Repeat) -> Iterator[tuple[str, str, An
         yield f"{label}loadgen_version", f"{_log_name(repeat)} loadgen_version", values["loadgen_version"], None
     source = f"{_log_name(repeat)}'s is_error lines"
     yield f"{label}loadgen_errors", source, flagged_errors(repeat.detail), error_counts(repeat.detail)
+    if label and plain_int(values.get("result_query_count")):  # a performance repeat: the queries LoadGen issued
+        yield f"{label}query_count", f"{_log_name(repeat)} result_query_count", values["result_query_count"], None
 
 
 def _expectations(run: InferenceRun, data: dict, ctx: Context) -> Iterator[tuple]:
@@ -115,6 +117,9 @@ def _expectations(run: InferenceRun, data: dict, ctx: Context) -> Iterator[tuple
         version = logged[0].detail.values().get("loadgen_version")
         if isinstance(version, str):
             yield "loadgen_version", f"{_log_name(logged[0])} loadgen_version", version, None
+    counts = [r.detail.values().get("result_query_count") for r in logged]
+    if logged and len(logged) == len(run.repeats) and all(plain_int(c) for c in counts):  # the fewest queries
+        yield "query_count", "the fewest result_query_count of the repeats' detail logs", min(counts), None
     if logged and len(logged) == len(run.repeats):  # the top-level count is the sum over every repeat
         total = sum(flagged_errors(r.detail) for r in logged)
         accepted = {total, sum(max(error_counts(r.detail)) for r in logged)}
@@ -143,10 +148,11 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     of the framework's package in the run's environment fingerprint, which REP001 holds to
     environment.json), profile, dataset_samples and submittable (settings.json; a performance result is
     submittable only when valid, an accuracy run only without LoadGen errors),
-    loadgen_version and loadgen_errors (each LoadGen run's detail log: per repeat in `runs`, the first
-    repeat's version and the sum of the errors at the top), loadgen_version_expected (the rules' pinned
-    LoadGen), or weights differing between the accuracy and the performance run of one framework, task
-    and scenario. Fields absent or of another type than the runner writes are not compared.
+    loadgen_version, loadgen_errors and query_count (each LoadGen run's detail log: per repeat in `runs`,
+    and at the top the first repeat's version, the sum of the errors and the fewest queries),
+    loadgen_version_expected (the rules' pinned LoadGen), or weights differing between the accuracy and
+    the performance run of one framework, task and scenario. Fields absent or of another type than the
+    runner writes are not compared (STR010 reports them).
     Why: result.json is what a reader opens first; one edited after the run can claim a submittable
     profile, a clean LoadGen or the framework release of another run, and an accuracy run of other
     weights than the timed ones proves nothing about them.
