@@ -23,6 +23,7 @@ function of the file (the fuzzer answers it from a table like the parsers).
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import jsonschema
@@ -45,13 +46,29 @@ MLLOG_SCHEMAS = (DETAIL_LINE_SCHEMA, TRAINING_LINE_SCHEMA)
 MAX_PROBLEMS_PER_FILE = 20
 
 
+def _is_integer(checker, value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # json.dumps writes a count as 12, never 12.0
+
+
+def _is_finite_number(checker, value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_BASE = jsonschema.Draft202012Validator
+# levelfield's files and training logs (Python's json): integers as written; a diverged eval may be NaN.
+LEVELFIELD = jsonschema.validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("integer", _is_integer))
+# LoadGen's C++ logger prints some counts as doubles ("1.3087e+06"), so an integral number is an integer
+# there; it never writes NaN or an infinity, which would pass every bound a schema can state.
+LOADGEN = jsonschema.validators.extend(_BASE, type_checker=_BASE.TYPE_CHECKER.redefine("number", _is_finite_number))
+
+
 @functools.cache
 def _validator(schema_name: str, part: tuple[str, ...] = ()) -> jsonschema.Draft202012Validator:
     """A compiled validator for the schema, or for its sub-schema at `part` (e.g. ("$defs", "keys", "seed"))."""
     schema = load_schema(schema_name)
     for key in part:
         schema = schema[key]
-    return jsonschema.Draft202012Validator(schema)
+    return (LOADGEN if schema_name == DETAIL_LINE_SCHEMA else LEVELFIELD)(schema)
 
 
 def _problems(validator: jsonschema.Draft202012Validator, instance: object) -> list[str]:

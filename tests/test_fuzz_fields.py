@@ -140,6 +140,12 @@ def test_an_unreadable_edit_must_fail_and_an_added_key_is_free(ws):
     assert edit_expectation(rel, ws.base_files[rel], added) == ("any", frozenset())
 
 
+def test_a_seq_id_is_typed_and_a_prediction_must_be_caught(ws):
+    rule = classify("offline/accuracy/mlperf_log_accuracy.json.gz 7/seq_id")
+    assert rule.kind == TYPED and judge(rule, 7, 8) == ("any", frozenset()) and judge(rule, 7, DROPPED)[0] == "fail"
+    assert classify("offline/accuracy/mlperf_log_accuracy.json.gz (root)").codes >= {"ACC001"}
+
+
 def test_the_accuracy_log_is_judged_inside_its_gzip_stream(ws):
     rel = _first(ws, "mlperf_log_accuracy.json.gz")
     entries = json.loads(gzip.decompress(ws.base_files[rel]))

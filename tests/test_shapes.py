@@ -92,6 +92,19 @@ def test_a_detail_line_envelope_edit_is_out_of_shape(field, value):
     assert shape_problems(DETAIL_LINE_SCHEMA, _mllog([{**line, field: value}]))
 
 
+def test_loadgen_counts_printed_as_doubles_are_integers_but_nan_is_no_number():
+    line = next(e for e in _lines(_example("run_1/mlperf_log_detail.txt")) if e["key"] == "result_query_count")
+    assert shape_problems(DETAIL_LINE_SCHEMA, _mllog([{**line, "value": 1.3087e06}])) == ()  # LoadGen's "%g"
+    nan = (MLLOG_PREFIX + json.dumps({**line, "key": "effective_target_qps", "value": float("nan")}) + "\n").encode()
+    assert shape_problems(DETAIL_LINE_SCHEMA, nan)
+
+
+def test_levelfield_counts_are_written_as_integers():
+    path = _example("performance/settings.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert shape_problems("run-settings", json.dumps({**data, "repeats": 3.0}).encode())
+
+
 def test_an_unknown_detail_key_may_hold_any_value():
     line = _lines(_example("run_1/mlperf_log_detail.txt"))[0]
     assert shape_problems(DETAIL_LINE_SCHEMA, _mllog([{**line, "key": "a_future_key", "value": [1, "a"]}])) == ()

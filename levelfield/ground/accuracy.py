@@ -114,7 +114,9 @@ def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *, sour
         where = f"{source}: entry {position}"
         if not isinstance(entry, dict):
             raise ValueError(f"{where}: expected an object {{seq_id, qsl_idx, data}}, found {type(entry).__name__}")
-        index, data = entry.get("qsl_idx"), entry.get("data")
+        index, data, seq = entry.get("qsl_idx"), entry.get("data"), entry.get("seq_id")
+        if type(seq) is not int or seq < 0:  # LoadGen numbers every response; scoring does not read it
+            raise ValueError(f"{where}: seq_id must be an integer >= 0, found {seq!r:.40}")
         if type(index) is not int:  # bool is an int subclass; 1.0 and "1" are not LoadGen's output
             raise ValueError(f"{where}: qsl_idx must be an integer, found {type(index).__name__}")
         if not 0 <= index < n:

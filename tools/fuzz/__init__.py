@@ -13,14 +13,18 @@ sockets, files over the size limit, folders too deep, too many files, a
 performance repeat (run_<i>/) removed or added, and unsafe MANIFEST paths.
 The checker must answer each with coded findings and a failing verdict:
 never an exception, an internal error, a hang, a clean verdict for a
-damaged tree, or the text of a secret file outside the tree.
+damaged tree, or the text of a secret file outside the tree. An edit whose
+MANIFEST was resealed is judged by the field it changed (fields.py): a
+must-catch field must get one of its codes, a typed one only when the new
+value leaves its domain.
 docs/reliability.md holds the figures of the latest run.
 
 | module | role |
 | --- | --- |
 | `jsonfuzz.py` | value-level damage to a JSON document, written as text no encoder would write |
 | `mutate.py` | content defect classes per file kind (JSON, MLLOG, gzip, text, MANIFEST) |
-| `sweep.py` | every field of the example's files, and the hostile values put into them |
+| `sweep.py` | every field of the example's files, and the hostile values put into them; which field an edit changed |
+| `fields.py` | the classified field table: per field, must an edit be caught and by which codes, or why it is free |
 | `cases.py` | one input: a class, a place, the edits, and what the checker must report |
 | `workspace.py` | the working copy: damage, reseal, restore |
 | `reuse.py` | parse results of untouched files reused across inputs (why it is sound: see there) |

@@ -11,9 +11,12 @@ tree itself: missing and extra files, odd names, renamed folders, links to
 files and folders inside and outside the tree, FIFOs, sockets, a file over
 the size limit, folders nested too deep, too many files, and a performance
 result with a repeat (run_<i>/) removed or one added. A damaged tree is a
-defect, so the verdict must be a failure, unless the class is a value-level
-edit whose MANIFEST was resealed around it: a wrong type in a field no rule
-constrains can be a harmless edit, and then only a crash is wrong.
+defect, so the verdict must be a failure. An edit of a JSON document or an
+MLLOG line whose MANIFEST was resealed around it is judged by the field it
+changed: the classified field table (fields.py) says whether that field's
+edit must be caught, and by which codes, or is free within a domain (then
+only a crash is wrong). Lines dropped, added or swapped, and bytes of
+LoadGen's summary text, are judged by no field: only a crash is wrong there.
 """
 
 from __future__ import annotations

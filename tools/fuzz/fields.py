@@ -51,11 +51,14 @@ DOMAINS: dict[str, Callable[[object], bool]] = {
     "number >= 0": _number_in(0),
     "number > 0": lambda v: _number_in(0)(v) and v > 0,
     "seed in [0, 2^31)": _int_in(0, 2**31 - 1),
+    # LoadGen prints some counts as doubles ("1.3087e+06"): an integral finite number is one of its integers
+    "LoadGen integer >= 0": lambda v: _number_in(0)(v) and float(v).is_integer(),
     "array": lambda v: isinstance(v, list),
     "object": lambda v: isinstance(v, dict),
     "array or object": lambda v: isinstance(v, (list, dict)),
     "array or string": lambda v: isinstance(v, (list, str)),
     "object or null": lambda v: v is None or isinstance(v, dict),
+    "string or null": lambda v: v is None or isinstance(v, str),
 }
 
 
@@ -88,10 +91,38 @@ FIELDS: tuple[FieldRule, ...] = (
     must("code/levelfield.json rules_version", "RUL001 RUL002", "selects the rules every check applies"),
     must("code/levelfield.json *", "RUL002 RUL003", "names the levelfield release and commit that made every run"),
     typed("systems/<system>.json generated_at", "string", "when `levelfield sysinfo` wrote the file", "SYS001"),
-    must("systems/<system>.json software/*", "SYS001 SYS006", "the software the leaderboard shows next to the result"),
-    must(
-        "systems/<system>.json *", "SYS001 SYS002 SYS003 SYS005", "the hardware declaration the result is filed under"
+    typed(
+        "systems/<system>.json software/*_driver",
+        "string or null",
+        "what NVML reports on a GPU system; no run records drivers (not run here: no GPU)",
+        "SYS001",
     ),
+    must("systems/<system>.json software/*", "SYS001 SYS006", "the software the leaderboard shows next to the result"),
+    typed(
+        "systems/<system>.json number_of_nodes",
+        "integer >= 1",
+        "declared; no run records its node count yet (issue 20 adds it to the logs and a check)",
+        "SYS001",
+    ),
+    typed(
+        "systems/<system>.json host_processor_core_count",
+        "integer >= 1",
+        "declared per processor; the observed cores per node are compared (SYS005)",
+        "SYS001",
+    ),
+    must(
+        "systems/<system>.json *",
+        "SYS001 SYS002 SYS003 SYS005 TRN003",
+        "the hardware declaration the result is filed under (its name and status also in every log)",
+    ),
+    # --- LoadGen's accuracy log -----------------------------------------------------------------------------
+    typed(
+        "*/mlperf_log_accuracy.json.gz */seq_id",
+        "integer >= 0",
+        "LoadGen's query sequence number; scoring reads qsl_idx and data",
+        "ACC001",
+    ),
+    must("*/mlperf_log_accuracy.json.gz *", "ACC001 ACC002 ACC003", "the predictions the accuracy is re-scored from"),
     must("* (root)", "", "a whole document or MLLOG line replaced by another value is no longer the file"),
     # --- the environment a result ran in ------------------------------------------------------------------
     typed(
@@ -178,7 +209,7 @@ FIELDS: tuple[FieldRule, ...] = (
     typed("*/mlperf_log_detail.txt * metadata/is_warning", "boolean", "a warning does not change a verdict"),
     typed("*/mlperf_log_detail.txt * time_ms", "number >= 0", _LOADGEN_BOOKKEEPING),
     typed("*/mlperf_log_detail.txt * metadata/file", "non-empty string", _LOADGEN_BOOKKEEPING),
-    typed("*/mlperf_log_detail.txt * metadata/*", "integer >= 0", _LOADGEN_BOOKKEEPING),
+    typed("*/mlperf_log_detail.txt * metadata/*", "LoadGen integer >= 0", _LOADGEN_BOOKKEEPING),
     must("*/mlperf_log_detail.txt loadgen_version value", "INF005", "the rules pin LoadGen's version"),
     typed(
         "*/mlperf_log_detail.txt loadgen_file_sha1 *",
@@ -190,11 +221,11 @@ FIELDS: tuple[FieldRule, ...] = (
     typed("*/mlperf_log_detail.txt *_name value", "string", "the names the SUT and QSL gave themselves"),
     typed("*/mlperf_log_detail.txt *generic_message value", "string", _NOTE),
     typed("*/mlperf_log_detail.txt power_* value", "string", "power measurement markers; no power is measured here"),
-    typed("*/mlperf_log_detail.txt get_sut_name_duration_ns value", "integer >= 0", _DIAGNOSTIC),
-    typed("*/mlperf_log_detail.txt logger_* value", "integer >= 0", _DIAGNOSTIC),
-    typed("*/mlperf_log_detail.txt generated_* value", "integer >= 0", _DIAGNOSTIC),
+    typed("*/mlperf_log_detail.txt get_sut_name_duration_ns value", "LoadGen integer >= 0", _DIAGNOSTIC),
+    typed("*/mlperf_log_detail.txt logger_* value", "LoadGen integer >= 0", _DIAGNOSTIC),
+    typed("*/mlperf_log_detail.txt generated_* value", "LoadGen integer >= 0", _DIAGNOSTIC),
     typed("*/mlperf_log_detail.txt loaded_qsl_set value", "array", "which samples LoadGen loaded; INF012 counts them"),
-    typed("*/mlperf_log_detail.txt loaded_qsl_set value/*", "integer >= 0", "which samples LoadGen loaded"),
+    typed("*/mlperf_log_detail.txt loaded_qsl_set value/*", "LoadGen integer >= 0", "which samples LoadGen loaded"),
     must("*/mlperf_log_detail.txt num_errors value", "INF002", "LoadGen's error count fails the run"),
     must(
         "*/mlperf_log_detail.txt qsl_reported_* value",
@@ -224,9 +255,14 @@ FIELDS: tuple[FieldRule, ...] = (
         "the rules fix LoadGen's query stream",
     ),
     must(
-        "*/mlperf_log_detail.txt *_sample_count* value",
+        "*/mlperf_log_detail.txt *_performance_sample_count* value",
         "INF012 INF016",
-        "the rules fix how many samples LoadGen loads and an accuracy run answers",
+        "the rules fix how many samples LoadGen loads",
+    ),
+    must(
+        "*/mlperf_log_detail.txt *_accuracy_sample_count* value",
+        "INF012 INF016",
+        "an accuracy run answers every sample of the eval set",
     ),
     typed(
         "*/mlperf_log_detail.txt *_print_timestamps value", "boolean", "whether LoadGen prints timestamps: logging only"
@@ -238,7 +274,7 @@ FIELDS: tuple[FieldRule, ...] = (
     ),
     typed(
         "*/mlperf_log_detail.txt requested_*_expected_latency_ns value",
-        "integer >= 0",
+        "LoadGen integer >= 0",
         "the runner's sizing hint for a stream; the latencies LoadGen measured are checked",
     ),
     typed(
@@ -280,14 +316,6 @@ FIELDS: tuple[FieldRule, ...] = (
         "INF003",
         "LoadGen's early-stopping verdict",
     ),
-    # --- LoadGen's accuracy log -----------------------------------------------------------------------------
-    typed(
-        "*/mlperf_log_accuracy.json.gz */seq_id",
-        "integer >= 0",
-        "LoadGen's query sequence number; scoring reads qsl_idx and data",
-        "ACC001",
-    ),
-    must("*/mlperf_log_accuracy.json.gz *", "ACC001 ACC002 ACC003", "the predictions the accuracy is re-scored from"),
     # --- the runner's files ----------------------------------------------------------------------------
     must("*/accuracy/accuracy.json *", "ACC003", "the accuracy the runner scored; the checker re-scores the log"),
     must("*/result.json accuracy*", "ACC003", "the accuracy the runner scored; the checker re-scores the log"),
@@ -321,7 +349,7 @@ FIELDS: tuple[FieldRule, ...] = (
     ),
     must("*/result.json environment*", "REP001 RUL003", "the software stack of the run"),
     must("*/result.json system_fingerprint*", "SYS005 SYS007", "the hardware the run observed"),
-    must("*/result.json *", "INF006 INF017", "the run's identity and figures, as its logs and settings say"),
+    must("*/result.json *", "INF006 INF008 INF017", "the run's identity and figures, as its logs and settings say"),
     must("*/settings.json *", "INF016", "the settings of the run, as LoadGen logged them and the rules fix them"),
 )
 
