@@ -565,3 +565,10 @@ def test_every_scenarios_summary_figures_are_read(scenario):
     doubled = {key: value * 2 if not isinstance(value, (bool, str)) else value for key, value in values.items()}
     numbers = [label for label, key in expected.items() if not isinstance(values[key], (bool, str))]
     assert numbers and not any(_same(printed[label][1], doubled[expected[label]]) for label in numbers)
+
+
+def test_an_epoch_number_that_is_a_boolean_gives_trn014(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_training_log(tree, 1), "epoch_start", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": True}})
+    reseal(tree)
+    assert "TRN014" in {f.code for f in check_tree(tree).active}
