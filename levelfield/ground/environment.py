@@ -5,8 +5,9 @@
 
 Versions come from package metadata (nothing is imported). The levelfield git
 commit is recorded with a `dirty` flag that looks at tracked files only and
-lists them: MLPerf's checker fails on *any* changed file in the tree, which
-its users report as noise; levelfield records, and the checker decides.
+lists them (git_state.py): MLPerf's checker fails on *any* changed file in the
+tree, which its users report as noise; levelfield records, and the checker
+decides, reading fingerprints with `digested_fields` and nothing that runs.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
-import subprocess
-from pathlib import Path
 
 from levelfield import __version__
 from levelfield.ground import mllog_keys as LK
@@ -24,33 +23,13 @@ from levelfield.ground.sysinfo import SOFTWARE_DISTRIBUTIONS, installed_version
 # Distributions whose versions enter every log (a missing one is null): the system
 # description's software list plus Keras, whose version decides the TensorFlow code path.
 PACKAGES = {**SOFTWARE_DISTRIBUTIONS, "keras": ["keras"]}
-_MAX_DIRTY_FILES_LISTED = 20
-
-
-def git_state(start: Path | None = None) -> dict:
-    """Commit of the levelfield checkout and its modified tracked files; nulls outside a checkout."""
-    root = start or Path(__file__).resolve().parents[2]
-    state = {"commit": None, "dirty": None, "dirty_files": []}
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-        if commit.returncode != 0:
-            return state
-        status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return state
-    files = [line[3:] for line in status.stdout.splitlines() if line.strip()]
-    return {"commit": commit.stdout.strip(), "dirty": bool(files), "dirty_files": files[:_MAX_DIRTY_FILES_LISTED]}
 
 
 def environment_fingerprint(framework: str | None = None) -> dict:
     """Python, levelfield (version, commit, dirty), and the versions of every relevant package."""
+    # Imported here: reading a fingerprint (the checker) must not load the module that runs git.
+    from levelfield.ground.git_state import git_state
+
     env = {
         "python": platform.python_version(),
         "levelfield": __version__,
