@@ -572,3 +572,21 @@ def test_an_epoch_number_that_is_a_boolean_gives_trn014(tmp_path):
     edit_mllog(_training_log(tree, 1), "epoch_start", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": True}})
     reseal(tree)
     assert "TRN014" in {f.code for f in check_tree(tree).active}
+
+
+# loaded_qsl_set edits: the working set must stay the rules' number of distinct eval-set samples.
+QSL_SET_EDITS = {
+    "a repeated sample": lambda s: [s[0], *s[:-1]],
+    "a sample outside the eval set": lambda s: [*s[:-1], 10**9],
+    "a sample that is not an integer": lambda s: [*s[:-1], "7"],
+    "a sample fewer": lambda s: s[:-1],
+}
+
+
+@pytest.mark.parametrize("edit", sorted(QSL_SET_EDITS))
+def test_an_edited_loaded_sample_set_gives_inf012(edit, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(_detail(tree), "loaded_qsl_set", lambda e: {**e, "value": QSL_SET_EDITS[edit](e["value"])})
+    reseal(tree)
+    findings = check_tree(tree, select=SETTINGS_CODES).active
+    assert [(f.code, f.message.split(" ")[0]) for f in findings] == [("INF012", "loaded_qsl_set")]

@@ -88,7 +88,27 @@ def sample_count_differences(values: dict, rules: dict, suite: Suite, scenario: 
         + _effective(values, "performance_sample_count", ok, want)
         + _requested(values, "accuracy_sample_count_override", lambda v: plain_int(v) and v in (0, everything), 0)
         + _effective(values, "accuracy_sample_count", lambda v: plain_int(v) and v == everything, everything)
+        + _loaded_set(values.get("loaded_qsl_set"), want, everything, exact=mode == "performance")
     )
+
+
+def _loaded_set(loaded: object, want: int, total: int, *, exact: bool) -> list[Difference]:
+    """The samples LoadGen loaded (loaded_qsl_set): indices of the eval set, `want` distinct ones in a
+    performance run; an accuracy run loads the eval set in turns of at most `want`, and the log keeps the last."""
+    if loaded is None:
+        return []  # not logged
+    indices = [i for i in loaded if plain_int(i) and 0 <= i < total] if isinstance(loaded, list) else []
+    distinct = len(set(indices))  # MultiStream pads the set to whole queries by repeating samples
+    size_ok = distinct == want if exact else 0 < distinct <= want
+    if isinstance(loaded, list) and len(indices) == len(loaded) and size_ok:
+        return []
+    found = (
+        f"{len(loaded)} entries, {len(set(indices))} distinct indices in [0, {total})"
+        if isinstance(loaded, list)
+        else f"a {type(loaded).__name__}"
+    )
+    size = f"{want}" if exact else f"at most {want}"
+    return [("loaded_qsl_set", found, f"{size} distinct indices in [0, {total})")]
 
 
 def samples_per_query_differences(
@@ -225,7 +245,10 @@ def run_length_below_profile(sub: Submission, ctx: Context) -> Iterator[Finding]
 def sample_count_changed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: the number of samples LoadGen loaded and cycled through (requested_performance_sample_count_override)
     or used (effective_performance_sample_count) is not the task's performance_sample_count (capped
-    by the profile's eval set).
+    by the profile's eval set), loaded_qsl_set is not that many distinct indices of the eval set (at
+    most that many in an accuracy run, which loads the set in turns), or an accuracy run did not
+    answer every sample of the eval set (requested_accuracy_sample_count_override,
+    effective_accuracy_sample_count).
     A rule of its own, not a run length: it sets the working set, not how long the run is.
     Why: a smaller working set fits a faster cache and repeats the same samples, so throughput rises
     without the system being any faster.

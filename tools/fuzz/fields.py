@@ -224,8 +224,17 @@ FIELDS: tuple[FieldRule, ...] = (
     typed("*/mlperf_log_detail.txt get_sut_name_duration_ns value", "LoadGen integer >= 0", _DIAGNOSTIC),
     typed("*/mlperf_log_detail.txt logger_* value", "LoadGen integer >= 0", _DIAGNOSTIC),
     typed("*/mlperf_log_detail.txt generated_* value", "LoadGen integer >= 0", _DIAGNOSTIC),
-    typed("*/mlperf_log_detail.txt loaded_qsl_set value", "array", "which samples LoadGen loaded; INF012 counts them"),
-    typed("*/mlperf_log_detail.txt loaded_qsl_set value/*", "LoadGen integer >= 0", "which samples LoadGen loaded"),
+    must(
+        "*/mlperf_log_detail.txt loaded_qsl_set value",
+        "INF012",
+        "the working set: distinct samples of the eval set, as many as the rules fix",
+    ),
+    typed(
+        "*/mlperf_log_detail.txt loaded_qsl_set value/*",
+        "LoadGen integer >= 0",
+        "which samples of the eval set LoadGen drew (from the rules' seed); INF012 holds them distinct and in the set",
+        "INF012",
+    ),
     must("*/mlperf_log_detail.txt num_errors value", "INF002", "LoadGen's error count fails the run"),
     must(
         "*/mlperf_log_detail.txt qsl_reported_* value",
