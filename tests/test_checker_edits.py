@@ -11,14 +11,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_checker_fixtures import (
-    EXAMPLE,
-    SETTINGS_CODES,
-    _detail,
-    _never_converged,
-    _performance,
-    _training_log,
-)
+from test_checker_fixtures import EXAMPLE, _detail, _never_converged, _performance, _training_log
+from test_checker_refiled import SETTINGS_CODES
 
 from levelfield.checker.engine import check_tree
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
