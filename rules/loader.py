@@ -1,7 +1,7 @@
 """Load one rules version: read, validate against the schemas, cross-check, return typed records.
 
     from levelfield.rules import load_suite
-    suite = load_suite()                       # newest shipped version
+    suite = load_suite()                       # newest final version (a provisional one only when named)
     suite = load_suite("1.0", rules_dir="my-rules")
     suite.task("ctr-dlrm").training["runs"]
 
@@ -146,12 +146,25 @@ def available_versions(root: Path) -> list[str]:
     return sorted(found, key=lambda v: tuple(int(x) if x.isdigit() else -1 for x in v.split(".")))
 
 
+def default_version(root: Path, versions: list[str]) -> str:
+    """The version tools use when none is named: the newest whose suite.yaml says `status: final`.
+
+    A provisional version (targets still being calibrated) loads only when asked for by name, so a
+    newcomer's demo and a vendor's submission never land on rules that may still move; with no
+    final version at all, the newest one. A suite file that fails validation on the way is an
+    error, never skipped: skipping it would silently fall back to an older version."""
+    for version in reversed(versions):
+        if _load_validated(root / version / SUITE_FILE, "suite")["status"] == "final":
+            return version
+    return versions[-1]
+
+
 def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None = None) -> Suite:
     root = rules_root(rules_dir)
     versions = available_versions(root)
     if not versions:
         raise UserError(f"{display_path(root)}: no rules version found (expected <version>/{SUITE_FILE})")
-    version = version or versions[-1]
+    version = version or default_version(root, versions)
     if version not in versions:
         raise UserError(
             f"rules version {version!r} not found in {display_path(root)} (available: {', '.join(versions)})"

@@ -45,9 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         actions,
         "validate",
         help="validate a rules folder against the schemas",
-        description="Load every rules file, validate it and cross-check it; "
-        "print one line per problem and exit 2 when any is found.",
-        examples=["levelfield rules validate", "levelfield rules validate --rules-dir ./my-rules"],
+        description="Load every rules file of one version (--rules-version) or of every version in "
+        "the folder, validate it and cross-check it; print one line per problem and exit 2 when any is found.",
+        examples=[
+            "levelfield rules validate",
+            "levelfield rules validate --rules-version 1.1",
+            "levelfield rules validate --rules-dir ./my-rules",
+        ],
     )
     add_rules_options(check)
     check.set_defaults(func=run_validate)
@@ -60,8 +64,22 @@ def _suite(args: argparse.Namespace) -> Suite:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    suite = _suite(args)
-    print(f"rules {suite.version}: valid ({len(suite.tasks)} tasks: {', '.join(suite.tasks)})")
+    from levelfield.ground.errors import UserError
+    from levelfield.rules import load_suite
+    from levelfield.rules.loader import available_versions, rules_root
+
+    versions = [args.rules_version] if args.rules_version else available_versions(rules_root(args.rules_dir))
+    problems = []
+    for version in versions or [None]:  # none at all: load_suite says so
+        try:
+            suite = load_suite(version, args.rules_dir)
+        except UserError as error:
+            problems.append(str(error))
+            continue
+        status = "" if suite.status == "final" else f" ({suite.status})"
+        print(f"rules {suite.version}{status}: valid ({len(suite.tasks)} tasks: {', '.join(suite.tasks)})")
+    if problems:
+        raise UserError("\n".join(problems))
     return 0
 
 
