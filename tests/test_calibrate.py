@@ -1,29 +1,68 @@
-"""The calibration proposal: a target every run reaches, and each run's epochs to it."""
+"""The calibration tool: resumable run records, and the target and reference points proposed from them."""
 
-from levelfield.reference.harness.calibrate import propose
+from __future__ import annotations
 
+import subprocess
+import sys
 
-def test_target_is_the_worst_best_value_rounded_down():
-    curves = {
-        "pytorch": {1: [[1, 0.80], [2, 0.86], [3, 0.884]], 2: [[1, 0.82], [2, 0.87], [3, 0.90]]},
-        "jax": {1: [[1, 0.79], [2, 0.885], [3, 0.881]]},
-    }
-    proposal = propose(curves, step=0.005, margin=0.0)
-    assert proposal["target"] == 0.88 and proposal["worst_best_value"] == 0.884
-    assert proposal["epochs_to_target"] == {"pytorch": {1: 3, 2: 3}, "jax": {1: 2}}
+import pytest
+
+from levelfield.reference.harness.calibrate import planned_runs, propose, read_records, write_records
 
 
-def test_margin_lowers_the_target():
-    proposal = propose({"tf": {1: [[1, 0.5], [2, 0.7]]}}, step=0.01, margin=0.02)
-    assert proposal["target"] == 0.68 and proposal["epochs_to_target"] == {"tf": {1: 2}}
+def record(framework, batch, seed, evals, stop_value=0.9):
+    return {"framework": framework, "global_batch_size": batch, "seed": seed, "evals": evals, "stop_value": stop_value}
+
+
+def test_the_target_is_what_95_percent_reach_rounded_down_and_lowered_by_the_margin():
+    runs = [record("pytorch", 256, s, [[1.0, 0.80], [2.0, 0.86], [3.0, 0.884]]) for s in range(19)]
+    runs.append(record("jax", 256, 99, [[1.0, 0.5], [2.0, 0.6], [3.0, 0.7]]))  # the one run in 20 allowed to miss
+    proposal = propose(runs, step=0.005)
+    assert proposal["target"] == 0.875  # 0.884 -> 0.88 on the grid, minus one step
+    assert proposal["runs"] == 20 and proposal["runs_reaching_target"] == 19
+    assert proposal["points"] == [
+        {"global_batch_size": 256, "epochs_to_target": {"jax": [None], "pytorch": [3.0] * 19}}
+    ]
+
+
+def test_two_misses_in_twenty_lower_the_target_to_what_the_third_worst_reaches():
+    runs = [record("tf", 512, s, [[0.5, 0.7], [1.0, 0.9]]) for s in range(18)]
+    runs += [record("tf", 512, 100 + s, [[0.5, 0.6], [1.0, 0.75]]) for s in range(2)]
+    assert propose(runs, step=0.01, margin=0.0)["target"] == 0.75
+
+
+def test_the_target_never_exceeds_the_stop_value_and_points_are_fractional_epochs():
+    runs = [
+        record("jax", b, s, [[0.25, 0.5], [0.5, 0.8], [0.75, 0.95]], stop_value=0.8) for b in (256, 512) for s in (1, 2)
+    ]
+    proposal = propose(runs, step=0.05, margin=0.0)
+    assert proposal["target"] == 0.8
+    assert [p["global_batch_size"] for p in proposal["points"]] == [256, 512]
+    assert proposal["points"][0]["epochs_to_target"] == {"jax": [0.5, 0.5]}
+
+
+def test_planned_runs_are_seed_major_so_a_partial_calibration_covers_every_group():
+    plan = planned_runs(["pytorch", "jax"], [256, 512], [1, 2])
+    assert plan[:4] == [("pytorch", 256, 1), ("jax", 256, 1), ("pytorch", 512, 1), ("jax", 512, 1)]
+    assert len(plan) == len(set(plan)) == 8
+
+
+def test_records_round_trip_in_a_stable_order(tmp_path):
+    path = tmp_path / "calibration" / "t.jsonl"
+    assert read_records(path) == []
+    runs = [record("jax", 512, 2, [[1.0, 0.9]]), record("jax", 256, 1, [[1.0, 0.8]])]
+    write_records(path, runs)
+    assert [r["global_batch_size"] for r in read_records(path)] == [256, 512]
+
+
+def test_nothing_to_propose_from_is_an_error():
+    with pytest.raises(ValueError, match="no calibration runs"):
+        propose([], step=0.005)
 
 
 def test_a_user_mistake_is_one_line_not_a_traceback():
-    import subprocess
-    import sys
-
     done = subprocess.run(
-        [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--out", "/tmp/x"],
+        [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--propose-only"],
         capture_output=True,
         text=True,
     )

@@ -81,11 +81,22 @@ def test_the_schedule_is_reference_schedules_order_and_rates(recipe):
 @pytest.mark.parametrize(
     "every, max_epochs, evaluated", [(1, 3, [1, 2, 3]), (2, 5, [2, 4, 5]), (4, 4, [4]), (3, 2, [2])]
 )
-def test_evaluation_follows_the_cadence_and_always_ends_the_run(recipe, every, max_epochs, evaluated):
+def test_an_epoch_cadence_evaluates_at_epoch_ends_and_always_ends_the_run(recipe, every, max_epochs, evaluated):
     schedule = Schedule.for_run(
-        recipe, {"max_epochs": max_epochs, "eval_every_epochs": every}, 0, recipe.global_batch_size
+        recipe, {"max_epochs": max_epochs, "eval_every_epochs": every}, 0, 3 * recipe.global_batch_size
     )
-    assert [e for e in range(1, max_epochs + 1) if schedule.evaluates_after(e)] == evaluated
+    found = [num for e in range(1, max_epochs + 1) for *_, num in schedule.segments(e) if num is not None]
+    assert found == evaluated
+    assert all(isinstance(num, int) for num in found)  # rules 1.0 logs integer epochs
+
+
+def test_a_sample_cadence_cuts_epochs_into_segments_with_fractional_epochs(recipe):
+    batch = recipe.global_batch_size
+    schedule = Schedule.for_run(recipe, {"max_epochs": 2, "eval_every_samples": 2 * batch}, 0, 8 * batch)
+    assert schedule.segments(1) == [(0, 2, 0.25), (2, 4, 0.5), (4, 6, 0.75), (6, 8, 1.0)]
+    assert schedule.segments(2)[0] == (0, 2, 1.25)
+    odd = Schedule.for_run(recipe, {"max_epochs": 1, "eval_every_samples": 3 * batch}, 0, 8 * batch)
+    assert odd.segments(1) == [(0, 3, 3 / 8), (3, 6, 6 / 8), (6, 8, 1.0)]  # the epoch's end is always one
 
 
 def test_a_device_meter_closes_its_nvml_meter():

@@ -15,7 +15,7 @@ from levelfield.checker.checks.training import training_logs
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
-from levelfield.ground.parse import plain_int
+from levelfield.ground.parse import finite_number, plain_int
 
 # The interval events every log opens and closes, in the order MLPerf's logging rules require.
 EVENT_ORDER = ("init_start", "init_stop", "run_start", "run_stop")
@@ -96,14 +96,25 @@ def epochs_not_consecutive(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
 @check("TRN019", "epoch-number-mismatch", area="training")
 def epoch_number_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: an epoch_stop, eval_start, eval_accuracy or eval_stop line whose metadata.epoch_num is
-    absent, not an integer, or not the epoch_num of the last epoch_start before it.
+    """What: an epoch_stop whose metadata.epoch_num is not the epoch of the last epoch_start before it; an
+    eval_start, eval_accuracy or eval_stop whose epoch_num is absent, not a number, not within that epoch,
+    or not the rules' next evaluation point (rules 1.0: every k-th epoch, an integer; rules 1.1: every N
+    samples within an epoch and at its end, the fraction of epochs trained, levelfield.ground.eval_cadence).
     Why: epochs to target (the convergence test, TRN009, and the leaderboard) is read from the
     epoch_num of the eval that ended the run; an edited one fakes faster convergence.
-    Bad: the last eval_accuracy says epoch_num 1 where the epoch_start before it says 2.
+    Bad: the last eval_accuracy says epoch_num 1 where the epoch_start before it says 2; an eval at
+    epoch_num 2.25 where the rules evaluate at 2.5.
     Fix: produce logs with `levelfield train`; never merge or edit logs.
     """
-    for _, log in training_logs(sub):
+    for training, log in training_logs(sub):
+        # Against the cadence only where the epochs are 1, 2, 3 ...: renumbered epochs are TRN014's.
+        numbers = [line.metadata.get("epoch_num") for line in log.all("epoch_start")]
+        consecutive = all(plain_int(n) and n == i for i, n in enumerate(numbers, start=1))
+        rules = ctx.task(training.task).training
+        points = _eval_points(log, rules) if consecutive else None
+        fractional = "eval_every_samples" in rules  # rules 1.1: epoch_num a fraction of epochs trained
+        seen = dict.fromkeys(EVAL_LINES, 0)  # eval lines of each key so far
+        stop = log.first("run_stop")  # an eval after it is TRN013's, not an extra evaluation here
         opened = None  # the epoch_start line the lines that follow belong to
         for line in log.lines:
             if line.key == "epoch_start":
@@ -111,25 +122,71 @@ def epoch_number_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 continue
             if line.key not in EPOCH_LINES:
                 continue
-            found = line.metadata.get("epoch_num")
-            if "epoch_num" not in line.metadata or not plain_int(found):
-                problem, expected = "epoch_num is absent or not an integer", "an integer epoch_num"
-            elif opened is None:
-                problem, expected = "no epoch_start before it", f"an epoch_start with epoch_num {found} before it"
-            elif not plain_int(want := opened.metadata.get("epoch_num")):
-                continue  # the epoch_start's own number is TRN014's
-            elif found != want:
-                problem, expected = f"not the epoch of the epoch_start at line {opened.lineno}", want
-            else:
+            problem = _epoch_num_problem(line, opened, fractional)
+            timed = stop is None or line.lineno < stop.lineno
+            if problem is None and line.key in EVAL_LINES and points is not None and timed:
+                k = seen[line.key]
+                seen[line.key] += 1
+                want = points[k] if k < len(points) else None
+                if want is None or line.metadata["epoch_num"] != want:
+                    problem = (
+                        f"not the rules' evaluation {k + 1}",
+                        "no further evaluation" if want is None else want,
+                    )
+            if problem is None:
                 continue
+            text, expected = problem
             yield Finding.at(
                 log.path,
-                f"{line.key} {problem}",
+                f"{line.key} {text}",
                 line=line.lineno,
-                found="absent" if "epoch_num" not in line.metadata else found,
+                found=line.metadata.get("epoch_num", "absent"),
                 expected=expected,
                 hint=_PRODUCE,
             )
+
+
+# The lines of one evaluation: each carries the epoch_num of the cadence point it evaluates.
+EVAL_LINES = ("eval_start", "eval_accuracy", "eval_stop")
+
+
+def _epoch_num_problem(line, opened, fractional: bool) -> tuple[str, object] | None:
+    """(problem, expected) when an epoch line's epoch_num does not fit the epoch it is logged in."""
+    if "epoch_num" not in line.metadata:
+        return "epoch_num is absent", "an epoch_num"
+    found = line.metadata["epoch_num"]
+    if line.key == "epoch_stop" or not fractional:
+        if not plain_int(found):
+            return "epoch_num is not an integer", "an integer epoch_num"
+    elif not finite_number(found):
+        return "epoch_num is not a number", "a number of epochs"
+    if opened is None:
+        return "no epoch_start before it", f"an epoch_start with epoch_num {found} before it"
+    want = opened.metadata.get("epoch_num")
+    if not plain_int(want):
+        return None  # the epoch_start's own number is TRN014's
+    if line.key == "epoch_stop" or not fractional:
+        return None if found == want else (f"not the epoch of the epoch_start at line {opened.lineno}", want)
+    if want - 1 < found <= want:
+        return None
+    return f"not within the epoch of the epoch_start at line {opened.lineno}", f"in ({want - 1}, {want}]"
+
+
+def _eval_points(log, training: dict) -> list[int | float] | None:
+    """The epoch_num of every evaluation the rules' cadence sets for this run, in order; None when the
+    log's train_samples or global_batch_size cannot say (TRN001 and TRN010 report those)."""
+    from levelfield.ground.eval_cadence import EvalCadence
+
+    samples, batch = log.value("train_samples"), log.value("global_batch_size")
+    if not (plain_int(samples) and plain_int(batch) and 0 < batch <= samples < 2**40):
+        return None
+    try:
+        cadence = EvalCadence.from_rules(training, samples // batch, batch)
+    except ValueError:
+        return None
+    if cadence.steps_per_epoch * cadence.max_epochs > 10**7:
+        return None  # absurd sizes: not worth walking; the other checks name them
+    return [num for _, num in cadence.points()]
 
 
 @check("TRN015", "timestamp-backwards", area="training")

@@ -48,12 +48,13 @@ def first_eval_at_target(log: MllogFile, target: float) -> MllogLine | None:
     return next((line for line in evals_before_stop(log) if reaches_target(line.value, target)), None)
 
 
-def epochs_to_target(log: MllogFile) -> int | None:
-    """The epoch of the eval that ended a successful run (what reference convergence points count)."""
+def epochs_to_target(log: MllogFile) -> int | float | None:
+    """The epoch_num of the eval that ended a successful run (what reference convergence points count):
+    an integer epoch under rules 1.0, the fraction of epochs trained under 1.1's sample cadence."""
     line = last_eval_before_stop(log)
     epoch = None if line is None else line.metadata.get("epoch_num")
     # An absurd epoch (10**29) is TRN019's to report; here it would overflow the t-test's arithmetic.
-    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) and 0 < epoch < 2**31 else None
+    return epoch if finite_number(epoch) and 0 < epoch < 2**31 else None
 
 
 def time_to_target_s(log: MllogFile) -> float | None:

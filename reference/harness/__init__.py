@@ -4,7 +4,7 @@
     trainer.py         `levelfield train`: init, timed epochs, evals, the stop-at-target decision
     world.py           each process's place in a run of N processes (`--nproc N`; levelfield/torchrun.py
                        starts them)
-    calibrate.py       targets and reference convergence points from full-length reference runs
+    calibrate.py       resumable reference runs kept as data; targets and reference convergence points from them
     compliance.py      mlperf_logging's own checker over the trainer's logs
     runner.py          `levelfield infer`: LoadGen scenarios around an implementation's predict
     session.py         one LoadGen test: sizing probes, the SUT, repeats

@@ -1,45 +1,160 @@
-"""Calibrate a task's quality target and reference convergence points from reference runs.
+"""Calibrate a task: reference runs per framework, seed and batch size, kept as data; a target and RCPs from them.
 
-    python -m levelfield.reference.harness.calibrate --task ctr-dlrm --seeds 3 --out calibration/ctr-dlrm
+    python -m levelfield.reference.harness.calibrate --task seq-transformer --rules-version 1.1 \\
+        --seeds 5 --batch-sizes 256 512 --stop-above 0.999 --runs-dir build/calibration
 
-Trains every framework with several seeds for the full `max_epochs` (no stop
-at the target), records each evaluation curve, and proposes what the rules
-need, as MLPerf picks targets just under the reference model's quality:
+Every (framework, batch size, seed) is one reference run with the submission
+profile's recipe (only the global batch size varies), trained until an eval
+reaches `--stop-above` or for all max_epochs: curves that reach past any target
+worth proposing. Each finished run is one JSON line of the calibration file
+(default: the rules version's `calibration/<task>.jsonl`, committed next to the
+rules as data). The tool is resumable: a run whose line exists is never run
+again, so a stopped calibration picks up where it was, and runs are taken
+seed-major (seed 1 of every framework and batch size, then seed 2...), so even
+a partial file covers every group.
 
-- target: the best value that every run reaches within max_epochs, rounded
-  down to `--step` and lowered by `--margin`, so each framework reaches it
-  reliably;
-- reference convergence points: for each run, the first epoch at which it
-  reached that target.
+Then, from the file (also alone: `--propose-only`):
+- target: by the rule the task file states, the highest multiple of `--step`
+  that at least `--reach` (default 95%) of the runs reach before max_epochs (at
+  most the stop value), lowered by `--margin` (default one step), so the target
+  sits below the reference runs' plateau rather than at it (as MLPerf sets
+  targets just under the reference quality);
+- reference convergence points: per batch size and framework, each run's epoch
+  (a fraction under rules 1.1's sample cadence) of its first eval at the target.
+It prints them as the YAML to paste into the task file; tests hold the task
+file to the calibration file (tests/test_calibration_data.py).
 
-Writes calibration.json (curves and proposal) and prints the YAML to paste
-into the task's rules file. Runs use the submission profile and write their
-MLLOG files under --out; none of them is a result.
+None of these runs is a result: their MLLOG files go to --runs-dir, never into
+a submission tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import math
+import socket
 from pathlib import Path
 
-from levelfield.ground.fsutil import atomic_write_text
-from levelfield.reference.harness.trainer import Trainer, TrainOptions
+from levelfield.ground.fsutil import atomic_write_text, read_text_limited
+from levelfield.ground.training_log import reaches_target
 
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+REACH = 0.95  # share of reference runs that must reach a proposed target before max_epochs
+KEY_FIELDS = ("framework", "global_batch_size", "seed")
 
 
-def propose(curves: dict, step: float, margin: float) -> dict:
-    """Target and per-run epochs-to-target from {framework: {seed: [[epoch, value], ...]}}."""
-    best = [max(v for _, v in curve) for runs in curves.values() for curve in runs.values()]
-    target = math.floor(min(best) / step) * step - margin
-    target = round(target, 6)
-    epochs = {
-        fw: {seed: next((e for e, v in curve if v >= target), None) for seed, curve in runs.items()}
-        for fw, runs in curves.items()
+def run_key(record: dict) -> tuple:
+    return tuple(record[k] for k in KEY_FIELDS)
+
+
+def read_records(path: Path) -> list[dict]:
+    """The calibration file's runs, one JSON object per line; [] when the file does not exist yet."""
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in read_text_limited(path).splitlines() if line.strip()]
+
+
+def write_records(path: Path, records: list[dict]) -> None:
+    """The whole file, atomically, in a stable order, so an interrupted write loses nothing."""
+    ordered = sorted(records, key=run_key)
+    text = "".join(json.dumps(r, sort_keys=True) + "\n" for r in ordered)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, text, overwrite=True)
+
+
+def planned_runs(frameworks: list[str], batch_sizes: list[int], seeds: list[int]) -> list[tuple[str, int, int]]:
+    """Every (framework, batch size, seed), seed-major: a partial calibration covers every group."""
+    return [(fw, batch, seed) for seed in seeds for batch in batch_sizes for fw in frameworks]
+
+
+def first_epoch_at(evals: list, target: float) -> int | float | None:
+    """The epoch_num of a curve's first eval at the target (None when it never reaches it)."""
+    return next((epoch for epoch, value in evals if reaches_target(value, target)), None)
+
+
+def propose(records: list[dict], step: float, reach: float = REACH, margin: float | None = None) -> dict:
+    """Target by the rule (highest multiple of `step` that a `reach` share of the runs reaches, at most
+    every run's stop value, lowered by `margin`, default one step) and, per batch size and framework,
+    each run's epochs to it."""
+    margin = step if margin is None else margin
+    if not records:
+        raise ValueError("no calibration runs to propose from")
+    ceiling = min(r["stop_value"] if r["stop_value"] is not None else 1.0 for r in records)
+    best = sorted(max((v for _, v in r["evals"] if math.isfinite(v)), default=-math.inf) for r in records)
+    # The value that `reach` of the runs reach: the best of the run at the (1 - reach) quantile from below.
+    allowed_misses = math.floor((1 - reach) * len(best) + 1e-9)
+    reached_by_enough = best[allowed_misses]
+    target = round(math.floor(min(reached_by_enough, ceiling) / step + 1e-9) * step - margin, 6)
+    points: dict[int, dict[str, list]] = {}
+    for r in sorted(records, key=run_key):
+        epochs = first_epoch_at(r["evals"], target)
+        points.setdefault(r["global_batch_size"], {}).setdefault(r["framework"], []).append(epochs)
+    reached = sum(e is not None for fws in points.values() for runs in fws.values() for e in runs)
+    return {
+        "target": target,
+        "rule": f"the highest multiple of {step} that at least {reach:.0%} of the reference runs reach before "
+        f"max_epochs, lowered by {margin}",
+        "runs": len(records),
+        "runs_reaching_target": reached,
+        "points": [{"global_batch_size": b, "epochs_to_target": fws} for b, fws in sorted(points.items())],
     }
-    return {"target": target, "worst_best_value": min(best), "epochs_to_target": epochs}
+
+
+def _record(options, summary: dict, batch: int) -> dict:
+    from levelfield.ground.git_state import git_state
+
+    run = summary["runs"][0]
+    return {
+        "task": summary["task"],
+        "rules_version": summary["rules_version"],
+        "framework": summary["framework"],
+        "mode": summary["mode"],
+        "global_batch_size": batch,
+        "seed": run["seed"],
+        "stop_value": options.calibration_stop,
+        "status": run["status"],
+        "reason": run["reason"],
+        "evals": run["evals"],
+        "epochs_trained": run["epochs"],
+        "levelfield_commit": git_state().get("commit"),
+        "host": socket.gethostname(),
+        "finished_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
+    """Run every planned run whose line is missing from `path`, appending each as it finishes."""
+    from levelfield.reference.harness.trainer import Trainer, TrainOptions
+
+    records = read_records(path)
+    done = {run_key(r) for r in records}
+    seeds = [args.first_seed + i for i in range(args.seeds)]
+    todo = [k for k in planned_runs(args.frameworks, args.batch_sizes, seeds) if k not in done]
+    print(f"calibration {path}: {len(done)} runs on file, {len(todo)} to run", flush=True)
+    for i, (framework, batch, seed) in enumerate(todo, start=1):
+        print(f"[{i}/{len(todo)}] {args.task} {framework} batch {batch} seed {seed}", flush=True)
+        options = TrainOptions(
+            task_id=args.task,
+            framework=framework,
+            out=args.runs_dir / framework / f"batch{batch}" / f"seed{seed}",
+            runs=1,
+            seed=seed,
+            stop_at_target=False,
+            calibration_stop=args.stop_above,
+            force=True,
+            rules_dir=args.rules_dir,
+            rules_version=args.rules_version,
+            overrides={"global_batch_size": batch},
+        )
+        summary = Trainer(options).run()
+        if summary["interrupted_by"]:
+            print(f"interrupted by {summary['interrupted_by']}: the run is not kept; rerun to resume", flush=True)
+            break
+        records.append(_record(options, summary, batch))
+        write_records(path, records)
+    return records
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,47 +163,32 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--task", required=True)
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
-    parser.add_argument("--seeds", type=int, default=3, help="runs per framework")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, help="global batch sizes (default: the rules' default)")
+    parser.add_argument("--seeds", type=int, default=5, help="runs per framework and batch size")
     parser.add_argument("--first-seed", type=int, default=1000)
-    parser.add_argument("--step", type=float, default=0.005, help="round the target down to this step")
-    parser.add_argument("--margin", type=float, default=0.0, help="then lower it by this much")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--stop-above", type=float, help="stop a run once an eval reaches this value")
+    parser.add_argument("--step", type=float, default=0.005, help="propose a target on this grid")
+    parser.add_argument("--reach", type=float, default=REACH, help="share of runs that must reach the target")
+    parser.add_argument("--margin", type=float, help="lower the target by this much (default: one step)")
+    parser.add_argument("--calibration-file", type=Path, help="default: <rules version>/calibration/<task>.jsonl")
+    parser.add_argument("--runs-dir", type=Path, default=Path("build/calibration"), help="the runs' MLLOG files")
+    parser.add_argument("--propose-only", action="store_true", help="only propose from the calibration file")
+    parser.add_argument("--rules-version")
     parser.add_argument(
         "--rules-dir",
         help="rules folder to read (default: the shipped rules); a copy keeps a "
         "long calibration safe from edits to the working tree",
     )
     args = parser.parse_args(argv)
+    from levelfield.rules import load_suite
 
-    curves: dict = {}
-    for fw in args.frameworks:
-        curves[fw] = {}
-        for i in range(args.seeds):
-            seed = args.first_seed + i
-            options = TrainOptions(
-                task_id=args.task,
-                framework=fw,
-                out=args.out / fw / f"seed{seed}",
-                runs=1,
-                seed=seed,
-                stop_at_target=False,
-                force=True,
-                rules_dir=args.rules_dir,
-            )
-            summary = Trainer(options).run()
-            curves[fw][seed] = summary["runs"][0]["evals"]
-            atomic_write_text(
-                args.out / "calibration.json",
-                json.dumps({"task": args.task, "curves": curves}, indent=2) + "\n",
-                overwrite=True,
-            )
-    proposal = propose(curves, args.step, args.margin)
-    atomic_write_text(
-        args.out / "calibration.json",
-        json.dumps({"task": args.task, "curves": curves, "proposal": proposal}, indent=2) + "\n",
-        overwrite=True,
-    )
-    print(json.dumps(proposal, indent=2))
+    suite = load_suite(args.rules_version, args.rules_dir)
+    task = suite.task(args.task)
+    args.rules_version = suite.version
+    args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
+    path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
+    records = read_records(path) if args.propose_only else calibrate(args, path)
+    print(json.dumps(propose(records, args.step, args.reach, args.margin), indent=2))
     return 0
 
 

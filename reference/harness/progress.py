@@ -1,6 +1,7 @@
 """Progress bars on stderr: training epochs (`EpochProgress`) and LoadGen runs (`LoadGenProgress`).
 
-Training: a bar per epoch on a terminal, one line per evaluation everywhere.
+Training: a bar per epoch on a terminal, one line per evaluation everywhere
+(evaluations may fall inside an epoch: the rules' cadence, ground/eval_cadence.py).
 The bar advances in chunks of steps, so the framework still runs many steps
 per call and the host syncs only once per chunk: the first chunk is 1/20 of
 an epoch, later ones as many steps as took about a second before. Fixed
@@ -34,36 +35,64 @@ CHUNK_TARGET_S = 1.0  # later chunks: about this long, so the bar still moves ev
 
 
 class EpochProgress:
+    """One bar per epoch (use as a context manager: the last bar closes on exit). The trainer feeds each
+    epoch's steps through `steps` in segments cut at the evaluations, which may fall inside an epoch."""
+
     def __init__(self, task: str, framework: str, run_index: int, max_epochs: int, steps_per_epoch: int):
         self.label = f"{task}/{framework} run {run_index}"
         self.max_epochs = max_epochs
+        self.steps_per_epoch = steps_per_epoch
         self.chunk = max(1, steps_per_epoch // FIRST_CHUNKS_PER_EPOCH)
         self.chunks: list[int] = []  # every chunk's length, in order (for tests and curiosity)
+        self._bar: tqdm | None = None
+        self._bar_epoch: int | None = None
 
-    def epoch(self, epoch: int, order: np.ndarray, lrs: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Yield (batch_indices, learning_rates) chunks of one epoch while a bar advances."""
-        with tqdm(
-            total=len(order),
-            desc=f"{self.label} epoch {epoch}/{self.max_epochs}",
-            unit="step",
-            leave=False,
-            disable=None,
-            file=sys.stderr,
-        ) as bar:
-            start = 0
-            while start < len(order):
-                size = min(self.chunk, len(order) - start)
-                began = time.perf_counter()
-                yield order[start : start + size], lrs[start : start + size]  # the caller trains them here
-                took_s = time.perf_counter() - began
-                self.chunks.append(size)
-                self.chunk = max(1, round(size * CHUNK_TARGET_S / max(took_s, 1e-6)))
-                bar.update(size)
-                start += size
+    def _epoch_bar(self, epoch: int) -> tqdm:
+        if self._bar_epoch != epoch:
+            self.close()
+            self._bar = tqdm(
+                total=self.steps_per_epoch,
+                desc=f"{self.label} epoch {epoch}/{self.max_epochs}",
+                unit="step",
+                leave=False,
+                disable=None,
+                file=sys.stderr,
+            )
+            self._bar_epoch = epoch
+        return self._bar
 
-    def evaluated(self, epoch: int, metric: str, value: float, target: float) -> None:
+    def steps(self, epoch: int, order: np.ndarray, lrs: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Yield (batch_indices, learning_rates) chunks of some of `epoch`'s steps while its bar advances."""
+        bar = self._epoch_bar(epoch)
+        start = 0
+        while start < len(order):
+            size = min(self.chunk, len(order) - start)
+            began = time.perf_counter()
+            yield order[start : start + size], lrs[start : start + size]  # the caller trains them here
+            took_s = time.perf_counter() - began
+            self.chunks.append(size)
+            self.chunk = max(1, round(size * CHUNK_TARGET_S / max(took_s, 1e-6)))
+            bar.update(size)
+            start += size
+
+    def evaluated(self, epoch_num: int | float, metric: str, value: float, target: float) -> None:
+        """One line per evaluation, printed above the bar (tqdm.write keeps the bar intact)."""
         mark = "reached" if value >= target else "below"
-        print(f"{self.label} epoch {epoch}: {metric} {value:.4f} ({mark} target {target})", flush=True)
+        shown = f"{epoch_num:g}" if isinstance(epoch_num, float) else str(epoch_num)
+        tqdm.write(f"{self.label} epoch {shown}: {metric} {value:.4f} ({mark} target {target})", file=sys.stdout)
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._bar, self._bar_epoch = None, None
+
+    def __enter__(self) -> EpochProgress:
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
 
 
 class LoadGenProgress:

@@ -37,8 +37,10 @@ from mlperf_logging.mllog import constants as K
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.environment import environment_fingerprint
 from levelfield.ground.errors import UserError
+from levelfield.ground.eval_cadence import EvalCadence
 from levelfield.ground.registry import task_module
 from levelfield.ground.stats import spread, time_to_train
+from levelfield.ground.training_log import reaches_target
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.harness.world import SINGLE
@@ -72,6 +74,9 @@ class TrainOptions:
     save_weights: bool = False
     overrides: dict = field(default_factory=dict)  # tunable hyperparameters (closed division)
     stop_at_target: bool = True  # False: train all max_epochs (calibration curves; never a result)
+    # With stop_at_target False: stop once an eval reaches this value instead (calibration curves that
+    # reach past any target worth proposing, without paying for every remaining epoch; never a result).
+    calibration_stop: float | None = None
 
 
 @dataclass(kw_only=True)
@@ -81,7 +86,7 @@ class RunOutcome:
     index: int
     seed: int
     status: str  # success | aborted
-    reason: str  # target reached | max epochs | interrupted | error
+    reason: str  # target reached | max epochs | interrupted | error | calibration stop
     epochs: int
     time_to_train_s: float | None  # run_start -> run_stop, successful runs only
     time_to_first_step_s: float
@@ -124,14 +129,15 @@ class RunData:
 @dataclass(frozen=True)
 class Schedule:
     """When a run steps, at which learning rate, and when it evaluates: fixed before run_start from the
-    seed, the recipe and the rules, in numpy (reference/schedule.py), so every framework and rank agrees."""
+    seed, the recipe and the rules, in numpy (reference/schedule.py), so every framework and rank agrees.
+    The evaluation cadence is levelfield.ground.eval_cadence's, which the checker reads too."""
 
     seed: int
     train_samples: int
     global_batch_size: int
     steps_per_epoch: int
     max_epochs: int
-    eval_every_epochs: int
+    cadence: EvalCadence
     lrs: np.ndarray  # float64 [max_epochs * steps_per_epoch], one per step
 
     @classmethod
@@ -144,7 +150,7 @@ class Schedule:
             global_batch_size=batch,
             steps_per_epoch=steps_per_epoch,
             max_epochs=max_epochs,
-            eval_every_epochs=settings["eval_every_epochs"],
+            cadence=EvalCadence.from_rules(settings, steps_per_epoch, batch),
             lrs=learning_rates(recipe, steps_per_epoch, max_epochs),
         )
 
@@ -157,10 +163,17 @@ class Schedule:
         """The learning rates of `epoch`'s steps (epochs count from 1)."""
         return self.lrs[(epoch - 1) * self.steps_per_epoch : epoch * self.steps_per_epoch]
 
-    def evaluates_after(self, epoch: int) -> bool:
-        """The rules' evaluation cadence; the last epoch is always evaluated, so a run that trains all
-        max_epochs still ends with a score."""
-        return epoch % self.eval_every_epochs == 0 or epoch == self.max_epochs
+    def segments(self, epoch: int) -> list[tuple[int, int, int | float | None]]:
+        """`epoch`'s steps cut at its evaluations: (first step, end step, epoch_num of the eval that
+        follows, or None), steps counted from 0 within the epoch, covering all of them in order."""
+        breaks = self.cadence.breaks(epoch)
+        cuts, start = [], 0
+        for end in sorted(breaks):
+            cuts.append((start, end, breaks[end]))
+            start = end
+        if start < self.steps_per_epoch:
+            cuts.append((start, self.steps_per_epoch, None))
+        return cuts
 
 
 @dataclass(frozen=True)
@@ -335,53 +348,82 @@ class Trainer:
         impl.load(weights)
 
     def _train_to_target(self, log: RunLog, outcome: RunOutcome, impl, data: RunData, schedule: Schedule) -> None:
-        """The timed epochs: train, evaluate at the rules' cadence, and stop at the target (a success)
-        or after max_epochs (aborted, reason "max epochs")."""
+        """The timed epochs: train, evaluate at the rules' cadence (which may fall inside an epoch), and
+        stop at the target (a success: the epoch is closed where it stopped) or after max_epochs
+        (aborted, reason "max epochs")."""
         outcome.reason = "max epochs"
-        progress = EpochProgress(
+        with EpochProgress(
             self.task.id, self.o.framework, outcome.index, schedule.max_epochs, schedule.steps_per_epoch
-        )
-        for epoch in range(1, schedule.max_epochs + 1):
-            outcome.epochs = epoch
-            self._train_epoch(log, impl, schedule, progress, epoch)
-            if not schedule.evaluates_after(epoch):
-                continue
-            value = self._evaluate(log, impl, data, epoch)
-            if value is not None:
-                outcome.evals.append([epoch, value])
-                progress.evaluated(epoch, self.task.quality["metric"], value, self.task.quality["target"])
-            if self._stops_at(value):
-                outcome.status, outcome.reason = "success", "target reached"
-                return
+        ) as progress:
+            for epoch in range(1, schedule.max_epochs + 1):
+                outcome.epochs = epoch
+                if self._train_epoch(log, outcome, impl, data, schedule, progress, epoch):
+                    # A calibration run stopped at its own value is never a result, so never a success.
+                    calibrating = not self.o.stop_at_target
+                    outcome.status = "aborted" if calibrating else "success"
+                    outcome.reason = "calibration stop" if calibrating else "target reached"
+                    return
 
-    def _train_epoch(self, log: RunLog, impl, schedule: Schedule, progress: EpochProgress, epoch: int) -> None:
-        """One epoch between epoch_start and epoch_stop: this rank's share of every global batch
-        (all of them in one process), in chunks that move rank 0's progress bar."""
+    def _train_epoch(
+        self,
+        log: RunLog,
+        outcome: RunOutcome,
+        impl,
+        data: RunData,
+        schedule: Schedule,
+        progress: EpochProgress,
+        epoch: int,
+    ) -> bool:
+        """One epoch between epoch_start and epoch_stop, and the evaluations that fall in it; True when one
+        reached the target. An evaluation inside the epoch sits between its epoch_start and epoch_stop; the
+        one at its end follows its epoch_stop (as under rules 1.0, where every evaluation is at an epoch's
+        end); a run that reaches the target inside an epoch closes the epoch there."""
         log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
         order = self.world.share(schedule.batches(epoch))
         epoch_lrs = schedule.epoch_lrs(epoch)
-        # Only rank 0 shows progress; the other ranks train the epoch in one call.
-        chunks = progress.epoch(epoch, order, epoch_lrs) if self.world.primary else [(order, epoch_lrs)]
+        closed = reached = False
+        for start, end, epoch_num in schedule.segments(epoch):
+            self._train_segment(impl, progress, epoch, order[start:end], epoch_lrs[start:end])
+            if epoch_num is None:
+                continue
+            if end == schedule.steps_per_epoch:
+                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+                closed = True
+            value = self._evaluate(log, impl, data, epoch_num)
+            if value is not None:
+                outcome.evals.append([epoch_num, value])
+                progress.evaluated(epoch_num, self.task.quality["metric"], value, self.task.quality["target"])
+            if reached := self._stops_at(value):
+                break
+        if not closed:
+            log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+        return reached
+
+    def _train_segment(self, impl, progress: EpochProgress, epoch: int, order: np.ndarray, lrs: np.ndarray) -> None:
+        """The steps between two evaluations: this rank's share of every global batch (all of them in one
+        process), in chunks that move rank 0's progress bar; the other ranks train them in one call."""
+        chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
         for rows in chunks:
             impl.train_steps(*rows)
-        log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
 
-    def _evaluate(self, log: RunLog, impl, data: RunData, epoch: int) -> float | None:
+    def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
         """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
-        between eval_start and eval_stop; None on ranks other than 0, which never evaluate."""
+        between eval_start and eval_stop, all three with the cadence's epoch_num (levelfield.ground.eval_cadence);
+        None on ranks other than 0, which never evaluate."""
         if not self.world.primary:
             return None
-        log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch})
+        log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch_num})
         value = float(self.metric_module.score(impl.predict(data.eval_inputs), data.eval_labels))
-        log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch})
-        log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch})
+        log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch_num})
+        log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch_num})
         return value
 
     def _stops_at(self, value: float | None) -> bool:
         """Rank 0's stop-at-target decision, on every rank (a collective: all of them stop together).
-        Without stop_at_target the run trains all max_epochs (calibration curves; never a result)."""
-        reached = value is not None and value >= self.task.quality["target"]
-        return self.world.agree(reached and self.o.stop_at_target)
+        Without stop_at_target the run trains all max_epochs, or until `calibration_stop` (calibration
+        curves; never a result)."""
+        threshold = self.task.quality["target"] if self.o.stop_at_target else self.o.calibration_stop
+        return self.world.agree(threshold is not None and reaches_target(value, threshold))
 
     def _keep_success(self, outcome: RunOutcome, impl, elapsed_s: float) -> None:
         """A successful run's time to train (run_start to run_stop), and its weights when asked for (rank 0)."""
