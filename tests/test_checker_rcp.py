@@ -13,6 +13,7 @@ from test_checker_fixtures import EXAMPLE, HONEST_RCP, rules_with_rcp_points
 
 import levelfield.checker.checks  # noqa: F401 - registers every check
 from levelfield.checker.engine import check_tree
+from tests.submission_edit import copy_tree, edit_mllog, first, reseal, set_value
 
 # Slower at a larger batch size, as recipes are: olympic mean 2.69 epochs.
 SLOWER_RCP = {"pytorch": [2, 3, 2, 3, 4], "tensorflow": [3, 2, 2, 3, 3], "jax": [2, 2, 3, 2, 4]}
@@ -73,6 +74,28 @@ def test_a_batch_size_outside_the_calibrated_range_is_trn021_never_a_skip(tmp_pa
         ("TRN021", "tensorflow"),
     ]
     assert f"within [{sizes[0]}, {sizes[1]}]" in found[0].text()
+
+
+@pytest.mark.parametrize(
+    "key, change",
+    [
+        ("global_batch_size", set_value([])),
+        ("global_batch_size", set_value("1024")),
+        ("global_batch_size", set_value(True)),
+        ("global_batch_size", set_value(1e300)),
+        ("global_batch_size", set_value(-1024)),
+        ("eval_accuracy", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": 10**29}}),
+        ("eval_accuracy", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": "2"}}),
+    ],
+    ids=["list", "string", "bool", "huge", "negative", "huge-epoch", "string-epoch"],
+)
+def test_hostile_values_never_crash_the_rcp_checks(tmp_path, key, change):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    edit_mllog(first(tree, "pytorch/training/result_0.txt"), key, change, -1)
+    reseal(tree)
+    rules = rules_with_rcp_points(tmp_path, {512: HONEST_RCP, 2048: HONEST_RCP})
+    report = check_tree(tree, rules_dir=str(rules), select=["TRN"])
+    assert "CHK001" not in {f.code for f in report.findings}, [f.text() for f in report.findings]
 
 
 def test_a_demo_check_does_not_judge_convergence(tmp_path):
