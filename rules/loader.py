@@ -100,6 +100,11 @@ class Suite:
     loadgen_query_stream: dict = field(default_factory=dict)  # absent from a rules version: not checked
     loadgen_accuracy_log: dict = field(default_factory=dict)  # absent from a rules version: not checked
 
+    @property
+    def convergence_test(self) -> str:
+        """How TRN009 judges convergence: "welch" (rules 1.0) or "rcp" (reference convergence points)."""
+        return convergence_test(self.checks)
+
     def task(self, task_id: str) -> Task:
         if task_id not in self.tasks:
             raise UserError(
@@ -281,16 +286,80 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
             f"{inference['accuracy_ratio']} = {threshold:.4g} is above the quality target "
             f"{quality['target']}, so a model trained to the target could fail inference accuracy"
         )
+    problems += _cross_check_convergence(raw, suite_raw)
+    problems += _cross_check_profiles(raw, suite_raw)
+    return problems
+
+
+def convergence_test(suite_checks: dict) -> str:
+    """How TRN009 judges convergence: suite.yaml's checks.convergence_test; rules 1.0 predates the key
+    and means `welch`."""
+    return suite_checks.get("convergence_test", "welch")
+
+
+def _cross_check_convergence(raw: dict, suite_raw: dict) -> list[str]:
+    """reference_convergence against the suite's convergence test: the shape it reads, known frameworks,
+    and for `rcp` points the statistics can use (levelfield/ground/rcp.py)."""
     rcp = raw.get("reference_convergence")
-    for framework, epochs in (rcp or {}).get("epochs_to_target", {}).items():
+    if rcp is None:
+        return []  # absent until the task is calibrated
+    method = convergence_test(suite_raw["checks"])
+    shape = "points" if "points" in rcp else "seeds"
+    if shape != {"welch": "seeds", "rcp": "points"}[method]:
+        return [
+            f"$.reference_convergence: found the {shape} shape / expected "
+            f"{'points' if shape == 'seeds' else 'seeds'} (the shape {SUITE_FILE} checks.convergence_test "
+            f"{method!r} reads)"
+        ]
+    return _cross_check_points(rcp, raw, suite_raw) if shape == "points" else _cross_check_seeds(rcp, suite_raw)
+
+
+def _unknown_framework(where: str, framework: str, suite_raw: dict) -> list[str]:
+    if framework in suite_raw["frameworks"]:
+        return []
+    return [f"{where}: not a framework of {SUITE_FILE} (expected one of: {', '.join(suite_raw['frameworks'])})"]
+
+
+def _cross_check_seeds(rcp: dict, suite_raw: dict) -> list[str]:
+    problems = []
+    for framework, epochs in rcp["epochs_to_target"].items():
         where = f"$.reference_convergence.epochs_to_target.{framework}"
-        if framework not in suite_raw["frameworks"]:
-            problems.append(
-                f"{where}: not a framework of {SUITE_FILE} (expected one of: {', '.join(suite_raw['frameworks'])})"
-            )
+        problems += _unknown_framework(where, framework, suite_raw)
         if len(epochs) != len(rcp["seeds"]):
             problems.append(f"{where}: {len(epochs)} values for {len(rcp['seeds'])} seeds (expected one per seed)")
-    problems += _cross_check_profiles(raw, suite_raw)
+    return problems
+
+
+def _cross_check_points(rcp: dict, raw: dict, suite_raw: dict) -> list[str]:
+    from levelfield.ground.rcp import MIN_RUNS_PER_FRAMEWORK, pooled_epochs, population_stdev
+
+    problems = []
+    sizes = [point["global_batch_size"] for point in rcp["points"]]
+    if sizes != sorted(set(sizes)):
+        problems.append(
+            f"$.reference_convergence.points: global_batch_size {sizes} found / expected ascending without "
+            f"repeats ({sorted(set(sizes))}), one point per calibrated batch size"
+        )
+    for i, point in enumerate(rcp["points"]):
+        where = f"$.reference_convergence.points[{i}]"
+        for framework, epochs in point["epochs_to_target"].items():
+            problems += _unknown_framework(f"{where}.epochs_to_target.{framework}", framework, suite_raw)
+            if len(epochs) < MIN_RUNS_PER_FRAMEWORK:
+                problems.append(
+                    f"{where}.epochs_to_target.{framework}: {len(epochs)} runs found / expected at least "
+                    f"{MIN_RUNS_PER_FRAMEWORK} per framework at a batch size (levelfield/ground/rcp.py)"
+                )
+        pooled = pooled_epochs(point["epochs_to_target"])
+        if population_stdev(pooled) == 0:
+            problems.append(
+                f"{where}.epochs_to_target: every run at {pooled[0]} epochs found / expected a spread "
+                f"(with none, the test would call any faster run too fast: calibrate with more seeds)"
+            )
+        if 2 * raw["training"]["olympic_drop"] >= len(pooled):
+            problems.append(
+                f"{where}.epochs_to_target: {len(pooled)} runs found / expected more than "
+                f"2 x olympic_drop ({raw['training']['olympic_drop']})"
+            )
     return problems
 
 

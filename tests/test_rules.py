@@ -296,3 +296,111 @@ def test_a_submittable_profile_needs_three_inference_repeats(rules_copy):
         "    submittable: true\n    inference_repeats: 2\n",
     )
     assert_user_error(run_cli("rules", "validate", "--rules-dir", str(rules_copy)), "suite.yaml", "inference_repeats")
+
+
+# --- rules 1.1: reference convergence points (checks.convergence_test: rcp) -----------------------
+
+FIVE_RUNS = {
+    "pytorch": [2.25, 2.5, 3.0, 2.75, 2.5],
+    "tensorflow": [2.5, 2.5, 3.0, 2.25, 2.75],
+    "jax": [2, 3, 2.5, 2.5, 3],
+}
+
+
+def _with_points(rules_copy: Path, points: list[tuple[int, dict]], version: str = "1.1") -> Path:
+    """rules_copy with the version's ctr-dlrm holding these (global_batch_size, epochs_to_target) points
+    in place of any reference_convergence it had."""
+    import json
+
+    path = rules_copy / version / "tasks/ctr-dlrm.yaml"
+    text = path.read_text()
+    text = text[: text.index("reference_convergence:")] if "\nreference_convergence:" in text else text
+    text += "reference_convergence:\n  source: a test\n  calibration: calibration/ctr-dlrm.jsonl\n  points:\n"
+    for size, epochs in points:
+        text += f"    - global_batch_size: {size}\n      epochs_to_target: {json.dumps(epochs)}\n"
+    path.write_text(text)
+    return rules_copy
+
+
+def _load_problems(rules_copy: Path) -> str:
+    with pytest.raises(UserError) as error:
+        load_suite("1.1", rules_dir=rules_copy)
+    return str(error.value)
+
+
+def test_rcp_points_load_and_the_suite_names_the_method(rules_copy):
+    suite = load_suite("1.1", rules_dir=_with_points(rules_copy, [(512, FIVE_RUNS), (1024, FIVE_RUNS)]))
+    assert suite.convergence_test == "rcp"
+    assert [p["global_batch_size"] for p in suite.task("ctr-dlrm").reference_convergence["points"]] == [512, 1024]
+    assert load_suite("1.0").convergence_test == "welch"  # 1.0 has no key: its Welch test
+
+
+def test_shipped_1_1_tasks_are_uncalibrated():
+    assert all(task.reference_convergence is None for task in load_suite("1.1").tasks.values())
+
+
+def test_rules_show_lists_the_calibrated_batch_sizes(rules_copy):
+    from levelfield.commands.rules import task_detail
+
+    suite = load_suite("1.1", rules_dir=_with_points(rules_copy, [(512, FIVE_RUNS), (1024, FIVE_RUNS)]))
+    shown = task_detail(suite.task("ctr-dlrm"))
+    assert "reference convergence points (epochs to target; a test)" in shown
+    assert 'global_batch_size 1024  {"pytorch": [2.25, 2.5, 3.0, 2.75, 2.5]' in shown
+    assert task_detail(load_suite("1.1").task("ctr-dlrm")).endswith("reference convergence\nnot calibrated")
+
+
+def test_rcp_points_need_five_runs_per_framework(rules_copy):
+    thin = {**FIVE_RUNS, "jax": [2.0, 3.0, 2.5, 2.5]}
+    problems = _load_problems(_with_points(rules_copy, [(512, FIVE_RUNS), (1024, thin)]))
+    assert (
+        "$.reference_convergence.points[1].epochs_to_target.jax: 4 runs found / expected at least 5 per framework"
+        in problems
+    )
+    assert "points[0]" not in problems
+
+
+def test_rcp_points_need_a_spread(rules_copy):
+    flat = {framework: [2.0] * 5 for framework in FIVE_RUNS}
+    problems = _load_problems(_with_points(rules_copy, [(1024, flat)]))
+    assert "$.reference_convergence.points[0].epochs_to_target: every run at 2.0 epochs found / expected a spread" in (
+        problems
+    )
+
+
+@pytest.mark.parametrize("sizes", [(1024, 512), (512, 512)], ids=["unsorted", "duplicate"])
+def test_rcp_points_are_ascending_without_repeats(rules_copy, sizes):
+    problems = _load_problems(_with_points(rules_copy, [(size, FIVE_RUNS) for size in sizes]))
+    assert (
+        f"$.reference_convergence.points: global_batch_size {list(sizes)} found / expected ascending without repeats"
+        in problems
+    )
+
+
+def test_rcp_points_name_frameworks_of_the_suite(rules_copy):
+    problems = _load_problems(_with_points(rules_copy, [(1024, {**FIVE_RUNS, "mxnet": [2, 3, 2, 3, 2]})]))
+    assert "$.reference_convergence.points[0].epochs_to_target.mxnet: not a framework of suite.yaml" in problems
+
+
+def test_rcp_epochs_are_positive_numbers(rules_copy):
+    problems = _load_problems(_with_points(rules_copy, [(1024, {**FIVE_RUNS, "jax": [2, 3, 0, 3, 2]})]))
+    assert "$.reference_convergence.points[0].epochs_to_target.jax[2]:" in problems
+
+
+def test_1_0_rules_refuse_points_their_welch_test_cannot_read(rules_copy):
+    _with_points(rules_copy, [(1024, FIVE_RUNS)], version="1.0")
+    with pytest.raises(UserError) as error:
+        load_suite("1.0", rules_dir=rules_copy)
+    assert (
+        "$.reference_convergence: found the points shape / expected seeds "
+        "(the shape suite.yaml checks.convergence_test 'welch' reads)"
+    ) in str(error.value)
+
+
+def test_1_1_rules_refuse_the_1_0_seeds_shape(rules_copy):
+    shipped = (rules_copy / "1.0/tasks/ctr-dlrm.yaml").read_text()
+    path = rules_copy / "1.1/tasks/ctr-dlrm.yaml"
+    path.write_text(path.read_text() + shipped[shipped.index("reference_convergence:") :])
+    assert (
+        "$.reference_convergence: found the seeds shape / expected points "
+        "(the shape suite.yaml checks.convergence_test 'rcp' reads)"
+    ) in _load_problems(rules_copy)

@@ -9,6 +9,7 @@
 | TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
 | TRN | run_identity.py | one framework build, mode, device and size across a result's runs; the rules' metric |
+| TRN | convergence.py | epochs to target against the rules' reference convergence (Welch for 1.0, RCPs for 1.1) |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
 | RUL | code_reference.py | code/levelfield.json against the levelfield the runs recorded |
@@ -24,6 +25,7 @@
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
     code_reference,
+    convergence,
     inference,
     log_order,
     log_values,

@@ -1,7 +1,8 @@
 """Training checks: every MLLOG result file against the rules (keys, target, runs, recipe, convergence).
 
 The order of a log's events is checked in log_order.py (TRN012-TRN015, TRN019),
-the identity of a result's runs in run_identity.py (TRN020).
+the identity of a result's runs in run_identity.py (TRN020), convergence against
+the reference in convergence.py (TRN009, TRN021).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, same_value
 from levelfield.ground.training_log import (
-    epochs_to_target,
     first_eval_at_target,
     last_eval_before_stop,
     reaches_target,
@@ -351,45 +351,6 @@ def hyperparameters_differ_between_runs(sub: Submission, ctx: Context) -> Iterat
                         expected="not logged" if want is None else want.value,
                         hint="train every run of a result with the same settings; only the seed differs",
                     )
-
-
-@check("TRN009", "implausibly-fast-convergence", area="training")
-def implausibly_fast_convergence(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: the successful runs reached the target in significantly fewer epochs than the rules'
-    reference convergence points at the same global batch size (one-sided Welch t-test at the rules'
-    `checks.convergence_alpha`, as mlperf_logging's RCP checker does).
-    Why: converging faster than the reference recipe allows points to a changed recipe, evaluation on
-    training data, or a lucky selection of runs.
-    Bad: every run at 1 epoch where the reference runs needed 3 to 4.
-    Fix: use the reference recipe and submit consecutive runs; if the speed-up is genuine, submit it
-    to the open division with an explanation.
-    """
-    from levelfield.ground.stats import mean as stats_mean
-    from levelfield.ground.stats import welch_test
-
-    alpha = float(ctx.suite.checks["convergence_alpha"])
-    for training in sub.trainings:
-        rcp = ctx.task(training.task).reference_convergence
-        if not rcp or not ctx.suite.profiles[ctx.profile]["submittable"]:
-            continue  # uncalibrated task, or a demo/smoke check: reference points hold for the full recipe only
-        epochs = [e for log in training.logs if run_status(log) == "success" and (e := epochs_to_target(log))]
-        batches = [log.value("global_batch_size") for log in training.logs]  # a list: values may be unhashable
-        if len(epochs) < 2 or any(b != rcp["global_batch_size"] for b in batches):
-            continue  # reference points exist for one batch size only
-        reference = [e for values in rcp["epochs_to_target"].values() for e in values]
-        mean, ref_mean = stats_mean(epochs), stats_mean(reference)
-        test = welch_test(epochs, reference, alpha, alternative="less")
-        if test["p_value"] is None:  # no spread on either side: the t-test is undefined
-            p, faster = (0.0, True) if mean < ref_mean else (1.0, False)
-        else:
-            p, faster = test["p_value"], not test["within_noise"]
-        if faster:
-            yield Finding.at(
-                training.folder,
-                f"converged faster than the reference runs (one-sided Welch t-test p = {p:.3g} < {alpha})",
-                found=f"mean {mean:.2f} epochs over {len(epochs)} runs",
-                expected=f"mean near {ref_mean:.2f} epochs (reference: {reference})",
-            )
 
 
 @check("TRN010", "not-submission-profile", area="training")

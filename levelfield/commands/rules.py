@@ -173,4 +173,17 @@ def task_detail(task: Task) -> str:
     parts.append(_kv_table("scenarios", task.scenarios))
     for name, profile in task.profiles.items():
         parts.append(_kv_table(f"profile {name}", profile))
+    parts.append(_convergence_table(task.reference_convergence))
     return "\n\n".join(parts)
+
+
+def _convergence_table(reference: dict | None) -> str:
+    """The task's reference convergence: per calibrated batch size, each framework's epochs to target."""
+    if reference is None:
+        return "reference convergence\nnot calibrated"
+    if "points" not in reference:  # rules 1.0: one batch size, one value per seed
+        return _kv_table("reference convergence", reference)
+    rows = {
+        f"global_batch_size {point['global_batch_size']}": point["epochs_to_target"] for point in reference["points"]
+    }
+    return _kv_table(f"reference convergence points (epochs to target; {reference['source']})", rows)
