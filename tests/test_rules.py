@@ -166,7 +166,7 @@ def test_problems_in_several_files_are_all_reported(rules_copy):
 def test_unknown_key_lists_allowed_keys(rules_copy):
     edit(rules_copy / "1.0/tasks/seq-transformer.yaml", "  provisional: false", "  provisional: false\n  colour: red")
     result = run_cli("rules", "validate", "--rules-dir", str(rules_copy))
-    assert_user_error(result, "$.quality: unknown key 'colour' (allowed: metric, provisional, target)")
+    assert_user_error(result, "$.quality: unknown key 'colour' (allowed: metric, provisional, target, target_rule)")
 
 
 def test_misspelt_hyperparameter_is_an_error(rules_copy):

@@ -49,5 +49,6 @@ def add_rules_options(parser: argparse.ArgumentParser) -> None:
         "--rules-version",
         metavar="V",
         default=None,
-        help="rules version to use (default: the newest one in the rules folder)",
+        help="rules version to use (default: the newest final one in the rules folder; "
+        "a provisional one only when named)",
     )

@@ -188,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
     path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
     records = read_records(path) if args.propose_only else calibrate(args, path)
+    # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why).
+    records = [r for r in records if r["global_batch_size"] in args.batch_sizes]
     print(json.dumps(propose(records, args.step, args.reach, args.margin), indent=2))
     return 0
 

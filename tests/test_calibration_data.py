@@ -1,0 +1,66 @@
+"""Every calibrated task file says exactly what its committed calibration data gives.
+
+A task file's quality target and reference convergence points are not typed in:
+reference/harness/calibrate.py proposes them from the raw per-run records in the
+rules version's calibration/<task>.jsonl by the rule the task file states
+(quality.target_rule). This test re-derives them, so an edited number, a dropped
+run or a changed rule fails here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from levelfield.reference.harness.calibrate import propose, read_records
+from levelfield.rules import load_suite
+from levelfield.rules.loader import available_versions, rules_root
+
+
+def calibrated_tasks():
+    for version in available_versions(rules_root()):
+        suite = load_suite(version)
+        for task in suite.tasks.values():
+            if (task.reference_convergence or {}).get("calibration"):
+                yield pytest.param(suite, task, id=f"{version}-{task.id}")
+
+
+CALIBRATED = list(calibrated_tasks())
+
+
+@pytest.mark.skipif(not CALIBRATED, reason="no task of any rules version is calibrated from data yet")
+@pytest.mark.parametrize("suite, task", CALIBRATED)
+def test_target_and_points_are_what_the_calibration_data_gives(suite, task):
+    rcp = task.reference_convergence
+    path = suite.path / rcp["calibration"]
+    batch_sizes = [point["global_batch_size"] for point in rcp["points"]]
+    records = [r for r in read_records(path) if r["global_batch_size"] in batch_sizes]
+    assert {r["task"] for r in records} == {task.id} and {r["rules_version"] for r in records} == {suite.version}
+    proposal = propose(records, **task.quality["target_rule"])
+    assert proposal["target"] == task.quality["target"]
+    derived = [
+        {
+            "global_batch_size": point["global_batch_size"],
+            "epochs_to_target": {
+                fw: [e for e in runs if e is not None] for fw, runs in point["epochs_to_target"].items()
+            },
+        }
+        for point in proposal["points"]
+    ]
+    assert derived == rcp["points"]
+    missed = proposal["runs"] - proposal["runs_reaching_target"]
+    assert missed <= (1 - task.quality["target_rule"]["reach"]) * proposal["runs"]
+
+
+@pytest.mark.skipif(not CALIBRATED, reason="no task of any rules version is calibrated from data yet")
+@pytest.mark.parametrize("suite, task", CALIBRATED)
+def test_calibration_runs_are_every_framework_at_every_point_on_the_same_seeds(suite, task):
+    rcp = task.reference_convergence
+    records = read_records(suite.path / rcp["calibration"])
+    for point in rcp["points"]:
+        batch = point["global_batch_size"]
+        seeds = {
+            fw: sorted(r["seed"] for r in records if r["framework"] == fw and r["global_batch_size"] == batch)
+            for fw in suite.frameworks
+        }
+        assert all(len(s) >= 5 for s in seeds.values()), seeds
+        assert len({tuple(s) for s in seeds.values()}) == 1, f"batch {batch}: frameworks ran different seeds"

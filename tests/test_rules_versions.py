@@ -1,0 +1,97 @@
+"""A tree is judged by the rules version it declares: the 1.0 example by 1.0, a fresh 1.1 tree by 1.1.
+
+1.0 evaluates once per epoch (integer epoch_num); 1.1 every N samples with a
+fractional epoch_num (levelfield/ground/eval_cadence.py). The same edit, an eval
+moved off the cadence, is TRN019 under each version for that version's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from levelfield.checker.engine import check_tree
+from tests.conftest import run_cli
+from tests.submission_edit import edit_mllog, files
+from tests.test_checker_fixtures import EXAMPLE
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _training_logs(tree):
+    return [p for p in files(tree) if "/training/" in p.as_posix() and p.name.startswith("result_")]
+
+
+def _eval_epochs(log) -> list:
+    entries = [json.loads(line[len(":::MLLOG ") :]) for line in log.read_text().splitlines()]
+    return [e["metadata"]["epoch_num"] for e in entries if e["key"] == "eval_accuracy"]
+
+
+@pytest.fixture(scope="module")
+def tree_1_1(tmp_path_factory):
+    """ctr-dlrm in JAX, one demo-profile run under rules 1.1 (seconds), packaged with the example's system."""
+    work = tmp_path_factory.mktemp("rules11")
+    system = work / "box.json"
+    shutil.copyfile(next(EXAMPLE.glob("*/*/systems/*.json")), system)
+    trained = run_cli(
+        *("train", "--task", "ctr-dlrm", "--framework", "jax", "--profile", "demo", "--rules-version", "1.1"),
+        *("--runs", "1", "--seed", "7", "--system", str(system), "--out", str(work / "runs" / "jax-training")),
+    )
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    packaged = run_cli(
+        "package",
+        "--runs",
+        str(work / "runs"),
+        "--system",
+        str(system),
+        "--org",
+        "levelfield",
+        "--division",
+        "closed",
+        "--out",
+        str(work / "sub"),
+    )
+    assert packaged.returncode == 0, packaged.stderr[-2000:]
+    return work / "sub"
+
+
+def test_the_1_0_example_is_judged_by_1_0_with_integer_epochs():
+    report = check_tree(EXAMPLE, select=["TRN019", "TRN009", "RUL001"])
+    assert report.rules_version == "1.0" and report.active == []
+    assert all(type(e) is int for log in _training_logs(EXAMPLE) for e in _eval_epochs(log))
+
+
+def test_a_1_1_tree_is_judged_by_1_1_and_checks_clean(tree_1_1):
+    report = check_tree(tree_1_1, profile="demo")
+    assert report.rules_version == "1.1"
+    assert [(f.code, f.message) for f in report.active if f.severity == "error"] == []
+    epochs = _eval_epochs(_training_logs(tree_1_1)[0])
+    assert epochs[:3] == [0.25, 0.5, 0.75]  # a quarter epoch per eval, as 1.1's ctr-dlrm sets
+
+
+def test_an_eval_off_the_1_1_cadence_is_trn019(tree_1_1, tmp_path):
+    tree = tmp_path / "sub"
+    shutil.copytree(tree_1_1, tree)
+    edit_mllog(
+        _training_logs(tree)[0],
+        "eval_accuracy",
+        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 0.125}},
+        -1,
+    )
+    findings = check_tree(tree, profile="demo", select=["TRN019"]).active
+    assert [f.code for f in findings] == ["TRN019"] and "evaluation" in findings[0].message
+
+
+def test_a_fractional_epoch_in_a_1_0_tree_is_trn019(tmp_path):
+    tree = tmp_path / "sub"
+    shutil.copytree(EXAMPLE, tree)
+    edit_mllog(
+        _training_logs(tree)[0],
+        "eval_accuracy",
+        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 0.5}},
+        -1,
+    )
+    findings = check_tree(tree, select=["TRN019"]).active
+    assert [f.code for f in findings] == ["TRN019"] and "not an integer" in findings[0].message
