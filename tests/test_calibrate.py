@@ -41,10 +41,11 @@ def test_the_target_never_exceeds_the_stop_value_and_points_are_fractional_epoch
     assert proposal["points"][0]["epochs_to_target"] == {"jax": [0.5, 0.5]}
 
 
-def test_planned_runs_are_seed_major_so_a_partial_calibration_covers_every_group():
-    plan = planned_runs(["pytorch", "jax"], [256, 512], [1, 2])
-    assert plan[:4] == [("pytorch", 256, 1), ("jax", 256, 1), ("pytorch", 512, 1), ("jax", 512, 1)]
+def test_planned_runs_are_seed_major_with_distinct_seeds_per_framework():
+    plan = planned_runs(["pytorch", "jax"], [256, 512], 2, 1000, ["pytorch", "tensorflow", "jax"])
+    assert plan[:4] == [("pytorch", 256, 1000), ("jax", 256, 3000), ("pytorch", 512, 1000), ("jax", 512, 3000)]
     assert len(plan) == len(set(plan)) == 8
+    assert len({seed for fw, _, seed in plan if fw == "pytorch"} & {seed for fw, _, seed in plan if fw == "jax"}) == 0
 
 
 def test_records_round_trip_in_a_stable_order(tmp_path):

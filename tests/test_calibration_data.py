@@ -53,14 +53,16 @@ def test_target_and_points_are_what_the_calibration_data_gives(suite, task):
 
 @pytest.mark.skipif(not CALIBRATED, reason="no task of any rules version is calibrated from data yet")
 @pytest.mark.parametrize("suite, task", CALIBRATED)
-def test_calibration_runs_are_every_framework_at_every_point_on_the_same_seeds(suite, task):
+def test_calibration_runs_are_every_framework_at_every_point_on_seeds_of_its_own(suite, task):
+    """At least 5 runs per framework and batch size, and no seed shared between frameworks: the three
+    implementations compute the same network from a seed, so a shared seed would count one sample thrice."""
     rcp = task.reference_convergence
     records = read_records(suite.path / rcp["calibration"])
     for point in rcp["points"]:
         batch = point["global_batch_size"]
         seeds = {
-            fw: sorted(r["seed"] for r in records if r["framework"] == fw and r["global_batch_size"] == batch)
+            fw: {r["seed"] for r in records if r["framework"] == fw and r["global_batch_size"] == batch}
             for fw in suite.frameworks
         }
         assert all(len(s) >= 5 for s in seeds.values()), seeds
-        assert len({tuple(s) for s in seeds.values()}) == 1, f"batch {batch}: frameworks ran different seeds"
+        assert sum(len(s) for s in seeds.values()) == len(set().union(*seeds.values())), f"batch {batch}: {seeds}"

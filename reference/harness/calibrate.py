@@ -64,9 +64,23 @@ def write_records(path: Path, records: list[dict]) -> None:
     atomic_write_text(path, text, overwrite=True)
 
 
-def planned_runs(frameworks: list[str], batch_sizes: list[int], seeds: list[int]) -> list[tuple[str, int, int]]:
-    """Every (framework, batch size, seed), seed-major: a partial calibration covers every group."""
-    return [(fw, batch, seed) for seed in seeds for batch in batch_sizes for fw in frameworks]
+SEED_STRIDE = 1000  # framework k of the suite's list draws seeds first_seed + k * SEED_STRIDE + i
+
+
+def planned_runs(
+    frameworks: list[str], batch_sizes: list[int], runs: int, first_seed: int, suite_frameworks: list[str]
+) -> list[tuple[str, int, int]]:
+    """Every (framework, batch size, seed), seed-major: a partial calibration covers every group.
+
+    Each framework gets its own seeds: the three implementations compute the same network from the same
+    seed, so runs with one seed in three frameworks are one sample of the seed distribution, not three,
+    and the convergence test (levelfield/ground/rcp.py) counts runs as independent samples."""
+    return [
+        (fw, batch, first_seed + suite_frameworks.index(fw) * SEED_STRIDE + i)
+        for i in range(runs)
+        for batch in batch_sizes
+        for fw in frameworks
+    ]
 
 
 def first_epoch_at(evals: list, target: float) -> int | float | None:
@@ -130,8 +144,8 @@ def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
 
     records = read_records(path)
     done = {run_key(r) for r in records}
-    seeds = [args.first_seed + i for i in range(args.seeds)]
-    todo = [k for k in planned_runs(args.frameworks, args.batch_sizes, seeds) if k not in done]
+    plan = planned_runs(args.frameworks, args.batch_sizes, args.seeds, args.first_seed, args.suite_frameworks)
+    todo = [k for k in plan if k not in done]
     print(f"calibration {path}: {len(done)} runs on file, {len(todo)} to run", flush=True)
     for i, (framework, batch, seed) in enumerate(todo, start=1):
         print(f"[{i}/{len(todo)}] {args.task} {framework} batch {batch} seed {seed}", flush=True)
@@ -164,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", required=True)
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
     parser.add_argument("--batch-sizes", nargs="+", type=int, help="global batch sizes (default: the rules' default)")
-    parser.add_argument("--seeds", type=int, default=5, help="runs per framework and batch size")
+    parser.add_argument("--seeds", type=int, default=5, help="runs per framework and batch size (distinct seeds)")
     parser.add_argument("--first-seed", type=int, default=1000)
     parser.add_argument("--stop-above", type=float, help="stop a run once an eval reaches this value")
     parser.add_argument("--step", type=float, default=0.005, help="propose a target on this grid")
@@ -185,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     suite = load_suite(args.rules_version, args.rules_dir)
     task = suite.task(args.task)
     args.rules_version = suite.version
+    args.suite_frameworks = suite.frameworks
     args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
     path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
     records = read_records(path) if args.propose_only else calibrate(args, path)
