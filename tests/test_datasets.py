@@ -18,6 +18,7 @@ from conftest import assert_user_error, run_cli
 from levelfield.ground.errors import UserError
 from levelfield.reference.datasets import arrays_digest, load_dataset, verify_dataset
 from levelfield.rules import load_suite
+from levelfield.rules.loader import available_versions, rules_root
 
 SUITE = load_suite()
 FMNIST = SUITE.task("fmnist-resnet")
@@ -56,8 +57,9 @@ def test_arrays_digest_depends_on_order():
 # --- dispatch on the rules --------------------------------------------------------------------------
 
 
-def test_every_task_verifies_against_the_shipped_rules():
-    for task in SUITE.tasks.values():
+@pytest.mark.parametrize("version", available_versions(rules_root()))
+def test_every_task_verifies_against_the_shipped_rules(version):
+    for task in load_suite(version).tasks.values():
         report = verify_dataset(task)
         assert report.ok, report.problems()
         assert report.task_id == task.id and report.dataset == task.dataset["name"]

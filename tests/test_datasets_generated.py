@@ -19,16 +19,20 @@ from levelfield.reference.datasets import arrays_digest, generate_arrays, load_d
 from levelfield.reference.seq_transformer.common import dataset as seq
 from levelfield.reference.synthetic import RawStream
 from levelfield.rules import load_suite
+from levelfield.rules.loader import available_versions, rules_root
 
 SUITE = load_suite()
 SEQ, CTR = SUITE.task("seq-transformer"), SUITE.task("ctr-dlrm")
 # Bayes-optimal eval ROC AUC of ctr-synthetic-v1 (true p as score), as stated in the rules comment and docs.
 CTR_BAYES_EVAL_AUC = 0.8461
 
+# Every shipped rules version pins its own generated datasets (1.1's seq-transformer trains on fewer rows).
+VERSIONS = available_versions(rules_root())
 DIGEST_SCRIPT = """
+import sys
 from levelfield.rules import load_suite
 from levelfield.reference.datasets import arrays_digest, generate_arrays
-for task in load_suite().tasks.values():
+for task in load_suite(sys.argv[1]).tasks.values():
     if task.dataset["kind"] == "generated":
         print(task.id, arrays_digest(generate_arrays(task), list(task.dataset["arrays"])))
 """
@@ -54,16 +58,32 @@ def with_params(task, **changes) -> dict:
     return params
 
 
-def test_digest_is_identical_in_separate_processes_and_equals_rules():
+def test_versions_include_1_0_and_1_1():
+    """The digest test below must see both the 1.0 datasets (unchanged) and 1.1's new seq-transformer rows."""
+    assert {"1.0", "1.1"} <= set(VERSIONS)
+    assert load_suite("1.1").task("seq-transformer").dataset["sha256"] != SEQ.dataset["sha256"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_digest_is_identical_in_separate_processes_and_equals_rules(version):
     outputs = []
     for hash_seed in ("1", "2"):  # different interpreter state: hash seeds, fresh imports
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         result = subprocess.run(
-            [sys.executable, "-c", DIGEST_SCRIPT], capture_output=True, text=True, env=env, timeout=120, check=True
+            [sys.executable, "-c", DIGEST_SCRIPT, version],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=True,
         )
         outputs.append(dict(line.split() for line in result.stdout.splitlines()))
     assert outputs[0] == outputs[1]
-    assert outputs[0] == {"seq-transformer": SEQ.dataset["sha256"], "ctr-dlrm": CTR.dataset["sha256"]}
+    suite = load_suite(version)
+    assert outputs[0] == {
+        task.id: task.dataset["sha256"] for task in suite.tasks.values() if task.dataset["kind"] == "generated"
+    }
+    assert set(outputs[0]) == {"seq-transformer", "ctr-dlrm"}  # the generated tasks: none skipped
 
 
 def test_load_dataset_returns_the_rules_arrays():
