@@ -117,6 +117,8 @@ def propose(records: list[dict], step: float, reach: float = REACH, margin: floa
 
 
 def _record(options, summary: dict, batch: int) -> dict:
+    """One calibration file line: the run's identity, the recipe it departed from the defaults with,
+    its curve and where the code stood."""
     from levelfield.ground.git_state import git_state
 
     run = summary["runs"][0]
@@ -126,6 +128,7 @@ def _record(options, summary: dict, batch: int) -> dict:
         "framework": summary["framework"],
         "mode": summary["mode"],
         "global_batch_size": batch,
+        "overrides": options.overrides,
         "seed": run["seed"],
         "stop_value": options.calibration_stop,
         "status": run["status"],
@@ -136,6 +139,18 @@ def _record(options, summary: dict, batch: int) -> dict:
         "host": socket.gethostname(),
         "finished_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+
+
+def recipe_for(args: argparse.Namespace, batch: int) -> dict:
+    """The reference recipe at `batch`: the rules' defaults with this global batch size, and with
+    --lr-scales-with-batch the default learning rate scaled linearly with it (the tasks whose README
+    says their reference learning rate follows the batch)."""
+    overrides = {"global_batch_size": batch}
+    if args.lr_scales_with_batch:
+        tunable = args.tunable
+        scale = batch / tunable["global_batch_size"]["default"]
+        overrides["learning_rate"] = tunable["learning_rate"]["default"] * scale
+    return overrides
 
 
 def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
@@ -160,7 +175,7 @@ def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
             force=True,
             rules_dir=args.rules_dir,
             rules_version=args.rules_version,
-            overrides={"global_batch_size": batch},
+            overrides=recipe_for(args, batch),
         )
         summary = Trainer(options).run()
         if summary["interrupted_by"]:
@@ -180,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-sizes", nargs="+", type=int, help="global batch sizes (default: the rules' default)")
     parser.add_argument("--seeds", type=int, default=5, help="runs per framework and batch size (distinct seeds)")
     parser.add_argument("--first-seed", type=int, default=1000)
+    parser.add_argument(
+        "--lr-scales-with-batch",
+        action="store_true",
+        help="scale the default learning rate linearly with the batch size (the task's reference recipe)",
+    )
     parser.add_argument("--stop-above", type=float, help="stop a run once an eval reaches this value")
     parser.add_argument("--step", type=float, default=0.005, help="propose a target on this grid")
     parser.add_argument("--reach", type=float, default=REACH, help="share of runs that must reach the target")
@@ -200,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     task = suite.task(args.task)
     args.rules_version = suite.version
     args.suite_frameworks = suite.frameworks
+    args.tunable = task.hyperparameters["tunable"]
     args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
     path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
     records = read_records(path) if args.propose_only else calibrate(args, path)
