@@ -201,9 +201,17 @@ def main(argv: list[str] | None = None) -> int:
         help="scale the default learning rate linearly with the batch size (the task's reference recipe)",
     )
     parser.add_argument("--stop-above", type=float, help="stop a run once an eval reaches this value")
-    parser.add_argument("--step", type=float, default=0.005, help="propose a target on this grid")
-    parser.add_argument("--reach", type=float, default=REACH, help="share of runs that must reach the target")
-    parser.add_argument("--margin", type=float, help="lower the target by this much (default: one step)")
+    parser.add_argument(
+        "--step", type=float, help="propose a target on this grid (default: the task's target_rule, else 0.005)"
+    )
+    parser.add_argument(
+        "--reach",
+        type=float,
+        help=f"share of runs that must reach the target (default: the task's target_rule, else {REACH})",
+    )
+    parser.add_argument(
+        "--margin", type=float, help="lower the target by this much (default: the task's target_rule, else one step)"
+    )
     parser.add_argument("--calibration-file", type=Path, help="default: <rules version>/calibration/<task>.jsonl")
     parser.add_argument("--runs-dir", type=Path, default=Path("build/calibration"), help="the runs' MLLOG files")
     parser.add_argument("--propose-only", action="store_true", help="only propose from the calibration file")
@@ -226,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     records = read_records(path) if args.propose_only else calibrate(args, path)
     # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why).
     records = [r for r in records if r["global_batch_size"] in args.batch_sizes]
-    print(json.dumps(propose(records, args.step, args.reach, args.margin), indent=2))
+    rule = {"step": 0.005, "reach": REACH, "margin": None, **task.quality.get("target_rule", {})}
+    rule.update(
+        {k: v for k, v in (("step", args.step), ("reach", args.reach), ("margin", args.margin)) if v is not None}
+    )
+    print(json.dumps(propose(records, **rule), indent=2))
     return 0
 
 
