@@ -135,7 +135,7 @@ def _record(options, summary: dict, batch: int) -> dict:
         "reason": run["reason"],
         "evals": run["evals"],
         "epochs_trained": run["epochs"],
-        "levelfield_commit": git_state().get("commit"),
+        "code_commit": git_state().get("commit"),  # the levelfield checkout the run used
         "host": socket.gethostname(),
         "finished_utc": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
