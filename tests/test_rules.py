@@ -335,8 +335,12 @@ def test_rcp_points_load_and_the_suite_names_the_method(rules_copy):
     assert load_suite("1.0").convergence_test == "welch"  # 1.0 has no key: its Welch test
 
 
-def test_shipped_1_1_tasks_are_uncalibrated():
-    assert all(task.reference_convergence is None for task in load_suite("1.1").tasks.values())
+def test_shipped_1_1_calibration_state():
+    """ctr-dlrm and seq-transformer are calibrated for 1.1 (their points: tests/test_calibration_data.py);
+    fmnist-resnet is not yet, which is why 1.1 is still provisional."""
+    suite = load_suite("1.1")
+    calibrated = {t.id for t in suite.tasks.values() if t.reference_convergence is not None}
+    assert calibrated == {"ctr-dlrm", "seq-transformer"} and suite.status == "provisional"
 
 
 def test_rules_show_lists_the_calibrated_batch_sizes(rules_copy):
@@ -346,7 +350,7 @@ def test_rules_show_lists_the_calibrated_batch_sizes(rules_copy):
     shown = task_detail(suite.task("ctr-dlrm"))
     assert "reference convergence points (epochs to target; a test)" in shown
     assert 'global_batch_size 1024  {"pytorch": [2.25, 2.5, 3.0, 2.75, 2.5]' in shown
-    assert task_detail(load_suite("1.1").task("ctr-dlrm")).endswith("reference convergence\nnot calibrated")
+    assert task_detail(load_suite("1.1").task("fmnist-resnet")).endswith("reference convergence\nnot calibrated")
 
 
 def test_rcp_points_need_five_runs_per_framework(rules_copy):
@@ -399,7 +403,10 @@ def test_1_0_rules_refuse_points_their_welch_test_cannot_read(rules_copy):
 def test_1_1_rules_refuse_the_1_0_seeds_shape(rules_copy):
     shipped = (rules_copy / "1.0/tasks/ctr-dlrm.yaml").read_text()
     path = rules_copy / "1.1/tasks/ctr-dlrm.yaml"
-    path.write_text(path.read_text() + shipped[shipped.index("reference_convergence:") :])
+    own = path.read_text()
+    path.write_text(
+        own[: own.index("\nreference_convergence:") + 1] + shipped[shipped.index("reference_convergence:") :]
+    )
     assert (
         "$.reference_convergence: found the seeds shape / expected points "
         "(the shape suite.yaml checks.convergence_test 'rcp' reads)"
