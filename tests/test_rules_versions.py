@@ -71,27 +71,25 @@ def test_a_1_1_tree_is_judged_by_1_1_and_checks_clean(tree_1_1):
     assert epochs[:3] == [0.25, 0.5, 0.75]  # a quarter epoch per eval, as 1.1's ctr-dlrm sets
 
 
-def test_an_eval_off_the_1_1_cadence_is_trn019(tree_1_1, tmp_path):
-    tree = tmp_path / "sub"
-    shutil.copytree(tree_1_1, tree)
+def _last_eval_moved(source, dst, by_epochs: float):
+    """A copy of the tree `source` whose first training log's last eval_accuracy claims `by_epochs` fewer."""
+    shutil.copytree(source, dst)
     edit_mllog(
-        _training_logs(tree)[0],
+        _training_logs(dst)[0],
         "eval_accuracy",
-        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 0.125}},
+        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - by_epochs}},
         -1,
     )
+    return dst
+
+
+def test_an_eval_off_the_1_1_cadence_is_trn019(tree_1_1, tmp_path):
+    tree = _last_eval_moved(tree_1_1, tmp_path / "sub", 0.125)
     findings = check_tree(tree, profile="demo", select=["TRN019"]).active
     assert [f.code for f in findings] == ["TRN019"] and "evaluation" in findings[0].message
 
 
 def test_a_fractional_epoch_in_a_1_0_tree_is_trn019(tmp_path):
-    tree = tmp_path / "sub"
-    shutil.copytree(EXAMPLE, tree)
-    edit_mllog(
-        _training_logs(tree)[0],
-        "eval_accuracy",
-        lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": e["metadata"]["epoch_num"] - 0.5}},
-        -1,
-    )
+    tree = _last_eval_moved(EXAMPLE, tmp_path / "sub", 0.5)
     findings = check_tree(tree, select=["TRN019"]).active
     assert [f.code for f in findings] == ["TRN019"] and "not an integer" in findings[0].message
