@@ -411,3 +411,18 @@ def test_1_1_rules_refuse_the_1_0_seeds_shape(rules_copy):
         "$.reference_convergence: found the seeds shape / expected points "
         "(the shape suite.yaml checks.convergence_test 'rcp' reads)"
     ) in _load_problems(rules_copy)
+
+
+def test_rules_show_gives_the_trn009_floor_per_calibrated_batch_size():
+    from levelfield.commands.rules import convergence_floors
+    from levelfield.ground.rcp import min_acceptable_mean, reference_points
+
+    suite = load_suite("1.1")
+    task = suite.task("seq-transformer")
+    shown = convergence_floors(suite, task)
+    drop = task.training["olympic_drop"]
+    for point in reference_points(task.reference_convergence, drop):
+        floor = min_acceptable_mean(point, task.training["runs"] - 2 * drop, suite.checks["convergence_alpha"])
+        assert f"{point.mean_epochs:.3f}" in shown and f"{floor:.3f}" in shown
+    assert convergence_floors(load_suite("1.0"), load_suite("1.0").task("seq-transformer")) is None  # Welch rules
+    assert convergence_floors(suite, suite.task("fmnist-resnet")) is None  # not calibrated

@@ -89,6 +89,9 @@ def run_show(args: argparse.Namespace) -> int:
     suite = _suite(args)
     if args.task:
         print(task_detail(suite.task(args.task)))
+        floors = convergence_floors(suite, suite.task(args.task))
+        if floors:
+            print("\n" + floors)
         return 0
     status = " (provisional targets)" if suite.status == "provisional" else ""
     print(
@@ -175,6 +178,34 @@ def task_detail(task: Task) -> str:
         parts.append(_kv_table(f"profile {name}", profile))
     parts.append(_convergence_table(task.reference_convergence))
     return "\n\n".join(parts)
+
+
+def convergence_floors(suite: Suite, task: Task) -> str | None:
+    """Under the RCP method, per calibrated batch size the reference (olympic mean, spread, runs) and the
+    lowest olympic mean of epochs to target a result of the rules' run count may show without TRN009:
+    what a submitter can look up before choosing a batch size. None for rules without points."""
+    from tabulate import tabulate
+
+    from levelfield.ground.rcp import min_acceptable_mean, reference_points
+
+    reference = task.reference_convergence
+    if suite.convergence_test != "rcp" or not reference or "points" not in reference:
+        return None
+    drop, alpha = task.training["olympic_drop"], float(suite.checks["convergence_alpha"])
+    kept = task.training["runs"] - 2 * drop
+    rows = [
+        (
+            point.global_batch_size,
+            point.n_runs + 2 * drop,
+            f"{point.mean_epochs:.3f}",
+            f"{point.stdev_epochs:.3f}",
+            f"{min_acceptable_mean(point, kept, alpha):.3f}",
+        )
+        for point in reference_points(reference, drop)
+    ]
+    headers = ["global batch", "runs", "olympic mean epochs", "sd", f"TRN009 floor (alpha {alpha})"]
+    note = "between two calibrated batch sizes the reference is interpolated; outside them TRN021"
+    return f"convergence floors\n{tabulate(rows, headers=headers, tablefmt='github')}\n{note}"
 
 
 def _convergence_table(reference: dict | None) -> str:
