@@ -65,7 +65,7 @@ def test_wheel_has_one_top_level_namespace(wheel):
 def test_wheel_ships_rules_and_schemas_as_package_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = sorted(
-        p.relative_to(REPO).as_posix() for p in (REPO / "rules").rglob("*") if p.suffix in (".yaml", ".json")
+        p.relative_to(REPO).as_posix() for p in (REPO / "rules").rglob("*") if p.suffix in (".yaml", ".json", ".jsonl")
     )
     assert shipped, "no rules files found in the checkout"
     for rel in shipped:
