@@ -184,8 +184,9 @@ def _eval_points(log, training: dict) -> list[int | float] | None:
         cadence = EvalCadence.from_rules(training, samples // batch, batch)
     except ValueError:
         return None
-    if cadence.steps_per_epoch * cadence.max_epochs > 10**7:
-        return None  # absurd sizes: not worth walking; the other checks name them
+    per_epoch = samples // cadence.every_samples + 1 if cadence.fractional else 1
+    if cadence.max_epochs * per_epoch > 10**6:
+        return None  # an absurd number of evaluations: not worth listing; the other checks name the sizes
     return [num for _, num in cadence.points()]
 
 

@@ -66,32 +66,24 @@ class EvalCadence:
             return step / self.steps_per_epoch
         return -(-step // self.steps_per_epoch)  # the epoch the step belongs to
 
-    def evaluates_after(self, step: int) -> bool:
-        """Whether the run evaluates after global step `step` (counted from 1)."""
-        last = self.steps_per_epoch * self.max_epochs
-        if step == last:
-            return True
-        if not 1 <= step < last:
-            return False
+    def breaks(self, epoch: int) -> dict[int, int | float]:
+        """The evaluations within `epoch` (counted from 1): step within the epoch (1..steps_per_epoch,
+        the eval follows that step) -> epoch_num, in step order. Computed from the cadence, not by
+        walking the steps: the checker asks for every epoch of every log it reads."""
+        per_epoch = self.steps_per_epoch
         if self.fractional:
-            # The epoch's samples so far cross a multiple of every_samples within this step, or it ends the epoch.
+            # The epoch's samples reach the k-th multiple of every_samples within step ceil(k * N / batch).
             batch, every = self.global_batch_size, self.every_samples
-            in_epoch = (step - 1) % self.steps_per_epoch + 1
-            return in_epoch == self.steps_per_epoch or in_epoch * batch // every > (in_epoch - 1) * batch // every
-        per_eval = self.steps_per_epoch * self.every_epochs
-        return step % per_eval == 0
+            ends = {-(-k * every // batch) for k in range(1, per_epoch * batch // every + 1)} | {per_epoch}
+        else:
+            ends = {per_epoch} if epoch % self.every_epochs == 0 or epoch == self.max_epochs else set()
+        first = (epoch - 1) * per_epoch
+        return {end: self.epoch_num(first + end) for end in sorted(ends)}
 
     def points(self) -> list[tuple[int, int | float]]:
         """Every (global step, epoch_num) the run evaluates after, in order."""
-        last = self.steps_per_epoch * self.max_epochs
-        return [(step, self.epoch_num(step)) for step in range(1, last + 1) if self.evaluates_after(step)]
-
-    def breaks(self, epoch: int) -> dict[int, int | float]:
-        """The evaluations within `epoch` (counted from 1): step within the epoch (1..steps_per_epoch,
-        the eval follows that step) -> epoch_num."""
-        first = (epoch - 1) * self.steps_per_epoch
-        return {
-            step - first: self.epoch_num(step)
-            for step in range(first + 1, first + self.steps_per_epoch + 1)
-            if self.evaluates_after(step)
-        }
+        return [
+            ((epoch - 1) * self.steps_per_epoch + end, num)
+            for epoch in range(1, self.max_epochs + 1)
+            for end, num in self.breaks(epoch).items()
+        ]
