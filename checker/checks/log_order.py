@@ -155,7 +155,8 @@ def _epoch_num_problem(line, opened, fractional: bool) -> tuple[str, object] | N
     if "epoch_num" not in line.metadata:
         return "epoch_num is absent", "an epoch_num"
     found = line.metadata["epoch_num"]
-    if line.key == "epoch_stop" or not fractional:
+    whole_epoch = line.key == "epoch_stop" or not fractional  # names its epoch, not a point inside it
+    if whole_epoch:
         if not plain_int(found):
             return "epoch_num is not an integer", "an integer epoch_num"
     elif not finite_number(found):
@@ -165,7 +166,7 @@ def _epoch_num_problem(line, opened, fractional: bool) -> tuple[str, object] | N
     want = opened.metadata.get("epoch_num")
     if not plain_int(want):
         return None  # the epoch_start's own number is TRN014's
-    if line.key == "epoch_stop" or not fractional:
+    if whole_epoch:
         return None if found == want else (f"not the epoch of the epoch_start at line {opened.lineno}", want)
     if want - 1 < found <= want:
         return None
