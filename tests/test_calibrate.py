@@ -68,3 +68,24 @@ def test_a_user_mistake_is_one_line_not_a_traceback():
         text=True,
     )
     assert done.returncode == 2 and "unknown task 'nope'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_proposing_from_no_runs_is_one_line_naming_the_file(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "levelfield.reference.harness.calibrate",
+            "--task",
+            "ctr-dlrm",
+            "--propose-only",
+            "--calibration-file",
+            str(tmp_path / "none.jsonl"),
+            "--batch-sizes",
+            "1024",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{tmp_path / 'none.jsonl'}: no calibration runs at global batch size 1024" in done.stderr

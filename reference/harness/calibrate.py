@@ -234,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     records = read_records(path) if args.propose_only else calibrate(args, path)
     # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why).
     records = [r for r in records if r["global_batch_size"] in args.batch_sizes]
+    if not records:
+        from levelfield.ground.errors import UserError
+
+        raise UserError(
+            f"{path}: no calibration runs at global batch size {', '.join(map(str, args.batch_sizes))} "
+            "(expected at least one finished run to propose a target from)",
+            hint="run the calibration first (without --propose-only), or name the batch sizes it ran",
+        )
     rule = {"step": 0.005, "reach": REACH, "margin": None, **task.quality.get("target_rule", {})}
     rule.update(
         {k: v for k, v in (("step", args.step), ("reach", args.reach), ("margin", args.margin)) if v is not None}
