@@ -20,6 +20,7 @@ AREAS = {
     "RUL": "rules version",
     "INF": "inference (LoadGen)",
     "ACC": "accuracy",
+    "SIG": "signatures",
 }
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from levelfield.checker.records import Submission
+    from levelfield.ground.signing import PublicKey
     from levelfield.rules.loader import Suite, Task
 
 INTERNAL_ERROR = "CHK001"
@@ -44,12 +45,20 @@ class Waiver:
 
 class Context:
     """What checks may use besides the submission: the rules, the profile every run is judged
-    against, and the dataset labels for re-scoring."""
+    against, the dataset labels for re-scoring, and the auditor's trusted signing keys (None: the
+    auditor asked for no signature policy)."""
 
-    def __init__(self, suite: Suite, data_dir: str | None = None, profile: str = SUBMISSION_PROFILE):
+    def __init__(
+        self,
+        suite: Suite,
+        data_dir: str | None = None,
+        profile: str = SUBMISSION_PROFILE,
+        trusted_keys: list[PublicKey] | None = None,
+    ):
         self.suite = suite
         self.data_dir = data_dir
         self.profile = profile
+        self.trusted_keys = trusted_keys
         self.cache: dict = {}  # results several checks share (e.g. an accuracy re-score), by name
 
     def task(self, task_id: str) -> Task:
@@ -150,6 +159,7 @@ def check_tree(
     waivers: list[Waiver] = (),
     data_dir: str | None = None,
     profile: str = SUBMISSION_PROFILE,
+    trusted_keys: list[PublicKey] | None = None,
 ) -> Report:
     from levelfield.checker.loader import declared_rules_version, load_submission
     from levelfield.checker.tree import read_tree
@@ -166,7 +176,7 @@ def check_tree(
         suite = load_suite(None, rules_dir)  # an unknown declared version is itself a finding (RUL001)
     suite.check_id("profile", profile)
     submission = load_submission(tree, suite)
-    context = Context(suite, data_dir, profile)
+    context = Context(suite, data_dir, profile, trusted_keys)
     report = Report(str(root), suite.version, codes, profile, submission=submission, suite=suite)
     for code in codes:
         report.findings.extend(run_check(code, submission, context))

@@ -98,11 +98,13 @@ def parse_manifest(sub: Submission) -> None:
 def load_submission(tree: Tree, suite: Suite) -> Submission:
     sub = Submission(root=tree.root, tree=tree)
     parse_manifest(sub)
-    tops = sorted({p.split("/")[0] for p in (*tree.files, *tree.dirs)} - {L.MANIFEST})
+    tops = sorted({p.split("/")[0] for p in (*tree.files, *tree.dirs)} - {L.MANIFEST, L.SIGNATURE})
     divisions = [t for t in tops if t in tree.dirs]
     for top in tops:
         if top not in tree.dirs:
-            sub.unknown.append((top, f"a file at the top level (expected only {L.MANIFEST} and <division>/)"))
+            sub.unknown.append(
+                (top, f"a file at the top level (expected only {L.MANIFEST}, {L.SIGNATURE} and <division>/)")
+            )
         elif top not in suite.divisions:
             sub.unknown_ids.append(
                 (top, f"division {top!r} is not one of rules {suite.version}'s ({', '.join(suite.divisions)})")

@@ -53,7 +53,7 @@ def reseal(root: Path) -> None:
     lines = [
         f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(root).as_posix()}\n"
         for p in files(root)
-        if p.relative_to(root).as_posix() != "MANIFEST"
+        if p.relative_to(root).as_posix() not in ("MANIFEST", "MANIFEST.sig")  # neither lists itself
     ]
     (root / "MANIFEST").write_text("".join(lines), encoding="utf-8")
 

@@ -39,6 +39,7 @@ from levelfield.ground.fsutil import (
     sha256_file,
 )
 from levelfield.ground.parse import parse_json, parse_mllog
+from levelfield.ground.signing import private_key_paths
 
 MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # the checker's own per-file limit
 
@@ -266,7 +267,25 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
             raise UserError(f"--code {options.code}: not a folder")
         for path in _regular_files(options.code):
             files[f"{base}/{L.CODE}/{L.CODE_SRC}/{path.relative_to(options.code).as_posix()}"] = path
+    _refuse_private_keys(files)
     return files
+
+
+def _refuse_private_keys(files: dict[str, Path | Compressed | str]) -> None:
+    """UserError when a file headed for the tree holds a private key: a published tree would leak it."""
+
+    def source(rel: str) -> Path | str:
+        value = files[rel]
+        return value.source if isinstance(value, Compressed) else value
+
+    contents = {rel: s.encode() if isinstance(s, str) else s.read_bytes() for rel in files if (s := source(rel))}
+    leaked = private_key_paths(contents)
+    if leaked:
+        shown = ", ".join(str(source(rel)) if isinstance(source(rel), Path) else rel for rel in leaked)
+        raise UserError(
+            f"{shown}: holds a private key; a submission tree is published, so it never carries one",
+            hint="move the key out of the runs and code folders; sign the packaged tree with `levelfield sign`",
+        )
 
 
 def package(options: PackageOptions) -> Path:

@@ -20,6 +20,7 @@
 | INF | result_file.py | result.json's copied fields against the files they copy (settings, logs, environment) |
 | INF | summary_file.py | mlperf_log_summary.txt's figures against the detail log beside it |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
+| SIG | signature.py | MANIFEST.sig against the MANIFEST and the trusted keys; no private key in a tree |
 """
 
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
@@ -36,6 +37,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     run_identity,
     settings,
     settings_file,
+    signature,
     structure,
     summary_file,
     system,

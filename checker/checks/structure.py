@@ -193,7 +193,7 @@ def manifest_incomplete(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 hint="restore the file or re-package",
             )
     for path in sorted(sub.tree.files):
-        if path != L.MANIFEST and path not in listed:
+        if path not in (L.MANIFEST, L.SIGNATURE) and path not in listed:
             yield Finding.at(path, "file not listed in MANIFEST", hint="re-run `levelfield package`")
 
 
@@ -203,7 +203,7 @@ def _unsafe_manifest_path(path: str) -> bool:
         path.startswith("/")
         or "\\" in path
         or any(p in ("", ".", "..") for p in parts)
-        or path == L.MANIFEST
+        or path in (L.MANIFEST, L.SIGNATURE)
         or any(ord(c) < 32 for c in path)
     )
 
@@ -211,7 +211,7 @@ def _unsafe_manifest_path(path: str) -> bool:
 @check("STR008", "unsafe-manifest-path", area="structure")
 def unsafe_manifest_path(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a MANIFEST path that is absolute, contains `..`, `.` or empty components, backslashes or
-    control characters, or names the MANIFEST itself.
+    control characters, or names the MANIFEST itself or its signature.
     Why: a path escaping the tree could make a tool read or overwrite files outside it.
     Bad: `<digest>  ../../home/auditor/.ssh/id_rsa`.
     Fix: MANIFEST paths are relative, '/'-separated and inside the tree; re-run `levelfield package`.

@@ -10,9 +10,23 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 # Order shown in `levelfield --help`.
-COMMAND_MODULES = ["rules", "data", "sysinfo", "list", "train", "infer", "package", "check", "leaderboard", "demo"]
+COMMAND_MODULES = [
+    "rules",
+    "data",
+    "sysinfo",
+    "list",
+    "train",
+    "infer",
+    "package",
+    "keygen",
+    "sign",
+    "check",
+    "leaderboard",
+    "demo",
+]
 
 
 def add_command(
@@ -33,6 +47,17 @@ def add_checked_profile_option(parser: argparse.ArgumentParser) -> None:
         default="submission",
         help="judge every run against this profile of the rules (default: submission; `demo` accepts the "
         "output of `levelfield demo` and labels it as such; other profiles are never results)",
+    )
+
+
+def add_trusted_keys_option(parser: argparse.ArgumentParser) -> None:
+    """--trusted-keys for the commands that judge submission trees (check, leaderboard)."""
+    parser.add_argument(
+        "--trusted-keys",
+        type=Path,
+        metavar="FILE",
+        help="public keys whose signature a tree must carry, one 'ssh-ed25519 AAAA... name' line each "
+        "(SIG001 unsigned, SIG003 untrusted key); without it a signature present is still verified",
     )
 
 

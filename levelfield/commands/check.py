@@ -4,6 +4,7 @@ levelfield check submissions/example
 levelfield check DIR --format json > findings.json
 levelfield check DIR --select TRN,REP --ignore TRN009
 levelfield check DIR --waivers waivers.yaml
+levelfield check DIR --trusted-keys trusted.pub
 levelfield check --list
 """
 
@@ -13,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from levelfield.commands import add_checked_profile_option, add_command, add_rules_options
+from levelfield.commands import add_checked_profile_option, add_command, add_rules_options, add_trusted_keys_option
 
 
 def _codes(text: str) -> list[str]:
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield check DIR --format json > findings.json",
             "levelfield check DIR --select TRN,REP --ignore TRN009",
             "levelfield check DIR --waivers waivers.yaml      (each waiver carries a reason)",
+            "levelfield check DIR --trusted-keys trusted.pub  the tree must be signed by one of these keys",
             "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
             "levelfield check --list                          every check: code, name, severity",
         ],
@@ -52,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--waivers", type=Path, metavar="FILE", help="YAML waivers file (schema: waivers)")
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
+    add_trusted_keys_option(parser)
     parser.add_argument("--no-hints", action="store_true", help="text format: omit the hint lines")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     add_checked_profile_option(parser)
@@ -64,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from levelfield.checker.findings import REGISTRY
     from levelfield.checker.report import json_report, text_report
     from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
+    from levelfield.ground.signing import read_trusted_keys
 
     if args.list:
         for code in selected_codes(args.select, args.ignore):
@@ -73,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dir is None:
         raise UserError("no submission folder given (expected: levelfield check DIR)")
     waivers = load_waivers(args.waivers) if args.waivers else []
+    trusted_keys = read_trusted_keys(args.trusted_keys) if args.trusted_keys else None
     report = check_tree(
         args.dir,
         rules_dir=args.rules_dir,
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         waivers=waivers,
         data_dir=args.data_dir,
         profile=args.profile,
+        trusted_keys=trusted_keys,
     )
     if args.format == "json":
         print(json.dumps(json_report(report), indent=2))

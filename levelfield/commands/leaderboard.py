@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from levelfield.commands import add_checked_profile_option, add_command, add_rules_options
+from levelfield.commands import add_checked_profile_option, add_command, add_rules_options, add_trusted_keys_option
 from levelfield.tools.leaderboard import FORMATS  # the package's __init__ imports only json and pathlib
 
 
@@ -33,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield leaderboard submissions/example --format json --out lb.json --force",
             "levelfield leaderboard submissions/example --format csv > leaderboard.csv",
             "levelfield leaderboard DIR --strict     exit 1 when a tree is left out for its findings",
+            "levelfield leaderboard DIR... --trusted-keys vendors.pub   only trees signed by a trusted key",
             "levelfield leaderboard demo-out/submission --profile demo   the demo's tables, labelled as a demo",
         ],
     )
@@ -47,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
     add_checked_profile_option(parser)
+    add_trusted_keys_option(parser)
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
@@ -67,6 +69,7 @@ def _refuse_out_inside_a_tree(out: Path, dirs: list[Path]) -> None:
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
     from levelfield.ground.fsutil import atomic_write_text
+    from levelfield.ground.signing import read_trusted_keys
     from levelfield.tools.leaderboard import build, render
 
     if args.out is not None:
@@ -81,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         rules_version=args.rules_version,
         data_dir=args.data_dir,
         profile=args.profile,
+        trusted_keys=read_trusted_keys(args.trusted_keys) if args.trusted_keys else None,
     )
     text = render(doc, args.format)
     if args.out is None:

@@ -1,6 +1,8 @@
 """The submission tree's layout: one definition, used by `levelfield package` to write and the checker to read.
 
     <root>/MANIFEST                                        sha256sum format, every other file
+    <root>/MANIFEST.sig                                    optional: Ed25519 signature over MANIFEST
+                                                           (levelfield sign; not listed in MANIFEST)
     <root>/<division>/<org>/systems/<system>.json          hardware declaration (levelfield sysinfo)
     <root>/<division>/<org>/code/levelfield.json           code reference: version, commit, rules version
     <root>/<division>/<org>/code/src/...                   open division only: the submitter's code
@@ -25,6 +27,7 @@ from __future__ import annotations
 import re
 
 MANIFEST = "MANIFEST"
+SIGNATURE = "MANIFEST.sig"  # levelfield/ground/signing.py
 SYSTEMS = "systems"
 RESULTS = "results"
 CODE = "code"

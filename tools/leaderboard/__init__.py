@@ -45,7 +45,8 @@ def render(doc: dict, fmt: str) -> str:
 
 
 def build(paths: list[Path], **options: Any) -> dict:
-    """The leaderboard document of these trees; options as collect.collect (rules_dir, rules_version, data_dir)."""
+    """The leaderboard document of these trees; options as collect.collect (rules_dir, rules_version, data_dir,
+    profile, trusted_keys)."""
     from levelfield.tools.leaderboard.collect import collect
     from levelfield.tools.leaderboard.document import build_document
 

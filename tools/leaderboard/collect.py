@@ -83,6 +83,7 @@ def collect(
     data_dir: str | None = None,
     profile: str = "submission",
     check: Callable[..., Report] | None = None,
+    trusted_keys: list | None = None,
 ) -> Collected:
     """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
     from levelfield.checker.findings import ERROR
@@ -91,7 +92,14 @@ def collect(
         from levelfield.checker.engine import check_tree as check
     out = Collected(profile=profile)
     for path in _checked_paths([Path(p) for p in paths]):
-        report = check(path, rules_dir=rules_dir, rules_version=rules_version, data_dir=data_dir, profile=profile)
+        report = check(
+            path,
+            rules_dir=rules_dir,
+            rules_version=rules_version,
+            data_dir=data_dir,
+            profile=profile,
+            trusted_keys=trusted_keys,
+        )
         if report.failed:
             out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
             continue
