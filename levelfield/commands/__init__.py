@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "keygen",
     "sign",
     "check",
+    "reproduce",
     "leaderboard",
     "demo",
 ]

@@ -63,6 +63,7 @@ class TrainOptions:
     profile: str = "submission"
     runs: int | None = None  # default: the rules' run count for the profile
     seed: int | None = None  # run i uses seed + i; default: a random base seed
+    seeds: list[int] | None = None  # every run's own seed, in order (replaying a result); overrides runs and seed
     mode: str = COMPILED
     org: str = "levelfield"
     division: str = "closed"
@@ -211,7 +212,7 @@ class Trainer:
         self.suite.check_id("division", options.division)
         self.task = self.suite.task(options.task_id).for_profile(options.profile)  # the profile's target too
         self.settings = self.task.training
-        self.runs = options.runs or self.settings["runs"]
+        self.runs = len(options.seeds) if options.seeds else options.runs or self.settings["runs"]
         try:
             self.recipe = Recipe.from_task(self.task, **options.overrides)
         except ValueError as e:
@@ -221,7 +222,7 @@ class Trainer:
         self.metric_module = task_module(self.task, "metric")
         self.spec_module = task_module(self.task, "model_spec")
         base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
-        self.seeds = [base + i for i in range(self.runs)]
+        self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
         self.world = SINGLE
         self.interrupted_by = None
         self._finishing = False  # while a run's end is logged, a signal is recorded, not raised

@@ -1,0 +1,99 @@
+"""Reproduce one result of a submission tree: the whole flow behind `levelfield reproduce`.
+
+    doc = reproduce(ReproduceOptions(tree=Path("sub"), result="trn-1a2b3c4d5e", out=Path("repro")))
+    doc["reproduced"]            # True / False; a UserError when it could not run
+
+Writes `out/reproduction.json` (the document) beside the reproduction's own
+files (`out/training/result_<i>.txt`, or the LoadGen runs under `out/inference/`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from levelfield.ground.errors import UserError
+from levelfield.reproduce.recipe import OpenTree, TreeResult, open_tree, run_index, training_recipe
+from levelfield.reproduce.report import environment_differences, log_facts, same_hardware, write_report
+
+SEED_CHOICES = ("recorded", "fresh")
+
+
+@dataclass
+class ReproduceOptions:
+    tree: Path
+    result: str
+    out: Path
+    seeds: str = "recorded"  # training: the logged seeds, or fresh random ones
+    weights: Path | None = None  # inference: the weights the submission used (refused if the digest differs)
+    data_dir: str | None = None
+    rules_dir: str | None = None
+    force: bool = False
+
+
+def reproduce(options: ReproduceOptions) -> dict:
+    tree = open_tree(options.tree, options.rules_dir)
+    result = tree.find(options.result)
+    if tree.submission.division != "closed":
+        raise UserError(
+            f"{options.tree}: division {tree.submission.division!r}: its results ran the submitter's own code, "
+            "which levelfield never executes from a tree; only closed-division results are replayed"
+        )
+    _prepare(options.out, options.force)
+    if result.kind == "training":
+        document = _training(tree, result, options)
+    else:
+        from levelfield.reproduce.inference import reproduce_inference
+
+        document = reproduce_inference(tree, result, options)
+    write_report(options.out, document)
+    return document
+
+
+def _prepare(out: Path, force: bool) -> None:
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise UserError(
+                f"{out}: exists and is not empty; not overwriting it", hint="choose another --out, or --force"
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> dict:
+    from levelfield.reproduce.training import fresh_seeds, judge_training, replay_training
+
+    recipe = training_recipe(result, tree.suite)
+    if recipe.world_size != 1:
+        raise UserError(
+            f"result {result.id}: trained on {recipe.world_size} processes; replaying multi-process results "
+            "is not supported yet (levelfield train --nproc N reproduces it by hand)"
+        )
+    seeds = recipe.seeds if options.seeds == "recorded" else fresh_seeds(len(recipe.seeds))
+    reproduced = replay_training(recipe, options.out / "training", seeds, options.data_dir, options.rules_dir)
+    submitted = sorted(result.training.logs, key=run_index)
+    differences = environment_differences(log_facts(submitted[0]), log_facts(reproduced[0]))
+    task = tree.suite.task(result.task).for_profile(recipe.profile)
+    judged = judge_training(
+        submitted,
+        reproduced,
+        task,
+        alpha=float(tree.suite.checks["convergence_alpha"]),
+        same_hardware=same_hardware(differences),
+        paired=options.seeds == "recorded",
+    )
+    return {
+        "kind": "training",
+        "result": result.id,
+        "tree": str(options.tree),
+        "system": result.system,
+        "task": result.task,
+        "framework": result.framework,
+        "rules_version": tree.suite.version,
+        "how": f"with the {options.seeds} seeds ({len(seeds)} runs, profile {recipe.profile}, {recipe.mode})",
+        "recipe": asdict(recipe),
+        "seeds_used": seeds,
+        "environment_differences": differences,
+        **judged,
+    }

@@ -1,0 +1,159 @@
+"""`levelfield reproduce`: the judgement on hand-made logs, and real replays of the example's results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from levelfield.ground.parse import parse_mllog
+from levelfield.reproduce.report import environment_differences, same_hardware
+from levelfield.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
+from levelfield.rules import load_suite
+from tests.conftest import assert_user_error, run_cli
+from tests.submission_edit import copy_tree, edit_mllog, first
+from tests.test_checker_fixtures import EXAMPLE
+
+ALPHA = 0.05
+
+
+def _log(seed: int, epochs: float | None, time_s: float = 10.0, interval: float = 0.25):
+    """A run that evaluates every `interval` epochs and reaches the target at `epochs` (None: never, 2 epochs)."""
+    last = epochs if epochs is not None else 2.0
+    lines = [{"key": "seed", "value": seed, "metadata": {}}, {"key": "run_start", "time_ms": 0, "metadata": {}}]
+    steps = round(last / interval)
+    for k in range(1, steps + 1):
+        lines.append({"key": "eval_accuracy", "value": 0.5, "metadata": {"epoch_num": k * interval}})
+    status = "success" if epochs is not None else "aborted"
+    lines.append({"key": "run_stop", "time_ms": time_s * 1000, "metadata": {"status": status}})
+    text = "".join(":::MLLOG " + json.dumps({"event_type": "POINT_IN_TIME", "value": None, **x}) + "\n" for x in lines)
+    return parse_mllog(text.encode(), f"result_{seed}.txt")
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_suite("1.1").task("fmnist-resnet")
+
+
+def _judge(task, submitted, reproduced, times=None, paired=True, same_hw=True):
+    times = times or ([10.0] * len(submitted), [10.0] * len(reproduced))
+    sub = [_log(i, e, t) for i, (e, t) in enumerate(zip(submitted, times[0], strict=True))]
+    rep = [_log(i, e, t) for i, (e, t) in enumerate(zip(reproduced, times[1], strict=True))]
+    return judge_training(sub, rep, task, ALPHA, same_hardware=same_hw, paired=paired)
+
+
+def test_the_same_epochs_seed_for_seed_are_reproduced(task):
+    judged = _judge(task, [3.5, 3.75, 4.0, 3.75, 4.25], [3.5, 3.75, 4.0, 3.75, 4.25])
+    assert judged["reproduced"], judged["reasons"]
+    assert judged["seeds"]["earlier_runs"] == [] and judged["seeds"]["eval_interval_epochs"] == 0.25
+
+
+def test_one_run_one_evaluation_earlier_is_tolerated_two_are_not(task):
+    reproduction = [3.5, 3.75, 4.0, 3.75, 4.25]
+    assert TOLERATED_EARLIER_RUNS == 1
+    assert _judge(task, [3.5, 3.5, 4.0, 3.75, 4.25], reproduction)["reproduced"]
+    judged = _judge(task, [3.5, 3.5, 3.75, 3.75, 4.25], reproduction)
+    assert not judged["reproduced"]
+    assert (
+        "2 run(s) reach the target earlier" in judged["reasons"][0]
+        and "seed 1: 3.5 logged, 3.75" in judged["reasons"][0]
+    )
+
+
+def test_one_run_two_evaluations_earlier_or_a_seed_that_never_converges_is_not_reproduced(task):
+    reproduction = [3.5, 3.75, 4.0, 3.75, 4.25]
+    assert not _judge(task, [3.5, 3.75, 3.5, 3.75, 4.25], reproduction)["reproduced"]
+    judged = _judge(task, [3.5, 3.75, 4.0, 3.75, 4.25], [3.5, 3.75, None, 3.75, 4.25])
+    assert not judged["reproduced"] and "target not reached" in judged["reasons"][0]
+
+
+def test_a_run_the_submission_counts_as_failed_claims_nothing(task):
+    assert _judge(task, [3.5, 3.75, None, 3.75, 4.25], [3.5, 3.75, 4.0, 3.75, 4.25])["reproduced"]
+
+
+def test_with_fresh_seeds_only_the_distribution_is_compared(task):
+    # Different seeds: no pairing, the reference-convergence test alone.
+    honest = _judge(task, [3.75, 4.0, 3.5, 4.25, 3.75], [3.5, 3.75, 4.0, 3.75, 4.25], paired=False)
+    assert honest["reproduced"] and honest["seeds"] is None
+    fast = _judge(task, [2.0, 2.25, 2.0, 2.25, 2.0], [3.5, 3.75, 4.0, 3.75, 4.25], paired=False)
+    assert not fast["reproduced"] and "below the" in fast["reasons"][0]
+    assert fast["epochs"]["submitted_olympic_mean"] < fast["epochs"]["min_acceptable_mean"]
+
+
+def test_too_many_failed_reproduction_runs_is_a_reason_of_its_own(task):
+    judged = _judge(task, [3.5, 3.75, 4.0, 3.75, 4.25], [3.5, None, None, 3.75, 4.25], paired=False)
+    assert any("missed the target in 2 of 5 runs" in r for r in judged["reasons"])
+
+
+def test_time_is_compared_on_the_same_hardware_only(task):
+    epochs = [3.5, 3.75, 4.0, 3.75, 4.25]
+    times = ([50.0, 51.0, 49.0, 50.5, 50.2], [100.0, 98.0, 103.0, 101.0, 99.0])
+    judged = _judge(task, epochs, epochs, times=times)
+    assert not judged["reproduced"] and "faster than the reproduction's beyond its noise" in judged["reasons"][0]
+    elsewhere = _judge(task, epochs, epochs, times=times, same_hw=False)
+    assert elsewhere["reproduced"] and "hardware differs" in elsewhere["time"]["note"]
+    slower = _judge(task, epochs, epochs, times=(times[1], times[0]))
+    assert slower["reproduced"]  # a submission slower than the reproduction claims nothing
+
+
+def test_environment_differences_are_flattened_and_hardware_is_told_apart():
+    a = {"levelfield_framework_version": "2.13.0", "levelfield_system_fingerprint": {"cpu": "EPYC", "cores": 2}}
+    b = {"levelfield_framework_version": "2.14.0", "levelfield_system_fingerprint": {"cpu": "EPYC", "cores": 2}}
+    differences = environment_differences(a, b)
+    assert differences == [{"what": "levelfield_framework_version", "submitted": "2.13.0", "reproduced": "2.14.0"}]
+    assert same_hardware(differences)
+    b["levelfield_system_fingerprint"]["cores"] = 64
+    assert not same_hardware(environment_differences(a, b))
+
+
+# --- real replays of the example submission -------------------------------------------------------------
+
+
+def _result_id(tree, kind: str, framework: str) -> str:
+    listing = run_cli("reproduce", str(tree))
+    assert listing.returncode == 0, listing.stderr
+    return next(line.split()[0] for line in listing.stdout.splitlines() if f" {kind} " in line and framework in line)
+
+
+def test_the_example_training_result_reproduces_with_its_recorded_seeds(tmp_path):
+    rid = _result_id(EXAMPLE, "training", "jax")
+    result = run_cli("reproduce", str(EXAMPLE), "--result", rid, "--out", str(tmp_path / "repro"))
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "\nREPRODUCED: training result " + rid in "\n" + result.stdout
+    report = json.loads((tmp_path / "repro" / "reproduction.json").read_text())
+    assert report["seeds_used"] == [run["seed"] for run in report["submitted"]]
+    assert [r["epochs_to_target"] for r in report["reproduction"]] == [
+        r["epochs_to_target"] for r in report["submitted"]
+    ]
+
+
+def test_logged_epochs_edited_to_converge_faster_are_not_reproduced(tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    rid = _result_id(tree, "training", "jax")
+    edited = 0
+    for log in sorted(first(tree, "/jax/training/result_0.txt").parent.glob("result_*.txt")):
+        evals = [json.loads(line[9:]) for line in log.read_text().splitlines() if '"key": "eval_accuracy"' in line]
+        if evals[-1]["metadata"]["epoch_num"] > 1:  # a run that needed a second epoch now claims the first
+            edit_mllog(log, "eval_accuracy", lambda e: {**e, "metadata": {**e["metadata"], "epoch_num": 1}}, -1)
+            edited += 1
+    assert edited >= 2
+    result = run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro"))
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "\nNOT REPRODUCED: training result" in result.stdout
+    assert "reach the target earlier in the submission" in result.stdout
+
+
+def test_reproduce_errors_are_one_line_and_never_overwrite(tmp_path):
+    assert_user_error(
+        run_cli("reproduce", str(EXAMPLE), "--result", "trn-0000000000", "--out", str(tmp_path)),
+        "no result 'trn-0000000000' (expected one of: ",
+    )
+    (tmp_path / "kept.txt").write_text("mine")
+    rid = _result_id(EXAMPLE, "training", "jax")
+    assert_user_error(
+        run_cli("reproduce", str(EXAMPLE), "--result", rid, "--out", str(tmp_path)), "exists and is not empty"
+    )
+    assert (tmp_path / "kept.txt").read_text() == "mine"
+    assert_user_error(
+        run_cli("reproduce", str(tmp_path / "nowhere"), "--result", rid, "--out", str(tmp_path / "o")), "nowhere"
+    )
