@@ -157,3 +157,102 @@ def test_reproduce_errors_are_one_line_and_never_overwrite(tmp_path):
     assert_user_error(
         run_cli("reproduce", str(tmp_path / "nowhere"), "--result", rid, "--out", str(tmp_path / "o")), "nowhere"
     )
+
+
+# --- inference ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def inference_tree(tmp_path_factory):
+    """A tree with one trained ctr-dlrm JAX result (demo profile) and its Offline accuracy and performance runs."""
+    root = tmp_path_factory.mktemp("inference")
+    runs = root / "runs"
+    train = ("train", "--task", "ctr-dlrm", "--framework", "jax", "--profile", "demo", "--runs", "1", "--seed", "7")
+    assert run_cli(*train, "--save-weights", "--out", str(runs / "train")).returncode == 0
+    weights = runs / "train" / "weights_0.npz"
+    for mode in ("accuracy", "performance"):
+        infer = ("infer", "--task", "ctr-dlrm", "--framework", "jax", "--scenario", "offline", "--profile", "demo")
+        result = run_cli(*infer, "--mode", mode, "--weights", str(weights), "--out", str(runs / mode))
+        assert result.returncode == 0, result.stderr
+    system = root / "box.json"
+    system.write_text(next(EXAMPLE.glob("*/*/systems/*.json")).read_text())
+    packaged = run_cli(
+        "package", "--runs", str(runs), "--system", str(system), "--org", "levelfield", "--division", "closed",
+        "--out", str(root / "sub"),
+    )  # fmt: skip
+    assert packaged.returncode == 0, packaged.stderr
+    return root / "sub", weights
+
+
+def test_accuracy_from_the_recorded_weights_matches_exactly(inference_tree, tmp_path):
+    tree, weights = inference_tree
+    rid = _result_id(tree, "inference", "jax")
+    out = tmp_path / "repro"
+    result = run_cli(
+        "reproduce", str(tree), "--result", rid, "--weights", str(weights), "--accuracy-only", "--out", str(out)
+    )
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    report = json.loads((out / "reproduction.json").read_text())
+    (accuracy,) = report["accuracy"]
+    assert accuracy["equal"] and accuracy["submitted"] == accuracy["reproduced"]
+    assert report["performance"] == [{"scenario": "offline", "note": "not run: --accuracy-only"}]
+
+
+def test_an_edited_accuracy_is_not_reproduced(inference_tree, tmp_path):
+    tree = copy_tree(inference_tree[0], tmp_path / "sub")
+    accuracy = first(tree, "offline/accuracy/accuracy.json")
+    data = json.loads(accuracy.read_text())
+    data["value"] += 0.001
+    accuracy.write_text(json.dumps(data))
+    rid = _result_id(tree, "inference", "jax")
+    args = ("--weights", str(inference_tree[1]), "--accuracy-only", "--out", str(tmp_path / "repro"))
+    result = run_cli("reproduce", str(tree), "--result", rid, *args)
+    assert result.returncode == 1 and "reproduced from the same weights (expected equal)" in result.stdout
+
+
+def test_other_weights_or_none_are_refused_by_digest(inference_tree, tmp_path):
+    import numpy as np
+
+    tree, weights = inference_tree
+    rid = _result_id(tree, "inference", "jax")
+    arrays = dict(np.load(weights))
+    name = sorted(arrays)[0]
+    arrays[name] = arrays[name] + 1e-3
+    other = tmp_path / "other.npz"
+    np.savez(other, **arrays)
+    out = ("--out", str(tmp_path / "repro"))
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--weights", str(other), *out), "expected", "refused"
+    )
+    assert_user_error(run_cli("reproduce", str(tree), "--result", rid, *out), "pass that file with --weights")
+    old = _result_id(EXAMPLE, "inference", "jax")  # written before result.json recorded the digest
+    assert_user_error(run_cli("reproduce", str(EXAMPLE), "--result", old, *out, "--force"), "but not their SHA-256")
+
+
+def test_performance_is_replayed_on_the_same_hardware_and_compared(inference_tree, tmp_path):
+    tree, weights = inference_tree
+    rid = _result_id(tree, "inference", "jax")
+    out = tmp_path / "repro"
+    result = run_cli("reproduce", str(tree), "--result", rid, "--weights", str(weights), "--out", str(out))
+    assert result.returncode in (0, 1), result.stderr  # the verdict depends on the machine's load (unit tests below)
+    (performance,) = json.loads((out / "reproduction.json").read_text())["performance"]
+    repeats = json.loads(first(tree, "offline/performance/result.json").read_text())["repeats"]
+    assert performance["metric"] == "samples_per_s" and len(performance["reproduced"]) == repeats
+    assert performance["tolerance"] == load_suite("1.0").checks["replication_tolerance"]
+
+
+@pytest.mark.parametrize(
+    "scenario, submitted, reproduced, replicated",
+    [
+        ("offline", [104.0, 104.0], [100.0, 100.0, 100.0], True),  # 4% better: within 5%
+        ("offline", [110.0], [100.0, 100.0], False),  # 10% more throughput than the reproduction
+        ("offline", [50.0], [100.0], True),  # slower claims nothing
+        ("singlestream", [9.0], [10.0, 10.0], False),  # 10% lower latency
+        ("singlestream", [9.7], [10.0], True),
+    ],
+)
+def test_performance_replicates_within_the_rules_tolerance(scenario, submitted, reproduced, replicated):
+    from levelfield.reproduce.inference import judge_performance
+
+    judged = judge_performance(scenario, "metric", submitted, reproduced, tolerance=0.05)
+    assert (judged["reason"] is None) == replicated, judged

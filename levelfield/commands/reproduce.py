@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="training: replay the logged seeds (default) or draw fresh ones",
     )
     parser.add_argument("--weights", type=Path, metavar="FILE", help="inference: the weights file the result used")
+    parser.add_argument(
+        "--accuracy-only", action="store_true", help="inference: replay the accuracy runs only, not the timed ones"
+    )
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: the rules' default)")
     parser.add_argument("--rules-dir", metavar="DIR", help="folder holding rules versions (default: the shipped rules)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty --out")
@@ -68,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             out=args.out,
             seeds=args.seeds,
             weights=args.weights,
+            accuracy_only=args.accuracy_only,
             data_dir=args.data_dir,
             rules_dir=args.rules_dir,
             force=args.force,

@@ -27,6 +27,7 @@ class ReproduceOptions:
     out: Path
     seeds: str = "recorded"  # training: the logged seeds, or fresh random ones
     weights: Path | None = None  # inference: the weights the submission used (refused if the digest differs)
+    accuracy_only: bool = False  # inference: skip the performance runs (minutes each under the submission profile)
     data_dir: str | None = None
     rules_dir: str | None = None
     force: bool = False

@@ -40,6 +40,7 @@ class RunSetup:
     task: Task  # for the run's profile
     eff: dict  # the effective settings (settings.json's top level, before sizing fills them in)
     weights_label: str  # the --weights path, or "init(seed=0)"
+    weights_sha256: str | None = None  # SHA-256 of the --weights file; None for the initial weights
 
 
 def build_result(setup: RunSetup, impl: Implementation | NullImplementation, outcome: SessionOutcome) -> dict:
@@ -63,6 +64,7 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
         "profile": options.profile,
         "rules_version": suite.version,
         "weights": weights_label,
+        "weights_sha256": setup.weights_sha256,
     }
     runs = outcome.runs
     if options.mode == "performance":

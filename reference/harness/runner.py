@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
-from levelfield.ground.fsutil import atomic_write_text
+from levelfield.ground.fsutil import atomic_write_text, sha256_file
 from levelfield.ground.registry import task_module
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
@@ -326,7 +326,10 @@ def _infer(options: InferOptions, impl, state: _RunState) -> dict:
     _prepare_out(options.out, options.force)
     state.out_ready = True
     state.identity.update({"rules_version": suite.version, "weights": weights_label})
-    setup = RunSetup(options=options, suite=suite, task=task, eff=eff, weights_label=weights_label)
+    weights_sha256 = None if options.weights is None else sha256_file(options.weights)
+    setup = RunSetup(
+        options=options, suite=suite, task=task, eff=eff, weights_label=weights_label, weights_sha256=weights_sha256
+    )
 
     eval_inputs, eval_labels = cached_eval_set(
         options.rules_version, options.rules_dir, task.id, options.data_dir, task.eval_samples
