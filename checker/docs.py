@@ -9,6 +9,8 @@ drift from the code.
 
 from __future__ import annotations
 
+import re
+
 from levelfield.checker.findings import REGISTRY, RETIRED
 
 AREAS = {
@@ -56,7 +58,26 @@ def render() -> str:
         lines += ["", f"### {code}", "", f"`{check.name}` ({check.severity})", ""]
         for label in ("What:", "Why:", "Bad:", "Fix:"):
             lines.append(f"- **{label[:-1]}** {check.doc_section(label)}")
-    return "\n".join(lines + retired_table()) + "\n"
+    return "\n".join(lines + mlcommons_section() + retired_table()) + "\n"
+
+
+def mlcommons_section() -> list[str]:
+    """The findings of MLCommons Training trees (checker/mlcommons/codes.py; docs/mlcommons.md says more)."""
+    from levelfield.checker.mlcommons.codes import CODES
+
+    lines = [
+        "",
+        "## MLT: MLCommons Training trees",
+        "",
+        "`levelfield check DIR` on an MLCommons Training submitter folder (or a folder of them) gives these",
+        "instead of the checks above, with each benchmark's score as MLCommons computes it (docs/mlcommons.md).",
+    ]
+    for code in sorted(CODES):
+        spec = CODES[code]
+        lines += ["", f"### {code}", "", f"`{spec.name}` ({spec.severity})", ""]
+        for label, text in re.findall(r"(What|Why|Bad|Fix): (.*?)(?= (?:Why|Bad|Fix): |$)", spec.doc):
+            lines.append(f"- **{label}** {text}")
+    return lines
 
 
 def retired_table() -> list[str]:

@@ -99,6 +99,9 @@ class Report:
     # saw and the rules they were judged by, so nothing is read a second time after the check.
     submission: object = field(default=None, repr=False)
     suite: object = field(default=None, repr=False)
+    # MLCommons trees (checker/mlcommons/): which layout was read, and the scores computed from it.
+    layout: str = "levelfield"
+    scores: list = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:

@@ -24,7 +24,7 @@ def text_report(report: Report, *, hints: bool = True) -> str:
     active = report.active
     counts = Counter(f.code for f in active)
     # Said on the verdict line itself, so a clean demo tree is never mistaken for a clean submission.
-    judged = f"rules {report.rules_version}" + (
+    judged = (f"rules {report.rules_version}" if report.layout == "levelfield" else report.rules_version) + (
         "" if report.profile == "submission" else f", judged as the {report.profile} profile (not results)"
     )
     if not report.findings:
@@ -35,7 +35,30 @@ def text_report(report: Report, *, hints: bool = True) -> str:
             f"{report.root}: {len(active)} finding(s) ({summary}); "
             f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, {judged}"
         )
+    if report.scores:
+        lines[:0] = [scores_table(report.scores), ""]
     return "\n".join(lines)
+
+
+def scores_table(scores: list[dict]) -> str:
+    """An MLCommons tree's scores, one row per (submitter, system, benchmark), as MLCommons publishes them."""
+    from tabulate import tabulate
+
+    rows = [
+        [
+            s["submitter"],
+            s["system"],
+            s["benchmark"],
+            s["runs"],
+            s["failed_runs"],
+            f"{s['scaling_factor']:.6g}",
+            "-" if s["rcp"] is None else ("pass" if s["rcp"]["passed"] else "fail") + f" ({s['rcp']['message']})",
+            "-" if s["score_min"] is None else f"{s['score_min']:.4f}",
+        ]
+        for s in scores
+    ]
+    headers = ["submitter", "system", "benchmark", "runs", "failed", "scaling", "RCP", "score min"]
+    return tabulate(rows, headers=headers, tablefmt="github")
 
 
 def json_report(report: Report) -> dict:
@@ -47,4 +70,5 @@ def json_report(report: Report) -> dict:
         "checks_run": report.checks_run,
         "passed": not report.failed,
         "findings": [f.as_dict() for f in report.findings],
+        **({"layout": report.layout, "scores": report.scores} if report.layout != "levelfield" else {}),
     }

@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield check DIR --waivers waivers.yaml      (each waiver carries a reason)",
             "levelfield check DIR --trusted-keys trusted.pub  the tree must be signed by one of these keys",
             "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
+            "levelfield check training_results_v4.0/NVIDIA     an MLCommons Training submitter folder, scored",
             "levelfield check --list                          every check: code, name, severity",
         ],
     )
@@ -55,6 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--waivers", type=Path, metavar="FILE", help="YAML waivers file (schema: waivers)")
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
     add_trusted_keys_option(parser)
+    parser.add_argument(
+        "--layout",
+        choices=["levelfield", "mlcommons-training", "mlcommons-inference"],
+        help="the tree's layout (default: recognised from its folders)",
+    )
+    parser.add_argument(
+        "--mlcommons-ruleset",
+        metavar="X.Y.Z",
+        help="MLCommons trees: the ruleset (default: from a training_results_vX.Y folder in the path)",
+    )
     parser.add_argument("--no-hints", action="store_true", help="text format: omit the hint lines")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     add_checked_profile_option(parser)
@@ -65,8 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from levelfield.checker.engine import check_tree, load_waivers, selected_codes
     from levelfield.checker.findings import REGISTRY
-    from levelfield.checker.report import json_report, text_report
-    from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
+    from levelfield.ground.errors import EXIT_OK, UserError
     from levelfield.ground.signing import read_trusted_keys
 
     if args.list:
@@ -76,6 +86,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.dir is None:
         raise UserError("no submission folder given (expected: levelfield check DIR)")
+    from levelfield.checker.mlcommons.layout import INFERENCE, TRAINING, detect_layout
+
+    layout = args.layout or detect_layout(args.dir)
+    if layout == TRAINING:
+        from levelfield.checker.mlcommons.training import check_training_tree
+
+        return _print(check_training_tree(args.dir, args.mlcommons_ruleset), args)
+    if layout == INFERENCE:
+        raise UserError(f"{args.dir}: an MLCommons Inference tree; checking those is not supported yet")
     waivers = load_waivers(args.waivers) if args.waivers else []
     trusted_keys = read_trusted_keys(args.trusted_keys) if args.trusted_keys else None
     report = check_tree(
@@ -89,6 +108,13 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         trusted_keys=trusted_keys,
     )
+    return _print(report, args)
+
+
+def _print(report, args: argparse.Namespace) -> int:
+    from levelfield.checker.report import json_report, text_report
+    from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK
+
     if args.format == "json":
         print(json.dumps(json_report(report), indent=2))
     else:

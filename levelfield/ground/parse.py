@@ -51,6 +51,7 @@ class MllogFile:
     path: str
     lines: list[MllogLine] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)
+    interleaved: list[int] = field(default_factory=list)  # read_interleaved: lines with text before :::MLLOG
 
     def all(self, key: str) -> list[MllogLine]:
         return [line for line in self.lines if line.key == key]
@@ -185,8 +186,12 @@ def parse_json(raw: bytes) -> tuple[Any, str | None]:
     return parse_json_text(text, finite=True)
 
 
-def parse_mllog(raw: bytes, path: str) -> MllogFile:
-    """Every `:::MLLOG {json}` line; other lines are ignored (MLPerf allows them), broken ones reported."""
+def parse_mllog(raw: bytes, path: str, *, read_interleaved: bool = False) -> MllogFile:
+    """Every `:::MLLOG {json}` line; other lines are ignored (MLPerf allows them), broken ones reported.
+
+    An MLLOG line that another process's output precedes on the same line (`[:::MLLOG {...}`, raw
+    stdout of published MLCommons logs) is an error, unless `read_interleaved`: then its MLLOG part is
+    read, as mlperf_logging's parser reads it, and its line number kept in `interleaved`."""
     out = MllogFile(path)
     text, error = decode(raw)
     if error:
@@ -196,9 +201,13 @@ def parse_mllog(raw: bytes, path: str) -> MllogFile:
     # "\r", "\x1c" or U+2028, which are legal inside a JSON string, and shift every later line number.
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.startswith(MLLOG_PREFIX):
-            if ":::MLLOG" in line:
-                out.errors.append((lineno, "an MLLOG line that does not start at the beginning of the line"))
-            continue
+            if read_interleaved and MLLOG_PREFIX in line:
+                out.interleaved.append(lineno)
+                line = line[line.index(MLLOG_PREFIX) :]
+            else:
+                if ":::MLLOG" in line:
+                    out.errors.append((lineno, "an MLLOG line that does not start at the beginning of the line"))
+                continue
         if len(line) > MAX_LINE_CHARS:
             out.errors.append((lineno, f"line of {len(line)} characters (limit {MAX_LINE_CHARS})"))
             continue

@@ -1,0 +1,15 @@
+"""MLCommons submission trees: the layouts MLCommons publishes its results in, read and checked.
+
+    from levelfield.checker.mlcommons.layout import detect_layout
+    detect_layout(Path("training_results_v4.0/NVIDIA"))      # "mlcommons-training"
+    from levelfield.checker.mlcommons.training import check_training_tree
+    report = check_training_tree(Path("training_results_v4.0/NVIDIA"), ruleset="4.0.0")
+    report.findings, report.scores
+
+Layouts (`layout.py`), the coded findings these trees get (`codes.py`),
+MLCommons Training trees (`training.py`: every log read robustly through the
+bounded tree reader, scored exactly as mlperf_logging's result summarizer
+scores them) and the calls into mlperf_logging's own engines (`peer.py`: its
+compliance rules, RCP data and system-description field list, applied to
+copies of the files, so nothing in the audited folder is written).
+"""
