@@ -170,3 +170,33 @@ def test_check_prints_the_scores_and_a_ruleset_it_cannot_find_is_an_error(tmp_pa
     shutil.copytree(TRAINING_V4 / "Google", elsewhere)
     assert_user_error(run_cli("check", str(elsewhere)), "the MLCommons ruleset is not named", "--mlcommons-ruleset")
     assert_user_error(run_cli("check", str(elsewhere), "--mlcommons-ruleset", "9.9.9"), "not one mlperf_logging knows")
+
+
+@needs_corpus
+def test_the_leaderboard_ranks_the_corpus_in_all_four_formats(tmp_path):
+    import jsonschema
+
+    docs = {}
+    for fmt in ("md", "csv", "json", "html"):
+        result = run_cli("leaderboard", str(TRAINING_V4), "--format", fmt)
+        assert result.returncode == 0, result.stderr
+        docs[fmt] = result.stdout
+    doc = json.loads(docs["json"])
+    jsonschema.validate(doc, json.loads((REPO / "rules" / "schemas" / "leaderboard.schema.json").read_text()))
+    rows = doc["mlcommons_training"]["rows"]
+    scores = {(s["system"], s["benchmark"]): s["score_min"] for s in check_training_tree(TRAINING_V4).scores}
+    assert {(r["system"], r["benchmark"]): r["score_min"] for r in rows} == scores
+    resnet = [r["submitter"] for r in rows if r["benchmark"] == "resnet"]
+    assert resnet == ["Dell", "NVIDIA"]  # 13.22 min before 13.33 min
+    assert all(r["id"] in docs["md"] and r["id"] in docs["html"] for r in rows)
+    assert sum(line.startswith("mlcommons-training,") for line in docs["csv"].splitlines()) == len(rows)
+
+
+@needs_corpus
+def test_a_tree_with_too_many_failed_runs_is_left_out(tmp_path):
+    folder, results = _dell(tmp_path)
+    _edit_log(results / "result_0.txt", "eval_accuracy", lambda e: {**e, "value": 0.5})  # never converged
+    result = run_cli("leaderboard", str(folder), "--format", "json")
+    doc = json.loads(result.stdout)
+    assert result.returncode == 0 and "mlcommons_training" not in doc
+    assert doc["excluded"][0]["codes"]["MLT006"] == 1 and "left out" in result.stderr

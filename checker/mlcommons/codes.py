@@ -45,10 +45,11 @@ CODES = {
             "MLT003",
             "run-not-successful",
             WARNING,
-            "What: a run whose log ends without `run_stop`, or with a status other than success. Why: it did "
-            "not reach the quality target; it counts as a failed run of the result (dropped by the olympic "
-            "scoring, see MLT006). Bad: `run_stop` with status aborted. Fix: nothing, when the other runs "
-            "suffice; otherwise run again.",
+            "What: a run whose log ends without `run_stop`, or with a status other than success. Why: the "
+            "run says it did not reach the quality target. MLCommons' result summarizer drops a run only "
+            "when mlperf_logging's compliance check rejects its log (MLT004; for resnet, a last eval below "
+            "the target), so the score follows that check, and this says what the log itself claims. Bad: "
+            "`run_stop` with status aborted. Fix: nothing, when the other runs suffice; otherwise run again.",
         ),
         Code(
             "MLT004",

@@ -140,7 +140,7 @@ def _check_benchmark(bench: Benchmark, ruleset: str, division: str | None) -> tu
                     finding(
                         "MLT003",
                         path,
-                        "the run did not succeed: it counts as a failed run",
+                        "the run's log says it did not succeed",
                         line=None if stop is None else stop.lineno,
                         found=status or "no run_stop",
                         expected="success",

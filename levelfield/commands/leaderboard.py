@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield leaderboard submissions/example --format csv > leaderboard.csv",
             "levelfield leaderboard DIR --strict     exit 1 when a tree is left out for its findings",
             "levelfield leaderboard DIR... --trusted-keys vendors.pub   only trees signed by a trusted key",
+            "levelfield leaderboard training_results_v4.0 --format html --out mlperf.html   MLCommons Training trees",
             "levelfield leaderboard demo-out/submission --profile demo   the demo's tables, labelled as a demo",
         ],
     )
@@ -49,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
     add_checked_profile_option(parser)
     add_trusted_keys_option(parser)
+    parser.add_argument(
+        "--mlcommons-ruleset",
+        metavar="X.Y.Z",
+        help="MLCommons Training trees: the ruleset (default: from a training_results_vX.Y folder in the path)",
+    )
     add_rules_options(parser)
     parser.set_defaults(func=run)
 
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         profile=args.profile,
         trusted_keys=read_trusted_keys(args.trusted_keys) if args.trusted_keys else None,
+        mlcommons_ruleset=args.mlcommons_ruleset,
     )
     text = render(doc, args.format)
     if args.out is None:
@@ -92,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         atomic_write_text(args.out, text, overwrite=args.force)
         print(
-            f"wrote {args.out} ({args.format}: {len(doc['training'])} training and {len(doc['inference'])} "
-            f"inference rows from {len(doc['submissions'])} clean tree(s))",
+            f"wrote {args.out} ({args.format}: {len(doc['training'])} training, {len(doc['inference'])} inference "
+            f"and {len((doc.get('mlcommons_training') or {'rows': []})['rows'])} MLCommons rows from "
+            f"{len(doc['submissions']) + len((doc.get('mlcommons_training') or {'trees': []})['trees'])} clean "
+            "tree(s))",
             file=sys.stderr,
         )
     for tree in doc["excluded"]:

@@ -50,10 +50,20 @@ class ExcludedTree:
 
 
 @dataclass
+class MlcTree:
+    """An MLCommons Training tree that checked clean: the checker's report holds its scores."""
+
+    path: str
+    report: Report
+    warnings: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class Collected:
     clean: list[CleanTree] = field(default_factory=list)
     excluded: list[ExcludedTree] = field(default_factory=list)
     profile: str = "submission"
+    mlcommons: list[MlcTree] = field(default_factory=list)
 
 
 def _code_counts(findings) -> dict[str, int]:
@@ -84,14 +94,30 @@ def collect(
     profile: str = "submission",
     check: Callable[..., Report] | None = None,
     trusted_keys: list | None = None,
+    mlcommons_ruleset: str | None = None,
 ) -> Collected:
-    """Check every tree (`check` defaults to the checker's check_tree) and load the clean ones."""
+    """Check every tree (`check` defaults to the checker's check_tree; MLCommons Training trees go to their
+    own checker, whatever `check` is) and load the clean ones."""
     from levelfield.checker.findings import ERROR
+    from levelfield.checker.mlcommons.layout import INFERENCE, TRAINING, detect_layout
 
     if check is None:
         from levelfield.checker.engine import check_tree as check
     out = Collected(profile=profile)
     for path in _checked_paths([Path(p) for p in paths]):
+        layout = detect_layout(path)
+        if layout == INFERENCE:
+            raise UserError(f"{path}: an MLCommons Inference tree; the leaderboard does not read those yet")
+        if layout == TRAINING:
+            from levelfield.checker.mlcommons.training import check_training_tree
+
+            report = check_training_tree(path, mlcommons_ruleset)
+            warnings = _code_counts([f for f in report.active if f.severity != ERROR])
+            if report.failed:
+                out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
+            else:
+                out.mlcommons.append(MlcTree(str(path), report, warnings))
+            continue
         report = check(
             path,
             rules_dir=rules_dir,

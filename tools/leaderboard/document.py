@@ -166,6 +166,8 @@ def _refuse_duplicates(rows: list[dict]) -> None:
 
 
 def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
+    from levelfield.tools.leaderboard.mlcommons import mlcommons_training  # imports columns, which imports this
+
     training = [row for tree in collected.clean for row in training_rows(tree)]
     inference = [row for tree in collected.clean for row in inference_rows(tree)]
     _refuse_duplicates(training)
@@ -207,4 +209,5 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
         "training": training,
         "inference": inference,
         "comparisons": tests,
+        **({"mlcommons_training": mlcommons_training(collected.mlcommons)} if collected.mlcommons else {}),
     }

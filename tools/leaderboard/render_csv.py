@@ -4,7 +4,8 @@
     text = render_csv(doc)
 
 One file so a spreadsheet gets everything: the `table` column says what a
-line is (`training`, `inference`, `excluded`); fields a kind lacks are empty.
+line is (`training`, `inference`, `mlcommons-training`, `excluded`); fields a
+kind lacks are empty.
 An inference scenario gets a group of columns named `<scenario>_<metric>_...`:
 the mean, stdev, 95% CI and count of its repeats, each repeat's value
 (space-separated, run_1 first) and its Welch mark against the best framework.
@@ -74,6 +75,9 @@ SCENARIO = {
     "vs_best_p_value": ("vs_best", "p_value"),
     "within_noise_of_best": ("vs_best", "within_noise"),
 }
+# MLCommons Training rows (tools/leaderboard/mlcommons.py): the score and how it was reached; `task` holds
+# the benchmark, `org` the submitter, `rules_version` the MLCommons ruleset.
+MLCOMMONS = ("score_min", "scaling_factor", "rcp", "rcp_passed")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -115,6 +119,7 @@ def render_csv(doc: dict) -> str:
         *(name for name, _, _, _ in scenarios),
         "accuracy_metric",
         "accuracy",
+        *MLCOMMONS,
         "source",
         "finding_codes",
     ]
@@ -139,6 +144,20 @@ def render_csv(doc: dict) -> str:
             entry = row["scenarios"].get(scenario)
             line[name] = _get(entry, keys) if entry and entry["metric"] == metric else None
         lines.append(line)
+    for row in (doc.get("mlcommons_training") or {"rows": []})["rows"]:
+        lines.append(
+            {
+                "table": "mlcommons-training",
+                "rules_version": row["ruleset"],
+                "task": row["benchmark"],
+                "org": row["submitter"],
+                **{k: row.get(k) for k in ("id", "division", "system", "system_name", "system_status")},
+                "runs": row["runs"],
+                "failed_runs": row["failed_runs"],
+                **{k: row[k] for k in MLCOMMONS},
+                "source": row["source"],
+            }
+        )
     for tree in doc["excluded"]:
         lines.append(
             {

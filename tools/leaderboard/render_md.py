@@ -15,6 +15,8 @@ import re
 from tabulate import tabulate
 
 from levelfield.tools.leaderboard.columns import DASH, Column, number, p_value, tables
+from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
+from levelfield.tools.leaderboard.mlcommons import benchmark_tables
 
 # A `<` that could open an HTML tag or comment (`<script`, `</`, `<!--`); `p<0.001` stays readable.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
@@ -50,9 +52,13 @@ def not_results_note(doc: dict) -> str | None:
     )
 
 
+def clean_mlcommons_trees(doc: dict) -> list[dict]:
+    return (doc.get("mlcommons_training") or {"trees": []})["trees"]
+
+
 def intro(doc: dict) -> list[str]:
     stats = doc["statistics"]
-    clean, excluded = len(doc["submissions"]), len(doc["excluded"])
+    clean, excluded = len(doc["submissions"]) + len(clean_mlcommons_trees(doc)), len(doc["excluded"])
     note = not_results_note(doc)
     lines = [f"**{note}**", ""] if note else []
     lines += [
@@ -106,9 +112,25 @@ def render_markdown(doc: dict) -> str:
                 out += ["", "Welch tests, frameworks on the same system:", "", comparison_table(t.comparisons)]
         if t.inference:
             out += ["", "### Inference (LoadGen)", "", table(t.inference_columns(), t.inference)]
-    if not doc["training"] and not doc["inference"]:
+    for title, rows in benchmark_tables(doc):
+        out += ["", f"## {escape(title)}", "", "### Training: time to train, as MLCommons scores it", ""]
+        out.append(table(MLC_COLUMNS, rows))
+    if not doc["training"] and not doc["inference"] and not benchmark_tables(doc):
         out += ["", "No clean submission: nothing to rank."]
     out += ["", "## Submissions", ""]
+    if doc.get("mlcommons_training"):
+        out.append(
+            tabulate(
+                [
+                    [escape(t["path"]), escape(t["ruleset"]), escape(", ".join(t["submitters"])), codes(t["warnings"])]
+                    for t in doc["mlcommons_training"]["trees"]
+                ],
+                headers=["MLCommons tree", "ruleset", "submitters", "warnings"],
+                tablefmt="github",
+                disable_numparse=True,
+            )
+        )
+        out.append("")
     if doc["submissions"]:
         out.append(
             tabulate(
@@ -121,7 +143,7 @@ def render_markdown(doc: dict) -> str:
                 disable_numparse=True,
             )
         )
-    else:
+    elif not doc.get("mlcommons_training"):
         out.append("None checked clean.")
     if doc["excluded"]:
         out += [
