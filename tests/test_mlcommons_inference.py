@@ -213,13 +213,25 @@ def test_mli008_a_missing_system_description(tmp_path):
 
 
 @needs_corpus
+def test_mli009_an_error_loadgen_logged(tmp_path):
+    folder, offline = _lenovo(tmp_path)
+    detail = offline / "performance" / "run_1" / "mlperf_log_detail.txt"
+    lines = detail.read_text().split("\n")
+    (at,) = [i for i, line in enumerate(lines) if '"key": "generic_message", "value": "Starting performance' in line]
+    lines[at] = lines[at].replace('"is_error": false', '"is_error": true')
+    detail.write_text("\n".join(lines))
+    (error,) = _active(folder)
+    assert (error.code, error.line) == ("MLI009", at + 1) and "Starting performance mode" in error.message
+
+
+@needs_corpus
 def test_no_file_of_the_corpus_crashes_it_when_cut_short_or_garbled(tmp_path):
     folder = _copy("Lenovo", tmp_path)
     for i, path in enumerate(sorted(p for p in folder.rglob("*") if p.is_file())):
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 2] if i % 2 else b"\xff\xfe" + data[:100])
     report = check_inference_tree(folder)
-    assert report.failed and {f.code for f in report.findings} <= {f"MLI00{i}" for i in range(1, 9)}
+    assert report.failed and {f.code for f in report.findings} <= {f"MLI00{i}" for i in range(1, 10)}
 
 
 # --- the readers, on hand-written files ----------------------------------------------------------------------

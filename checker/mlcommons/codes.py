@@ -194,6 +194,17 @@ CODES = {
             "Why: a score is published with its system's description; without one it names no hardware. "
             "Bad: results/box/resnet50/ without systems/box.json. Fix: add the description.",
         ),
+        Code(
+            "MLI009",
+            "loadgen-error-logged",
+            ERROR,
+            "What: an entry of a performance run's LoadGen detail log that LoadGen itself marked as an error "
+            '(`"is_error": true` in its metadata, counted in the summary\'s `N errors encountered`); its '
+            "value is quoted with its line. Why: LoadGen logs an error when the run went wrong in a way its "
+            "validity does not capture (a response for an unknown sample, a setting it could not apply); a "
+            "result with errors is not clean. Bad: `Loadgen built with uncommitted changes!`. Fix: remove the "
+            "cause LoadGen names and run again.",
+        ),
     )
 }
 

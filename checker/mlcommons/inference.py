@@ -1,7 +1,7 @@
 """MLCommons Inference trees: every LoadGen log read robustly, each result scored from its detail log and checked.
 
     report = check_inference_tree(Path("inference_results_v4.1"))
-    report.findings                  # MLI001-MLI008, each with file and line
+    report.findings                  # MLI001-MLI009, each with file and line
     report.scores                    # one row per (division, submitter, system, model, scenario)
 
 Layout: `<division>/<submitter>/` (or one submitter folder as the root) holding
@@ -141,6 +141,10 @@ def _check_run(tree, folder: str, scenario: str, findings: list, sub: Submission
     """Summary and detail log of one performance run: read, the metric computed, the two compared."""
     summary_path, detail_path = f"{folder}/{SUMMARY}", f"{folder}/{DETAIL}"
     log = _detail(tree, detail_path, findings, sub)
+    for line in [] if log is None else log.lines:
+        if line.metadata.get("is_error") is True:
+            message = f"LoadGen logged an error ({line.key}): {str(line.value)[:200]}"
+            findings.append(finding("MLI009", detail_path, message, line=line.lineno))
     summary = None
     raw = _file(tree, summary_path, findings)
     if raw is not None:
@@ -271,14 +275,16 @@ def _check_settings(result: Result, values: dict, rules: dict, findings: list) -
         if rule not in minimums or key not in values:
             continue
         value = values[key]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < minimums[rule]:
+        number = finite_number(value)
+        if not number or value < minimums[rule]:
             requested = values.get(key.replace("effective_", "requested_", 1))
             asked = "" if requested is None else f" (requested {requested})"
+            below = "is below" if number else "is not a number, so not at least"
             findings.append(
                 finding(
                     "MLI005",
                     f"{result.folder}/{RUN}/{DETAIL}",
-                    f"{key} is below the {rules['ruleset']} minimum for {result.model} {result.scenario}{asked}",
+                    f"{key} {below} the {rules['ruleset']} minimum for {result.model} {result.scenario}{asked}",
                     found=value,
                     expected=f">= {minimums[rule]}",
                 )
@@ -354,7 +360,8 @@ def _check_result(tree, result: Result, rules: dict, sub: Submission) -> tuple[l
     accuracy: dict = {"metrics": {}, "hash": None}
     if f"{result.folder}/accuracy" in tree.dirs:
         accuracy = _check_accuracy(tree, f"{result.folder}/accuracy", findings)
-        _detail(tree, f"{result.folder}/accuracy/{DETAIL}", [], sub)  # its LoadGen version only; optional file
+        if f"{result.folder}/accuracy/{DETAIL}" in tree.files:  # optional; read for its LoadGen version
+            _detail(tree, f"{result.folder}/accuracy/{DETAIL}", findings, sub)
     else:
         findings.append(finding("MLI002", f"{result.folder}/accuracy", "missing: the scenario has no accuracy run"))
     metrics = accuracy["metrics"]

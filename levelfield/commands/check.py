@@ -42,7 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield check --list                          every check: code, name, severity",
         ],
     )
-    parser.add_argument("dir", nargs="?", type=Path, metavar="DIR", help="the submission tree (holds MANIFEST)")
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        metavar="DIR",
+        help="the submission tree (holds MANIFEST), or an MLCommons Training or Inference tree",
+    )
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument(
         "--select",
