@@ -146,6 +146,14 @@ def test_mli001_unreadable_files_are_findings_with_path_and_line(tmp_path):
 
 
 @needs_corpus
+def test_mli001_a_metric_that_is_not_a_finite_number(tmp_path):
+    folder, offline = _lenovo(tmp_path)
+    _edit_log(offline / "performance" / "run_1" / "mlperf_log_detail.txt", "result_samples_per_second", float("inf"))
+    (unreadable,) = _active(folder)
+    assert unreadable.code == "MLI001" and "no finite samples_per_s result" in unreadable.message
+
+
+@needs_corpus
 def test_mli002_a_missing_result_file(tmp_path):
     folder, offline = _lenovo(tmp_path)
     assert _codes(folder) == set()
@@ -176,6 +184,14 @@ def test_mli004_a_summary_that_disagrees_with_its_detail_log(tmp_path):
     assert (disagrees.code, disagrees.line, disagrees.found) == ("MLI004", 7, "25700")
     summary.write_text(summary.read_text().replace("Samples per second: 25700", "Samples per second: 25600.04"))
     assert _codes(folder) == set()  # 25600 is 25600.04 to the 6 significant digits the detail log prints
+    summary.write_text(summary.read_text().replace("Result is : VALID", "Result is : INVALID"))
+    (validity,) = _active(folder)
+    assert (validity.code, validity.found, validity.expected) == ("MLI004", "INVALID", "VALID")
+    single = folder / "results" / LENOVO_SYSTEM / "resnet50" / "SingleStream" / "performance" / "run_1"
+    text = (single / "mlperf_log_summary.txt").read_text()
+    (single / "mlperf_log_summary.txt").write_text(text.replace("90th percentile latency", "99th percentile latency"))
+    percentile = [f for f in _active(folder) if "percentile" in f.message]
+    assert [(f.code, f.found, f.expected) for f in percentile] == [("MLI004", "0.99", "0.9")]
 
 
 @needs_corpus

@@ -191,9 +191,10 @@ def _metric(values: dict, folder: str, scenario: str, percentile, detail_path: s
             findings.append(finding("MLI001", detail_path, why, found=percentile))
         return None, None, None
     name, value = scenario_metric(values, lower, percentile)
-    if value is None:
+    if not finite_number(value):  # absent, or NaN / Infinity, which an MLLOG line may hold
         if detail_path is not None:
-            findings.append(finding("MLI001", detail_path, f"the detail log states no {name} result for {scenario}"))
+            message = f"the detail log states no finite {name} result for {scenario}"
+            findings.append(finding("MLI001", detail_path, message, found=value))
         return name, None, None
     if lower not in STREAM_SCENARIOS:
         return name, value, value
