@@ -30,7 +30,7 @@ from levelfield.checker.findings import Finding
 from levelfield.checker.mlcommons import loadgen_files as lf
 from levelfield.checker.mlcommons.codes import CODES, finding
 from levelfield.checker.mlcommons.layout import DIVISIONS, INFERENCE
-from levelfield.checker.tree import read_tree
+from levelfield.checker.tree import Tree, read_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.loadgen_names import SCENARIO_NAMES, STREAM_SCENARIOS
 from levelfield.ground.metrics import NS_PER_MS, percentile_latency_ns, scenario_metric
@@ -70,6 +70,20 @@ class Result:
 
 
 @dataclass
+class Run:
+    """What one performance run's two logs say (None where they do not say it)."""
+
+    metric: str | None = None  # name with unit: p90_latency_ms, samples_per_s
+    value: float | None = None  # from the detail log
+    summary_value: float | None = None  # the summary's, in the metric's unit
+    validity: str | None = None
+    validity_line: int | None = None
+    loadgen_version: str | None = None
+    warnings: int | None = None  # the summary's count
+    values: dict = field(default_factory=dict, repr=False)  # the detail log's {key: last value}
+
+
+@dataclass
 class Submission:
     division: str | None
     submitter: str
@@ -82,7 +96,7 @@ def load_rules() -> dict:
     return yaml.safe_load(RULES_FILE.read_text())
 
 
-def _submissions(root: Path, tree) -> list[Submission]:
+def _submissions(root: Path, tree: Tree) -> list[Submission]:
     """The submitter folders below the root (or the root itself), each with its scenario folders."""
     if any(d in tree.dirs for d in DIVISIONS):
         bases = [
@@ -115,14 +129,14 @@ def _submissions(root: Path, tree) -> list[Submission]:
     return out
 
 
-def _file(tree, path: str, findings: list, missing_is_finding: bool = True) -> bytes | None:
+def _file(tree: Tree, path: str, findings: list, missing_is_finding: bool = True) -> bytes | None:
     file = tree.files.get(path)
     if file is None and missing_is_finding:
         findings.append(finding("MLI002", path, "missing"))
     return None if file is None else file.data
 
 
-def _detail(tree, path: str, findings: list, sub: Submission) -> MllogFile | None:
+def _detail(tree: Tree, path: str, findings: list, sub: Submission) -> MllogFile | None:
     raw = _file(tree, path, findings)
     if raw is None:
         return None
@@ -137,7 +151,7 @@ def _detail(tree, path: str, findings: list, sub: Submission) -> MllogFile | Non
     return log
 
 
-def _check_run(tree, folder: str, scenario: str, findings: list, sub: Submission) -> dict:
+def _check_run(tree: Tree, folder: str, scenario: str, findings: list, sub: Submission) -> Run:
     """Summary and detail log of one performance run: read, the metric computed, the two compared."""
     summary_path, detail_path = f"{folder}/{SUMMARY}", f"{folder}/{DETAIL}"
     log = _detail(tree, detail_path, findings, sub)
@@ -157,22 +171,20 @@ def _check_run(tree, folder: str, scenario: str, findings: list, sub: Submission
     name, value, native = _metric(
         values, folder, scenario, percentile, detail_path if log is not None else None, findings
     )
-    validity = values.get("result_validity")
     if summary is not None and log is not None:
         _compare(summary, summary_path, values, native, percentile, findings)
-    version = values.get("loadgen_version")
-    return {
-        "metric": name,
-        "value": value,
-        "summary_value": _summary_in_metric_unit(summary, lower),
-        "validity": validity if isinstance(validity, str) else None,
-        "loadgen_version": version if isinstance(version, str) else None,
-        "warnings": None if summary is None else summary.warnings,
-        "_values": values,
-        "_validity_line": None
-        if log is None or log.last("result_validity") is None
-        else log.last("result_validity").lineno,
-    }
+    validity, version = values.get("result_validity"), values.get("loadgen_version")
+    validity_entry = None if log is None else log.last("result_validity")
+    return Run(
+        metric=name,
+        value=value,
+        summary_value=_summary_in_metric_unit(summary, lower),
+        validity=validity if isinstance(validity, str) else None,
+        validity_line=None if validity_entry is None else validity_entry.lineno,
+        loadgen_version=version if isinstance(version, str) else None,
+        warnings=None if summary is None else summary.warnings,
+        values=values,
+    )
 
 
 def _metric(values: dict, folder: str, scenario: str, percentile, detail_path: str | None, findings: list) -> tuple:
@@ -292,7 +304,7 @@ def _check_settings(result: Result, values: dict, rules: dict, findings: list) -
             )
 
 
-def _check_accuracy(tree, folder: str, findings: list, *, needs_metric: bool = True) -> dict:
+def _check_accuracy(tree: Tree, folder: str, findings: list, *, needs_metric: bool = True) -> dict:
     """accuracy.txt's metrics and hash, and whether mlperf_log_accuracy.json is readable."""
     out: dict = {"metrics": {}, "hash": None}
     raw = _file(tree, f"{folder}/{ACCURACY_TXT}", findings)
@@ -304,13 +316,13 @@ def _check_accuracy(tree, folder: str, findings: list, *, needs_metric: bool = T
     return out
 
 
-def _check_accuracy_log(tree, path: str, findings: list, *, required: bool) -> None:
+def _check_accuracy_log(tree: Tree, path: str, findings: list, *, required: bool) -> None:
     raw = _file(tree, path, findings, missing_is_finding=required)
     if raw is not None and (state := lf.accuracy_log_state(raw)) not in ("json", "mlcommons-truncated"):
         findings.append(finding("MLI001", path, state))
 
 
-def _check_compliance(tree, result: Result, findings: list, sub: Submission) -> dict:
+def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submission) -> dict:
     """{TEST0x: PASS | FAIL | None} from each compliance test folder's verify_*.txt."""
     verdicts = {}
     tests = sorted(
@@ -347,14 +359,13 @@ def _check_compliance(tree, result: Result, findings: list, sub: Submission) -> 
     return verdicts
 
 
-def _check_result(tree, result: Result, rules: dict, sub: Submission) -> tuple[list, dict]:
+def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> tuple[list, dict]:
     findings: list[Finding] = []
-    run = {}
+    run = Run()
     if f"{result.folder}/{RUN}" in tree.dirs:
         run = _check_run(tree, f"{result.folder}/{RUN}", result.scenario, findings, sub)
-        values = run.pop("_values")
-        _check_validity(result, values, run.pop("_validity_line"), findings)
-        _check_settings(result, values, rules, findings)
+        _check_validity(result, run.values, run.validity_line, findings)
+        _check_settings(result, run.values, rules, findings)
         _check_accuracy_log(tree, f"{result.folder}/{RUN}/{ACCURACY_LOG}", findings, required=False)
     else:
         findings.append(finding("MLI002", f"{result.folder}/{RUN}", "missing: the scenario has no performance run"))
@@ -372,12 +383,12 @@ def _check_result(tree, result: Result, rules: dict, sub: Submission) -> tuple[l
         "system": result.system,
         "model": result.model,
         "scenario": result.scenario,
-        "metric": run.get("metric"),
-        "value": run.get("value"),
-        "summary_value": run.get("summary_value"),
-        "validity": run.get("validity"),
-        "loadgen_version": run.get("loadgen_version"),
-        "warnings": run.get("warnings"),
+        "metric": run.metric,
+        "value": run.value,
+        "summary_value": run.summary_value,
+        "validity": run.validity,
+        "loadgen_version": run.loadgen_version,
+        "warnings": run.warnings,
         "accuracy": None if not metrics else {"name": next(iter(metrics)), "value": next(iter(metrics.values()))},
         "accuracy_hash": accuracy["hash"],
         "compliance": _check_compliance(tree, result, findings, sub),
@@ -405,7 +416,7 @@ def _mixed_versions(sub: Submission) -> list[Finding]:
     ]
 
 
-def _systems(tree, sub: Submission) -> list[Finding]:
+def _systems(tree: Tree, sub: Submission) -> list[Finding]:
     findings = []
     for system in sorted({r.system for r in sub.results}):
         path = f"{sub.prefix}systems/{system}.json"
