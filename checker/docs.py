@@ -61,22 +61,34 @@ def render() -> str:
     return "\n".join(lines + mlcommons_section() + retired_table()) + "\n"
 
 
+# The MLCommons code areas (checker/mlcommons/codes.py): heading and the sentence that introduces them.
+MLCOMMONS_AREAS = {
+    "MLT": (
+        "MLCommons Training trees",
+        "`levelfield check DIR` on an MLCommons Training submitter folder (or a folder of them) gives these\n"
+        "instead of the checks above, with each benchmark's score as MLCommons computes it (docs/mlcommons.md).",
+    ),
+    "MLI": (
+        "MLCommons Inference trees",
+        "`levelfield check DIR` on an MLCommons Inference tree (`closed/`, `open/` or `network/` folders, or one\n"
+        "submitter folder) gives these instead of the checks above, with each result's metric computed from its\n"
+        "LoadGen detail log (docs/mlcommons.md).",
+    ),
+}
+
+
 def mlcommons_section() -> list[str]:
-    """The findings of MLCommons Training trees (checker/mlcommons/codes.py; docs/mlcommons.md says more)."""
+    """The findings of MLCommons trees (checker/mlcommons/codes.py; docs/mlcommons.md says more)."""
     from levelfield.checker.mlcommons.codes import CODES
 
-    lines = [
-        "",
-        "## MLT: MLCommons Training trees",
-        "",
-        "`levelfield check DIR` on an MLCommons Training submitter folder (or a folder of them) gives these",
-        "instead of the checks above, with each benchmark's score as MLCommons computes it (docs/mlcommons.md).",
-    ]
-    for code in sorted(CODES):
-        spec = CODES[code]
-        lines += ["", f"### {code}", "", f"`{spec.name}` ({spec.severity})", ""]
-        for label, text in re.findall(r"(What|Why|Bad|Fix): (.*?)(?= (?:Why|Bad|Fix): |$)", spec.doc):
-            lines.append(f"- **{label}** {text}")
+    lines = []
+    for area, (title, intro) in MLCOMMONS_AREAS.items():
+        lines += ["", f"## {area}: {title}", "", intro]
+        for code in sorted(c for c in CODES if c.startswith(area)):
+            spec = CODES[code]
+            lines += ["", f"### {code}", "", f"`{spec.name}` ({spec.severity})", ""]
+            for label, text in re.findall(r"(What|Why|Bad|Fix): (.*?)(?= (?:Why|Bad|Fix): |$)", spec.doc):
+                lines.append(f"- **{label}** {text}")
     return lines
 
 

@@ -36,12 +36,13 @@ def text_report(report: Report, *, hints: bool = True) -> str:
             f"{len(report.findings) - len(active)} waived; {len(report.checks_run)} checks, {judged}"
         )
     if report.scores:
-        lines[:0] = [scores_table(report.scores), ""]
+        table = inference_scores_table if report.layout == "mlcommons-inference" else scores_table
+        lines[:0] = [table(report.scores), ""]
     return "\n".join(lines)
 
 
 def scores_table(scores: list[dict]) -> str:
-    """An MLCommons tree's scores, one row per (submitter, system, benchmark), as MLCommons publishes them."""
+    """An MLCommons Training tree's scores, one row per (submitter, system, benchmark), as MLCommons publishes them."""
     from tabulate import tabulate
 
     rows = [
@@ -59,6 +60,29 @@ def scores_table(scores: list[dict]) -> str:
     ]
     headers = ["submitter", "system", "benchmark", "runs", "failed", "scaling", "RCP", "score min"]
     return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def inference_scores_table(scores: list[dict]) -> str:
+    """An MLCommons Inference tree's results, one row per (division, submitter, system, model, scenario)."""
+    from tabulate import tabulate
+
+    rows = [
+        [
+            s["division"] or "-",
+            s["submitter"],
+            s["system"],
+            s["model"],
+            s["scenario"],
+            "-" if s["value"] is None else f"{s['value']:.6g} {s['metric']}",
+            s["validity"] or "-",
+            "-" if s["accuracy"] is None else f"{s['accuracy']['name']} {s['accuracy']['value']:g}",
+            " ".join(f"{test}:{verdict or '?'}" for test, verdict in s["compliance"].items()) or "-",
+            s["loadgen_version"] or "-",
+        ]
+        for s in scores
+    ]
+    headers = ["division", "submitter", "system", "model", "scenario", "metric", "result", "accuracy", "compliance"]
+    return tabulate(rows, headers=headers + ["LoadGen"], tablefmt="github")
 
 
 def json_report(report: Report) -> dict:

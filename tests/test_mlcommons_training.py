@@ -200,3 +200,25 @@ def test_a_tree_with_too_many_failed_runs_is_left_out(tmp_path):
     doc = json.loads(result.stdout)
     assert result.returncode == 0 and "mlcommons_training" not in doc
     assert doc["excluded"][0]["codes"]["MLT006"] == 1 and "left out" in result.stderr
+
+
+@needs_corpus
+def test_damaged_copies_of_a_published_folder_never_crash_the_reader(tmp_path):
+    # Found and fixed this way: an 8 MiB MLLOG line hung mlperf_logging's parser (its line regex is
+    # quadratic); such logs are no longer handed to it (MLT001).
+    out = tmp_path / "fuzz.json"
+    args = ("--mlcommons-training", str(TRAINING_V4 / "Dell"), "--inputs", "24", "--seed", "3", "--out", str(out))
+    result = subprocess.run([sys.executable, "-m", "levelfield.tools.fuzz", *args], capture_output=True, text=True)
+    report = json.loads(out.read_text())
+    assert result.returncode == 0 and report["crashes"] == 0, report["examples"]
+    assert report["inputs"] == 24 and "MLT001" in report["codes"]
+
+
+@needs_corpus
+def test_a_log_too_costly_for_the_peer_parser_is_not_handed_to_it(tmp_path):
+    folder, results = _dell(tmp_path)
+    with (results / "result_0.txt").open("a") as f:
+        f.write(':::MLLOG {"key": "x", "value": "' + "y" * 50_000 + '"}\n')  # ~2.5e9 squared characters
+    report = check_training_tree(folder, RULESET)
+    (too_long,) = [f for f in report.findings if "bounded time" in f.message]
+    assert too_long.code == "MLT001" and too_long.path.endswith("result_0.txt")

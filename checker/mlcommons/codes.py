@@ -1,5 +1,7 @@
 """The coded findings of MLCommons-format trees (levelfield's own trees use the registered checks).
 
+MLT codes: MLCommons Training trees (training.py); MLI codes: MLCommons Inference trees (inference.py).
+
 Each code has a name that states the problem, a severity and a doc (What, Why, Bad, Fix) that
 docs/checks.md prints. `finding(code, path, message, ...)` builds a Finding carrying them.
 """
@@ -107,6 +109,102 @@ CODES = {
             "the description is what a reader compares systems by. A warning: the peer's 4.0.0 rules reject "
             "the status values (onprem, available) that MLCommons itself published in Training v4.0. Bad: no "
             "host_storage_type. Fix: as the message says.",
+        ),
+        Code(
+            "MLI001",
+            "unreadable-inference-file",
+            ERROR,
+            "What: a file of an MLCommons Inference tree that cannot be read as what its name says: not UTF-8, "
+            "a broken MLLOG line in a LoadGen detail log, a summary without its Scenario, metric or 'Result "
+            "is' line, an accuracy.txt without its metric or hash, an mlperf_log_accuracy.json that is neither "
+            "JSON nor MLCommons' published truncation of it, a verify_*.txt without TEST PASS or TEST FAIL, or "
+            "a file the bounded reader refused (a link, too large). Why: what it should state cannot be checked, "
+            'so the result cannot be accepted as is. Bad: `:::MLLOG {"key": "result_validity` cut short. '
+            "Fix: publish the file as LoadGen or the accuracy script wrote it.",
+        ),
+        Code(
+            "MLI002",
+            "inference-file-missing",
+            ERROR,
+            "What: a scenario folder without a file MLCommons' layout requires: performance/run_1/ without "
+            "mlperf_log_summary.txt or mlperf_log_detail.txt, accuracy/ without accuracy.txt or "
+            "mlperf_log_accuracy.json, a scenario without performance/ or accuracy/, a compliance TEST folder "
+            "without its verify_*.txt. Why: the result (or its compliance test) has nothing to be judged by. "
+            "Bad: results/box/resnet50/Offline/ holding only performance/. Fix: add the files the run wrote.",
+        ),
+        Code(
+            "MLI003",
+            "result-invalid",
+            ERROR,
+            "What: LoadGen judged a performance run INVALID (its detail log's result_validity); LoadGen's "
+            "reasons are quoted (minimum duration or query count not met, early stopping not met, latency "
+            "constraint not met). Why: MLCommons' submission checker rejects an INVALID performance result; "
+            "no score is published from it. Bad: `Result is : INVALID` with `Min duration satisfied : No`. "
+            "Fix: run again with settings LoadGen accepts (a lower target_qps, a longer run).",
+        ),
+        Code(
+            "MLI004",
+            "summary-disagrees-with-detail",
+            ERROR,
+            "What: a LoadGen summary states another metric, percentile or validity than the detail log of the "
+            "same run, beyond the precision either file prints (the detail log prints doubles with 6 "
+            "significant digits). Why: LoadGen writes both files from one run; a difference means one was "
+            "edited or copied from another run, and the published score is read from them. Bad: `Samples per "
+            "second: 757000` beside result_samples_per_second 756960. Fix: publish both files of one run, "
+            "unedited.",
+        ),
+        Code(
+            "MLI005",
+            "settings-below-rules",
+            ERROR,
+            "What: a performance run's effective settings, as its LoadGen detail log records them "
+            "(effective_min_duration_ms, effective_min_query_count, Offline's effective_min_sample_count), "
+            "are below the minimums of MLCommons' mlperf.conf for the scenario and model "
+            "(checker/mlcommons/inference_rules.yaml). Why: LoadGen judges VALID against the settings it was "
+            "given, so a run shortened through user.conf can be VALID and still not follow the rules. Bad: "
+            "effective_min_duration_ms 60000 for Offline, where the rules ask 600000. Fix: do not lower the "
+            "minimums in user.conf; run again.",
+        ),
+        Code(
+            "MLI006",
+            "mixed-loadgen-versions",
+            WARNING,
+            "What: the LoadGen detail logs of one submission (one submitter folder) name more than one LoadGen "
+            "version; the finding lists each version and the scenario folders that used it. Why: results of "
+            "one submission are compared with each other as if measured by one harness; LoadGen's scheduling "
+            "and early-stopping code changes between versions. A warning: MLCommons accepted such "
+            "submissions (NVIDIA's Inference v4.1 resnet50 mixes 4.0 and 4.1). Bad: Offline logs by "
+            "`4.0 @ 4a77003610`, Server logs by `4.1 @ c83565d85d`. Fix: rerun the older scenarios with the "
+            "round's LoadGen.",
+        ),
+        Code(
+            "MLI007",
+            "compliance-test-failed",
+            ERROR,
+            "What: a compliance test's verify_accuracy.txt or verify_performance.txt (TEST01, TEST04, TEST05) "
+            "ends in TEST FAIL; the file's line is given. Why: the compliance tests show that the result is "
+            "not cached, not tuned to the fixed seeds and that logged accuracy matches what was computed; a "
+            "failed one puts the result in doubt. Bad: TEST04's `TEST FAIL` when the test score is far above "
+            "the reference score. Fix: find why the test fails (caching, seed tuning) and run it again.",
+        ),
+        Code(
+            "MLI008",
+            "inference-system-description-missing",
+            ERROR,
+            "What: a system with results has no systems/<system>.json, or it is not a readable JSON object. "
+            "Why: a score is published with its system's description; without one it names no hardware. "
+            "Bad: results/box/resnet50/ without systems/box.json. Fix: add the description.",
+        ),
+        Code(
+            "MLI009",
+            "loadgen-error-logged",
+            ERROR,
+            "What: an entry of a performance run's LoadGen detail log that LoadGen itself marked as an error "
+            '(`"is_error": true` in its metadata, counted in the summary\'s `N errors encountered`); its '
+            "value is quoted with its line. Why: LoadGen logs an error when the run went wrong in a way its "
+            "validity does not capture (a response for an unknown sample, a setting it could not apply); a "
+            "result with errors is not clean. Bad: `Loadgen built with uncommitted changes!`. Fix: remove the "
+            "cause LoadGen names and run again.",
         ),
     )
 }

@@ -38,10 +38,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield check DIR --trusted-keys trusted.pub  the tree must be signed by one of these keys",
             "levelfield check demo-out/submission --profile demo   (the demo's tree, judged as a demo)",
             "levelfield check training_results_v4.0/NVIDIA     an MLCommons Training submitter folder, scored",
+            "levelfield check inference_results_v4.1          an MLCommons Inference tree, each result's metric",
             "levelfield check --list                          every check: code, name, severity",
         ],
     )
-    parser.add_argument("dir", nargs="?", type=Path, metavar="DIR", help="the submission tree (holds MANIFEST)")
+    parser.add_argument(
+        "dir",
+        nargs="?",
+        type=Path,
+        metavar="DIR",
+        help="the submission tree (holds MANIFEST), or an MLCommons Training or Inference tree",
+    )
     parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.add_argument(
         "--select",
@@ -94,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
 
         return _print(check_training_tree(args.dir, args.mlcommons_ruleset), args)
     if layout == INFERENCE:
-        raise UserError(f"{args.dir}: an MLCommons Inference tree; checking those is not supported yet")
+        from levelfield.checker.mlcommons.inference import check_inference_tree
+
+        return _print(check_inference_tree(args.dir), args)
     waivers = load_waivers(args.waivers) if args.waivers else []
     trusted_keys = read_trusted_keys(args.trusted_keys) if args.trusted_keys else None
     report = check_tree(

@@ -42,8 +42,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="instead of random inputs, every hostile value in every field (~46,000 inputs on the example)",
     )
+    parser.add_argument(
+        "--mlcommons-training",
+        type=Path,
+        metavar="DIR",
+        help="instead: damage copies of this MLCommons Training submitter folder (tools/fuzz/mlcommons.py)",
+    )
+    parser.add_argument("--mlcommons-ruleset", metavar="X.Y.Z", help="its ruleset (default: from the path)")
     args = parser.parse_args(argv)
     try:
+        if args.mlcommons_training is not None:
+            return _mlcommons(args)
         if args.replay is not None:
             return replay(args.example, args.seed, args.replay, args.work_dir)
         options = FuzzOptions(
@@ -69,6 +78,26 @@ def main(argv: list[str] | None = None) -> int:
         f"fuzz: {report['inputs']} inputs in {report['wall_s']} s: {report['crashes']} crashes, "
         f"{report['misses']} misses, {report['leaks']} leaks, {report['cli_share']['runs']} CLI runs "
         f"({report['cli_share']['problems']} problems): {'passed' if report['passed'] else 'FAILED'}",
+        file=sys.stderr,
+    )
+    return EXIT_OK if report["passed"] else EXIT_FINDINGS
+
+
+def _mlcommons(args: argparse.Namespace) -> int:
+    from levelfield.checker.mlcommons.training import ruleset_for
+    from levelfield.tools.fuzz.mlcommons import fuzz_training_tree
+
+    ruleset = ruleset_for(args.mlcommons_training, args.mlcommons_ruleset)
+    report = fuzz_training_tree(args.mlcommons_training, args.inputs, args.seed, ruleset)
+    text = json.dumps(report, indent=2) + "\n"
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out, text, overwrite=True)
+    else:
+        print(text, end="")
+    print(
+        f"fuzz: {report['inputs']} damaged copies of {args.mlcommons_training} in {report['wall_s']} s: "
+        f"{report['crashes']} crashes: {'passed' if report['passed'] else 'FAILED'}",
         file=sys.stderr,
     )
     return EXIT_OK if report["passed"] else EXIT_FINDINGS

@@ -1,0 +1,458 @@
+"""MLCommons Inference trees: every LoadGen log read robustly, each result scored from its detail log and checked.
+
+    report = check_inference_tree(Path("inference_results_v4.1"))
+    report.findings                  # MLI001-MLI009, each with file and line
+    report.scores                    # one row per (division, submitter, system, model, scenario)
+
+Layout: `<division>/<submitter>/` (or one submitter folder as the root) holding
+`results/<system>/<model>/<Scenario>/{performance/run_1/, accuracy/}`,
+`compliance/<system>/<model>/<Scenario>/TEST0x/` and `systems/<system>.json`;
+`measurements/` is not read. Files are read once, through the checker's
+bounded reader (no link followed, sizes capped).
+
+A result's metric is computed from its detail log (MLLOG lines) as levelfield
+computes it for its own runs (`levelfield.ground.metrics.scenario_metric` at
+the percentile LoadGen logged as effective_target_latency_percentile) and
+compared with the value the summary prints, within the precision either file
+prints. docs/mlcommons.md says what is checked and what is not.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from levelfield.checker.engine import Report
+from levelfield.checker.findings import Finding
+from levelfield.checker.mlcommons import loadgen_files as lf
+from levelfield.checker.mlcommons.codes import CODES, finding
+from levelfield.checker.mlcommons.layout import DIVISIONS, INFERENCE
+from levelfield.checker.tree import Tree, read_tree
+from levelfield.ground.errors import UserError
+from levelfield.ground.loadgen_names import SCENARIO_NAMES, STREAM_SCENARIOS
+from levelfield.ground.metrics import NS_PER_MS, percentile_latency_ns, scenario_metric
+from levelfield.ground.parse import MllogFile, finite_number, parse_json, parse_mllog
+
+RULES_FILE = Path(__file__).with_name("inference_rules.yaml")
+RULES_VERSION = "MLCommons inference (LoadGen logs)"
+CODE_PREFIX = "MLI"
+SUMMARY, DETAIL = "mlperf_log_summary.txt", "mlperf_log_detail.txt"
+ACCURACY_LOG, ACCURACY_TXT = "mlperf_log_accuracy.json", "accuracy.txt"
+RUN = "performance/run_1"
+LOWER_SCENARIO = {name: lower for lower, name in SCENARIO_NAMES.items()}
+# LoadGen's reasons for INVALID: the detail log's result flags and how the summary words them.
+VALIDITY_FLAGS = {
+    "result_min_duration_met": "min duration not met",
+    "result_min_queries_met": "min queries not met",
+    "early_stopping_met": "early stopping not met",
+    "result_perf_constraints_met": "performance (latency) constraints not met",
+}
+# The run's effective settings compared with the rules' minimums (MLI005), by rules name.
+SETTINGS = {
+    "min_duration_ms": "effective_min_duration_ms",
+    "min_query_count": "effective_min_query_count",
+    "min_sample_count": "effective_min_sample_count",
+}
+
+
+@dataclass
+class Result:
+    division: str | None
+    submitter: str
+    system: str
+    model: str
+    scenario: str  # as the folder spells it: Offline, Server, SingleStream, MultiStream
+    folder: str  # results/<system>/<model>/<scenario>, relative to the root
+    compliance: str  # compliance/<system>/<model>/<scenario>
+
+
+@dataclass
+class Run:
+    """What one performance run's two logs say (None where they do not say it)."""
+
+    metric: str | None = None  # name with unit: p90_latency_ms, samples_per_s
+    value: float | None = None  # from the detail log
+    summary_value: float | None = None  # the summary's, in the metric's unit
+    validity: str | None = None
+    validity_line: int | None = None
+    loadgen_version: str | None = None
+    warnings: int | None = None  # the summary's count
+    values: dict = field(default_factory=dict, repr=False)  # the detail log's {key: last value}
+
+
+@dataclass
+class Submission:
+    division: str | None
+    submitter: str
+    prefix: str  # "" or "<division>/<submitter>/"
+    results: list[Result] = field(default_factory=list)
+    versions: dict[str, list[str]] = field(default_factory=dict)  # LoadGen version -> detail logs
+
+
+def load_rules() -> dict:
+    return yaml.safe_load(RULES_FILE.read_text())
+
+
+def _submissions(root: Path, tree: Tree) -> list[Submission]:
+    """The submitter folders below the root (or the root itself), each with its scenario folders."""
+    if any(d in tree.dirs for d in DIVISIONS):
+        bases = [
+            (d.split("/")[0], d.split("/")[1], d + "/")
+            for d in sorted(tree.dirs)
+            if d.count("/") == 1 and d.split("/")[0] in DIVISIONS
+        ]
+    else:
+        parent = root.resolve().parent.name
+        bases = [(parent if parent in DIVISIONS else None, root.resolve().name, "")]
+    out = []
+    for division, submitter, prefix in bases:
+        sub = Submission(division, submitter, prefix)
+        for d in sorted(tree.dirs):
+            parts = d[len(prefix) :].split("/") if d.startswith(prefix) else []
+            if len(parts) == 4 and parts[0] == "results":
+                system, model, scenario = parts[1:]
+                sub.results.append(
+                    Result(
+                        division,
+                        submitter,
+                        system,
+                        model,
+                        scenario,
+                        d,
+                        f"{prefix}compliance/{system}/{model}/{scenario}",
+                    )
+                )
+        out.append(sub)
+    return out
+
+
+def _file(tree: Tree, path: str, findings: list, missing_is_finding: bool = True) -> bytes | None:
+    file = tree.files.get(path)
+    if file is None and missing_is_finding:
+        findings.append(finding("MLI002", path, "missing"))
+    return None if file is None else file.data
+
+
+def _detail(tree: Tree, path: str, findings: list, sub: Submission) -> MllogFile | None:
+    raw = _file(tree, path, findings)
+    if raw is None:
+        return None
+    log = parse_mllog(raw, path)
+    for lineno, why in log.errors:
+        findings.append(finding("MLI001", path, f"not a readable MLLOG line: {why}", line=lineno or None))
+    version = log.value("loadgen_version")
+    if isinstance(version, str):
+        sub.versions.setdefault(version, []).append(path)
+    elif not log.errors:
+        findings.append(finding("MLI001", path, "no loadgen_version entry: not a LoadGen detail log"))
+    return log
+
+
+def _check_run(tree: Tree, folder: str, scenario: str, findings: list, sub: Submission) -> Run:
+    """Summary and detail log of one performance run: read, the metric computed, the two compared."""
+    summary_path, detail_path = f"{folder}/{SUMMARY}", f"{folder}/{DETAIL}"
+    log = _detail(tree, detail_path, findings, sub)
+    for line in [] if log is None else log.lines:
+        if line.metadata.get("is_error") is True:
+            message = f"LoadGen logged an error ({line.key}): {str(line.value)[:200]}"
+            findings.append(finding("MLI009", detail_path, message, line=line.lineno))
+    summary = None
+    raw = _file(tree, summary_path, findings)
+    if raw is not None:
+        summary, problems = lf.parse_summary(raw)
+        for lineno, why in problems:
+            findings.append(finding("MLI001", summary_path, why, line=lineno or None))
+    values = {} if log is None else log.values()
+    lower = LOWER_SCENARIO.get(scenario)
+    percentile = values.get("effective_target_latency_percentile") if lower in STREAM_SCENARIOS else None
+    name, value, native = _metric(
+        values, folder, scenario, percentile, detail_path if log is not None else None, findings
+    )
+    if summary is not None and log is not None:
+        _compare(summary, summary_path, values, native, percentile, findings)
+    validity, version = values.get("result_validity"), values.get("loadgen_version")
+    validity_entry = None if log is None else log.last("result_validity")
+    return Run(
+        metric=name,
+        value=value,
+        summary_value=_summary_in_metric_unit(summary, lower),
+        validity=validity if isinstance(validity, str) else None,
+        validity_line=None if validity_entry is None else validity_entry.lineno,
+        loadgen_version=version if isinstance(version, str) else None,
+        warnings=None if summary is None else summary.warnings,
+        values=values,
+    )
+
+
+def _metric(values: dict, folder: str, scenario: str, percentile, detail_path: str | None, findings: list) -> tuple:
+    """(metric name with unit, value, value in the unit the summary prints: ns for latencies), as levelfield
+    computes it for its own runs; findings on `detail_path` (None: no log, already a finding) when the log
+    does not define it."""
+    lower = LOWER_SCENARIO.get(scenario)
+    if lower is None:
+        findings.append(
+            finding("MLI001", folder, f"unknown scenario folder {scenario!r}", expected=list(LOWER_SCENARIO))
+        )
+        return None, None, None
+    if lower in STREAM_SCENARIOS and not (finite_number(percentile) and 0 < percentile < 1):
+        if detail_path is not None:
+            why = "no effective_target_latency_percentile between 0 and 1: the latency metric is not defined"
+            findings.append(finding("MLI001", detail_path, why, found=percentile))
+        return None, None, None
+    name, value = scenario_metric(values, lower, percentile)
+    if not finite_number(value):  # absent, or NaN / Infinity, which an MLLOG line may hold
+        if detail_path is not None:
+            message = f"the detail log states no finite {name} result for {scenario}"
+            findings.append(finding("MLI001", detail_path, message, found=value))
+        return name, None, None
+    if lower not in STREAM_SCENARIOS:
+        return name, value, value
+    # The latency as logged (integer ns), so its precision is the detail log's: scenario_metric's choice of key.
+    per_query = percentile_latency_ns(values, percentile, per_query=True) if lower == "multistream" else None
+    native = per_query if finite_number(per_query) else percentile_latency_ns(values, percentile)
+    return name, value, native
+
+
+def _summary_in_metric_unit(summary: lf.Summary | None, lower: str | None) -> float | None:
+    if summary is None or summary.metric is None:
+        return None
+    return summary.metric / NS_PER_MS if lower in STREAM_SCENARIOS else summary.metric
+
+
+def _compare(summary: lf.Summary, path: str, values: dict, native, percentile, findings: list) -> None:
+    if summary.metric is not None and native is not None:
+        tolerance = max(lf.printed_half_unit(summary.metric_text), lf.detail_half_unit(native))
+        if abs(summary.metric - native) > tolerance * (1 + 1e-9):
+            findings.append(
+                finding(
+                    "MLI004",
+                    path,
+                    f"'{summary.metric_label}' differs from the detail log's (beyond either file's printed precision)",
+                    line=summary.metric_line,
+                    found=summary.metric_text,
+                    expected=native,
+                )
+            )
+    stated = isinstance(percentile, (int, float)) and summary.percentile is not None
+    if stated and abs(summary.percentile - percentile) > 1e-9:
+        findings.append(
+            finding(
+                "MLI004",
+                path,
+                "the summary's latency percentile differs from the detail log's effective_target_latency_percentile",
+                line=summary.metric_line,
+                found=summary.percentile,
+                expected=percentile,
+            )
+        )
+    validity = values.get("result_validity")
+    if summary.validity is not None and validity is not None and summary.validity != validity:
+        findings.append(
+            finding(
+                "MLI004",
+                path,
+                "'Result is' differs from the detail log's result_validity",
+                line=summary.validity_line,
+                found=summary.validity,
+                expected=validity,
+            )
+        )
+
+
+def _check_validity(result: Result, values: dict, line: int | None, findings: list) -> None:
+    validity = values.get("result_validity")
+    if validity is None or validity == "VALID":
+        return
+    reasons = [why for key, why in VALIDITY_FLAGS.items() if values.get(key) is False] or ["no reason logged"]
+    findings.append(
+        finding(
+            "MLI003",
+            f"{result.folder}/{RUN}/{DETAIL}",
+            f"LoadGen judged the run {validity}: {'; '.join(reasons)}",
+            line=line,
+            found=validity,
+            expected="VALID",
+        )
+    )
+
+
+def _check_settings(result: Result, values: dict, rules: dict, findings: list) -> None:
+    minimums = {
+        **rules["scenarios"].get(result.scenario, {}),
+        **rules.get("models", {}).get(result.model, {}).get(result.scenario, {}),
+    }
+    for rule, key in SETTINGS.items():
+        if rule not in minimums or key not in values:
+            continue
+        value = values[key]
+        number = finite_number(value)
+        if not number or value < minimums[rule]:
+            requested = values.get(key.replace("effective_", "requested_", 1))
+            asked = "" if requested is None else f" (requested {requested})"
+            below = "is below" if number else "is not a number, so not at least"
+            findings.append(
+                finding(
+                    "MLI005",
+                    f"{result.folder}/{RUN}/{DETAIL}",
+                    f"{key} {below} the {rules['ruleset']} minimum for {result.model} {result.scenario}{asked}",
+                    found=value,
+                    expected=f">= {minimums[rule]}",
+                )
+            )
+
+
+def _check_accuracy(tree: Tree, folder: str, findings: list, *, needs_metric: bool = True) -> dict:
+    """accuracy.txt's metrics and hash, and whether mlperf_log_accuracy.json is readable."""
+    out: dict = {"metrics": {}, "hash": None}
+    raw = _file(tree, f"{folder}/{ACCURACY_TXT}", findings)
+    if raw is not None:
+        out, problems = lf.parse_accuracy_txt(raw, needs_metric=needs_metric)
+        for lineno, why in problems:
+            findings.append(finding("MLI001", f"{folder}/{ACCURACY_TXT}", why, line=lineno or None))
+    _check_accuracy_log(tree, f"{folder}/{ACCURACY_LOG}", findings, required=True)
+    return out
+
+
+def _check_accuracy_log(tree: Tree, path: str, findings: list, *, required: bool) -> None:
+    raw = _file(tree, path, findings, missing_is_finding=required)
+    if raw is not None and (state := lf.accuracy_log_state(raw)) not in ("json", "mlcommons-truncated"):
+        findings.append(finding("MLI001", path, state))
+
+
+def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submission) -> dict:
+    """{TEST0x: PASS | FAIL | None} from each compliance test folder's verify_*.txt."""
+    verdicts = {}
+    tests = sorted(
+        {
+            d.rsplit("/", 1)[1]
+            for d in tree.dirs
+            if d.startswith(result.compliance + "/") and d.count("/") == result.compliance.count("/") + 1
+        }
+    )
+    for test in tests:
+        folder = f"{result.compliance}/{test}"
+        verify = sorted(
+            p for p in tree.files if p.startswith(folder + "/verify_") and p.count("/") == folder.count("/") + 1
+        )
+        if not verify:
+            findings.append(
+                finding("MLI002", f"{folder}/verify_performance.txt", "missing: no verify_*.txt in the test folder")
+            )
+        judged = []
+        for path in verify:
+            verdict, lineno = lf.parse_verify(tree.files[path].data)
+            if verdict is None:
+                findings.append(finding("MLI001", path, "no 'TEST PASS' or 'TEST FAIL' line"))
+            elif verdict == "FAIL":
+                findings.append(
+                    finding("MLI007", path, f"{test} failed", line=lineno, found="TEST FAIL", expected="TEST PASS")
+                )
+            judged.append(verdict)
+        verdicts[test] = "FAIL" if "FAIL" in judged else "PASS" if judged and None not in judged else None
+        if f"{folder}/{RUN}" in tree.dirs:
+            _check_run(tree, f"{folder}/{RUN}", result.scenario, findings, sub)
+        if f"{folder}/accuracy" in tree.dirs:
+            _check_accuracy(tree, f"{folder}/accuracy", findings, needs_metric=False)
+    return verdicts
+
+
+def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> tuple[list, dict]:
+    findings: list[Finding] = []
+    run = Run()
+    if f"{result.folder}/{RUN}" in tree.dirs:
+        run = _check_run(tree, f"{result.folder}/{RUN}", result.scenario, findings, sub)
+        _check_validity(result, run.values, run.validity_line, findings)
+        _check_settings(result, run.values, rules, findings)
+        _check_accuracy_log(tree, f"{result.folder}/{RUN}/{ACCURACY_LOG}", findings, required=False)
+    else:
+        findings.append(finding("MLI002", f"{result.folder}/{RUN}", "missing: the scenario has no performance run"))
+    accuracy: dict = {"metrics": {}, "hash": None}
+    if f"{result.folder}/accuracy" in tree.dirs:
+        accuracy = _check_accuracy(tree, f"{result.folder}/accuracy", findings)
+        if f"{result.folder}/accuracy/{DETAIL}" in tree.files:  # optional; read for its LoadGen version
+            _detail(tree, f"{result.folder}/accuracy/{DETAIL}", findings, sub)
+    else:
+        findings.append(finding("MLI002", f"{result.folder}/accuracy", "missing: the scenario has no accuracy run"))
+    metrics = accuracy["metrics"]
+    row = {
+        "division": result.division,
+        "submitter": result.submitter,
+        "system": result.system,
+        "model": result.model,
+        "scenario": result.scenario,
+        "metric": run.metric,
+        "value": run.value,
+        "summary_value": run.summary_value,
+        "validity": run.validity,
+        "loadgen_version": run.loadgen_version,
+        "warnings": run.warnings,
+        "accuracy": None if not metrics else {"name": next(iter(metrics)), "value": next(iter(metrics.values()))},
+        "accuracy_hash": accuracy["hash"],
+        "compliance": _check_compliance(tree, result, findings, sub),
+    }
+    return findings, row
+
+
+def _mixed_versions(sub: Submission) -> list[Finding]:
+    if len(sub.versions) < 2:
+        return []
+
+    def where(paths: list[str]) -> str:
+        # <system>/<model>/<Scenario> of each log (results/ and compliance/ alike), with its count of logs.
+        folders = Counter("/".join(p[len(sub.prefix) :].split("/")[1:4]) for p in paths)
+        return ", ".join(f"{folder} ({n} logs)" for folder, n in sorted(folders.items()))
+
+    listed = "; ".join(f"{v}: {where(paths)}" for v, paths in sorted(sub.versions.items()))
+    return [
+        finding(
+            "MLI006",
+            sub.prefix.rstrip("/") or ".",
+            f"the detail logs name {len(sub.versions)} LoadGen versions: {listed}",
+            found=sorted(sub.versions),
+        )
+    ]
+
+
+def _systems(tree: Tree, sub: Submission) -> list[Finding]:
+    findings = []
+    for system in sorted({r.system for r in sub.results}):
+        path = f"{sub.prefix}systems/{system}.json"
+        file = tree.files.get(path)
+        if file is None:
+            findings.append(finding("MLI008", path, "missing: the results' system has no description"))
+            continue
+        data, error = parse_json(file.data)
+        if error or not isinstance(data, dict):
+            findings.append(finding("MLI008", path, f"not a JSON object: {error or type(data).__name__}"))
+    return findings
+
+
+def check_inference_tree(root: Path) -> Report:
+    """Findings and scores of an MLCommons Inference tree (see the module docstring)."""
+    tree = read_tree(root)
+    submissions = _submissions(Path(root), tree)
+    if not any(sub.results for sub in submissions):
+        raise UserError(f"{root}: no results/<system>/<model>/<Scenario>/ below a submitter folder")
+    rules = load_rules()
+    report = Report(str(root), RULES_VERSION, sorted(c for c in CODES if c.startswith(CODE_PREFIX)))
+    for path, kind in tree.refused:
+        report.findings.append(finding("MLI001", path, f"not read: {kind}"))
+    if tree.truncated:
+        report.findings.append(
+            finding("MLI001", ".", "more files than the bounded reader reads: the rest were not checked")
+        )
+    scores = []
+    for sub in submissions:
+        report.findings.extend(_systems(tree, sub))
+        for result in sub.results:
+            findings, row = _check_result(tree, result, rules, sub)
+            report.findings.extend(findings)
+            scores.append(row)
+        report.findings.extend(_mixed_versions(sub))
+    report.findings.sort(key=Finding.sort_key)
+    report.scores = scores
+    report.layout = INFERENCE
+    return report
