@@ -279,3 +279,25 @@ def test_mlcommons_truncation_is_told_from_a_broken_accuracy_log():
     assert accuracy_log_state(b"[\n]\n") == "json"  # the copy under performance/run_1
     assert accuracy_log_state(head + b"\n\n..\n\n" + tail).startswith("neither JSON nor MLCommons' truncation")
     assert accuracy_log_state(b'{"a": 1}').startswith("a JSON dict")
+
+
+@needs_corpus
+def test_the_leaderboard_ranks_both_corpora_in_all_four_formats():
+    import jsonschema
+
+    trees = (str(INFERENCE_V41), str(CORPUS / "training_results_v4.0"))
+    docs = {}
+    for fmt in ("md", "csv", "json", "html"):
+        result = run_cli("leaderboard", *trees, "--format", fmt)
+        assert result.returncode == 0, result.stderr
+        docs[fmt] = result.stdout
+    doc = json.loads(docs["json"])
+    jsonschema.validate(doc, json.loads((REPO / "rules" / "schemas" / "leaderboard.schema.json").read_text()))
+    rows = doc["mlcommons_inference"]["rows"]
+    scores = {(s["submitter"], s["scenario"]): s["value"] for s in check_inference_tree(INFERENCE_V41).scores}
+    assert {(r["submitter"], r["scenario"]): r["value"] for r in rows} == scores
+    offline = [r["submitter"] for r in rows if r["scenario"] == "Offline"]
+    assert offline == ["NVIDIA", "Lenovo"]  # 756,960 samples/s before 25,600
+    assert doc["mlcommons_training"]["rows"]  # both kinds of tree on one page
+    assert all(r["id"] in docs["md"] and r["id"] in docs["html"] for r in rows)
+    assert sum(line.startswith("mlcommons-inference,") for line in docs["csv"].splitlines()) == len(rows)

@@ -63,7 +63,8 @@ class Collected:
     clean: list[CleanTree] = field(default_factory=list)
     excluded: list[ExcludedTree] = field(default_factory=list)
     profile: str = "submission"
-    mlcommons: list[MlcTree] = field(default_factory=list)
+    mlcommons: list[MlcTree] = field(default_factory=list)  # Training trees
+    mlcommons_inference: list[MlcTree] = field(default_factory=list)
 
 
 def _code_counts(findings) -> dict[str, int]:
@@ -96,8 +97,8 @@ def collect(
     trusted_keys: list | None = None,
     mlcommons_ruleset: str | None = None,
 ) -> Collected:
-    """Check every tree (`check` defaults to the checker's check_tree; MLCommons Training trees go to their
-    own checker, whatever `check` is) and load the clean ones."""
+    """Check every tree (`check` defaults to the checker's check_tree; MLCommons trees go to their own
+    checkers, whatever `check` is) and load the clean ones."""
     from levelfield.checker.findings import ERROR
     from levelfield.checker.mlcommons.layout import INFERENCE, TRAINING, detect_layout
 
@@ -106,17 +107,17 @@ def collect(
     out = Collected(profile=profile)
     for path in _checked_paths([Path(p) for p in paths]):
         layout = detect_layout(path)
-        if layout == INFERENCE:
-            raise UserError(f"{path}: an MLCommons Inference tree; the leaderboard does not read those yet")
-        if layout == TRAINING:
+        if layout in (TRAINING, INFERENCE):
+            from levelfield.checker.mlcommons.inference import check_inference_tree
             from levelfield.checker.mlcommons.training import check_training_tree
 
-            report = check_training_tree(path, mlcommons_ruleset)
+            report = check_training_tree(path, mlcommons_ruleset) if layout == TRAINING else check_inference_tree(path)
             warnings = _code_counts([f for f in report.active if f.severity != ERROR])
             if report.failed:
                 out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
             else:
-                out.mlcommons.append(MlcTree(str(path), report, warnings))
+                kept = out.mlcommons if layout == TRAINING else out.mlcommons_inference
+                kept.append(MlcTree(str(path), report, warnings))
             continue
         report = check(
             path,

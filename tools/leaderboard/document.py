@@ -166,7 +166,8 @@ def _refuse_duplicates(rows: list[dict]) -> None:
 
 
 def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
-    from levelfield.tools.leaderboard.mlcommons import mlcommons_training  # imports columns, which imports this
+    # mlcommons imports columns, which imports this module: imported here, not at the top.
+    from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 
     training = [row for tree in collected.clean for row in training_rows(tree)]
     inference = [row for tree in collected.clean for row in inference_rows(tree)]
@@ -210,4 +211,9 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
         "inference": inference,
         "comparisons": tests,
         **({"mlcommons_training": mlcommons_training(collected.mlcommons)} if collected.mlcommons else {}),
+        **(
+            {"mlcommons_inference": mlcommons_inference(collected.mlcommons_inference)}
+            if collected.mlcommons_inference
+            else {}
+        ),
     }

@@ -1,14 +1,21 @@
-"""The leaderboard's MLCommons Training section: clean MLCommons trees' scores, as MLCommons publishes them.
+"""The leaderboard's MLCommons sections: clean MLCommons trees' results, as MLCommons publishes them.
 
     section = mlcommons_training(collected.mlcommons)     # the document's "mlcommons_training"
     for title, rows in benchmark_tables(doc):             # the human views: one table per ruleset and benchmark
         [column.text(row) for column in COLUMNS]
+    section = mlcommons_inference(collected.mlcommons_inference)
+    for title, rows in scenario_tables(doc):              # one table per model and scenario
+        [column.text(row) for column in INFERENCE_COLUMNS]
 
-A row is one (submitter, system, benchmark) of a tree that `levelfield check`
-passed, with the score the checker computed exactly as mlperf_logging's result
-summarizer does (minutes; docs/mlcommons.md). Rows of one benchmark are ranked
-by score, fastest first; a benchmark whose score could not be computed shows
-a dash and sorts last.
+Training: a row is one (submitter, system, benchmark) of a tree that
+`levelfield check` passed, with the score the checker computed exactly as
+mlperf_logging's result summarizer does (minutes; docs/mlcommons.md). Rows of
+one benchmark are ranked by score, fastest first; a benchmark whose score
+could not be computed shows a dash and sorts last.
+
+Inference: a row is one (division, submitter, system, model, scenario) with
+the scenario metric computed from its LoadGen detail log; rows of one model
+and scenario are ranked best first (highest samples/s, lowest latency).
 """
 
 from __future__ import annotations
@@ -19,12 +26,13 @@ from collections import defaultdict
 from levelfield.tools.leaderboard.columns import DASH, Column, number
 
 ROW_ID_FIELDS = ("ruleset", "submitter", "system", "benchmark")
+INFERENCE_ID_FIELDS = ("division", "submitter", "system", "model", "scenario")
 
 
-def row_id(row: dict) -> str:
-    """A stable id (`mlt-` + 10 hex digits) over the ruleset, submitter, system and benchmark."""
-    key = "/".join(str(row[k]) for k in ROW_ID_FIELDS)
-    return f"mlt-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:10]}"
+def row_id(row: dict, prefix: str = "mlt", fields: tuple = ROW_ID_FIELDS) -> str:
+    """A stable id (`mlt-` or `mli-` + 10 hex digits) over the fields that name the result."""
+    key = "/".join(str(row[k]) for k in fields)
+    return f"{prefix}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:10]}"
 
 
 def mlcommons_training(trees: list) -> dict:
@@ -91,3 +99,74 @@ def benchmark_tables(doc: dict) -> list[tuple[str, list[dict]]]:
     for row in section["rows"]:
         groups[(row["ruleset"], row["benchmark"])].append(row)
     return [(f"{benchmark} · {ruleset}", groups[(ruleset, benchmark)]) for ruleset, benchmark in sorted(groups)]
+
+
+def mlcommons_inference(trees: list) -> dict:
+    """{"trees": [...], "rows": [...]} from the clean MLCommons Inference trees (collect.MlcTree)."""
+    rows = []
+    for tree in trees:
+        for score in tree.report.scores:
+            accuracy = score.get("accuracy") or {}
+            row = {
+                "source": tree.path,
+                **{k: score.get(k) for k in INFERENCE_ID_FIELDS},
+                "metric": score["metric"],
+                "value": score["value"],
+                "validity": score["validity"],
+                "loadgen_version": score["loadgen_version"],
+                "accuracy_metric": accuracy.get("name"),
+                "accuracy": accuracy.get("value"),
+                "compliance": " ".join(f"{t}:{v or '?'}" for t, v in sorted((score.get("compliance") or {}).items())),
+            }
+            rows.append({"id": row_id(row, "mli", INFERENCE_ID_FIELDS), **row})
+    rows.sort(key=_inference_rank)
+    return {
+        "trees": [
+            {
+                "path": tree.path,
+                "ruleset": tree.report.rules_version,
+                "submitters": sorted({s["submitter"] for s in tree.report.scores}),
+                "warnings": tree.warnings,
+            }
+            for tree in trees
+        ],
+        "rows": rows,
+    }
+
+
+def _inference_rank(row: dict) -> tuple:
+    """Per model and scenario, best first: a latency (`_ms`) ascending, a throughput descending."""
+    value = row["value"]
+    lower_is_better = str(row["metric"]).endswith("_ms")
+    key = (value if lower_is_better else -value) if value is not None else 0.0
+    return (row["model"], row["scenario"], value is None, key, row["id"])
+
+
+def _metric(row: dict) -> str:
+    return DASH if row["value"] is None else f"{number(row['value'])} {row['metric']}"
+
+
+INFERENCE_COLUMNS = [
+    Column("id", "id", _text("id")),
+    Column("division", "division", _text("division")),
+    Column("submitter", "submitter", _text("submitter")),
+    Column("system", "system", _text("system")),
+    Column("metric", "metric (from the detail log)", _metric, numeric=True),
+    Column("validity", "LoadGen", _text("validity")),
+    Column(
+        "accuracy", "accuracy", lambda r: DASH if r["accuracy"] is None else f"{r['accuracy_metric']} {r['accuracy']:g}"
+    ),
+    Column("compliance", "compliance tests", lambda r: r["compliance"] or DASH),
+    Column("loadgen", "LoadGen version", _text("loadgen_version")),
+]
+
+
+def scenario_tables(doc: dict) -> list[tuple[str, list[dict]]]:
+    """(title, rows) per model and scenario of the document's MLCommons Inference rows, in rank order."""
+    section = doc.get("mlcommons_inference") or {"rows": []}
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in section["rows"]:
+        groups[(row["model"], row["scenario"])].append(row)
+    return [
+        (f"{model} · {scenario} · MLCommons inference", groups[(model, scenario)]) for model, scenario in sorted(groups)
+    ]

@@ -4,8 +4,8 @@
     text = render_csv(doc)
 
 One file so a spreadsheet gets everything: the `table` column says what a
-line is (`training`, `inference`, `mlcommons-training`, `excluded`); fields a
-kind lacks are empty.
+line is (`training`, `inference`, `mlcommons-training`, `mlcommons-inference`,
+`excluded`); fields a kind lacks are empty.
 An inference scenario gets a group of columns named `<scenario>_<metric>_...`:
 the mean, stdev, 95% CI and count of its repeats, each repeat's value
 (space-separated, run_1 first) and its Welch mark against the best framework.
@@ -78,6 +78,8 @@ SCENARIO = {
 # MLCommons Training rows (tools/leaderboard/mlcommons.py): the score and how it was reached; `task` holds
 # the benchmark, `org` the submitter, `rules_version` the MLCommons ruleset.
 MLCOMMONS = ("score_min", "scaling_factor", "rcp", "rcp_passed")
+# MLCommons Inference rows: `task` holds the model, `org` the submitter.
+MLCOMMONS_INFERENCE = ("scenario", "metric", "value", "validity", "loadgen_version", "compliance")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -120,6 +122,7 @@ def render_csv(doc: dict) -> str:
         "accuracy_metric",
         "accuracy",
         *MLCOMMONS,
+        *MLCOMMONS_INFERENCE,
         "source",
         "finding_codes",
     ]
@@ -156,6 +159,16 @@ def render_csv(doc: dict) -> str:
                 "failed_runs": row["failed_runs"],
                 **{k: row[k] for k in MLCOMMONS},
                 "source": row["source"],
+            }
+        )
+    for row in (doc.get("mlcommons_inference") or {"rows": []})["rows"]:
+        lines.append(
+            {
+                "table": "mlcommons-inference",
+                "task": row["model"],
+                "org": row["submitter"],
+                **{k: row[k] for k in ("id", "division", "system", "accuracy_metric", "accuracy", "source")},
+                **{k: row[k] for k in MLCOMMONS_INFERENCE},
             }
         )
     for tree in doc["excluded"]:

@@ -27,7 +27,7 @@ from levelfield.tools.leaderboard.columns import (
     tables,
 )
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
-from levelfield.tools.leaderboard.mlcommons import benchmark_tables
+from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
 from levelfield.tools.leaderboard.render_md import clean_mlcommons_trees, codes, not_results_note
 from levelfield.tools.leaderboard.svg import Bar, bar_chart
 
@@ -190,7 +190,7 @@ def render_html(doc: dict) -> str:
             f"{stats['alpha']}.</p>"
         ),
     ]
-    if groups or benchmark_tables(doc):
+    if groups or clean_mlcommons_trees(doc):
         out.append(
             "<nav><ul>"
             + "".join(f'<li><a href="#{escape(t.anchor)}">{escape(t.title)}</a></li>' for t in groups)
@@ -200,15 +200,19 @@ def render_html(doc: dict) -> str:
         out.append("<p>No clean submission: nothing to rank.</p>")
     for table in groups:
         out += section(table)
-    for title, rows in benchmark_tables(doc):
-        anchor = "mlcommons-" + "-".join(re.findall(r"[a-z0-9]+", title.lower()))
-        out += [
-            f'<section id="{escape(anchor)}">',
-            f"<h2>{escape(title)}</h2>",
-            "<h3>Training: time to train, as MLCommons scores it</h3>",
-            html_table(anchor, MLC_COLUMNS, rows),
-            "</section>",
-        ]
+    for heading, columns, groups_of in (
+        ("Training: time to train, as MLCommons scores it", MLC_COLUMNS, benchmark_tables),
+        ("Inference: the scenario metric, best first", INFERENCE_COLUMNS, scenario_tables),
+    ):
+        for title, rows in groups_of(doc):
+            anchor = "mlcommons-" + "-".join(re.findall(r"[a-z0-9]+", title.lower()))
+            out += [
+                f'<section id="{escape(anchor)}">',
+                f"<h2>{escape(title)}</h2>",
+                f"<h3>{heading}</h3>",
+                html_table(anchor, columns, rows),
+                "</section>",
+            ]
     out += [
         "<h2>Submissions</h2>",
         plain_table(
@@ -216,10 +220,10 @@ def render_html(doc: dict) -> str:
             ["MLCommons tree", "ruleset", "submitters", "warnings"],
             [
                 [t["path"], t["ruleset"], ", ".join(t["submitters"]), codes(t["warnings"])]
-                for t in doc["mlcommons_training"]["trees"]
+                for t in clean_mlcommons_trees(doc)
             ],
         )
-        if doc.get("mlcommons_training")
+        if clean_mlcommons_trees(doc)
         else "",
         plain_table(
             "submissions",
@@ -230,7 +234,7 @@ def render_html(doc: dict) -> str:
             ],
         )
         if doc["submissions"]
-        else ("" if doc.get("mlcommons_training") else "<p>None checked clean.</p>"),
+        else ("" if clean_mlcommons_trees(doc) else "<p>None checked clean.</p>"),
         '<h2 id="excluded">Not included</h2>',
         '<p class="note">Trees with findings; <code>levelfield check TREE</code> explains each code.</p>'
         if doc["excluded"]

@@ -16,7 +16,9 @@ from tabulate import tabulate
 
 from levelfield.tools.leaderboard.columns import DASH, Column, number, p_value, tables
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
-from levelfield.tools.leaderboard.mlcommons import benchmark_tables
+from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
+
+MLCOMMONS_SECTIONS = ("mlcommons_training", "mlcommons_inference")
 
 # A `<` that could open an HTML tag or comment (`<script`, `</`, `<!--`); `p<0.001` stays readable.
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
@@ -53,7 +55,8 @@ def not_results_note(doc: dict) -> str | None:
 
 
 def clean_mlcommons_trees(doc: dict) -> list[dict]:
-    return (doc.get("mlcommons_training") or {"trees": []})["trees"]
+    """The clean MLCommons trees, Training then Inference."""
+    return [t for key in MLCOMMONS_SECTIONS for t in (doc.get(key) or {"trees": []})["trees"]]
 
 
 def intro(doc: dict) -> list[str]:
@@ -115,15 +118,18 @@ def render_markdown(doc: dict) -> str:
     for title, rows in benchmark_tables(doc):
         out += ["", f"## {escape(title)}", "", "### Training: time to train, as MLCommons scores it", ""]
         out.append(table(MLC_COLUMNS, rows))
-    if not doc["training"] and not doc["inference"] and not benchmark_tables(doc):
+    for title, rows in scenario_tables(doc):
+        out += ["", f"## {escape(title)}", "", "### Inference: the scenario metric, best first", ""]
+        out.append(table(INFERENCE_COLUMNS, rows))
+    if not doc["training"] and not doc["inference"] and not clean_mlcommons_trees(doc):
         out += ["", "No clean submission: nothing to rank."]
     out += ["", "## Submissions", ""]
-    if doc.get("mlcommons_training"):
+    if clean_mlcommons_trees(doc):
         out.append(
             tabulate(
                 [
                     [escape(t["path"]), escape(t["ruleset"]), escape(", ".join(t["submitters"])), codes(t["warnings"])]
-                    for t in doc["mlcommons_training"]["trees"]
+                    for t in clean_mlcommons_trees(doc)
                 ],
                 headers=["MLCommons tree", "ruleset", "submitters", "warnings"],
                 tablefmt="github",
@@ -143,7 +149,7 @@ def render_markdown(doc: dict) -> str:
                 disable_numparse=True,
             )
         )
-    elif not doc.get("mlcommons_training"):
+    elif not clean_mlcommons_trees(doc):
         out.append("None checked clean.")
     if doc["excluded"]:
         out += [
