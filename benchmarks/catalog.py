@@ -16,6 +16,7 @@ BENCHMARKS = {
     "checker": "benchmarks.checker_speed",  # levelfield check vs mlperf_logging; large trees
     "noise": "benchmarks.noise",  # CV of repeated Offline runs
     "batch_latency": "benchmarks.batch_latency",  # predict latency per batch size (the Server bounds' basis)
+    "mlcommons": "benchmarks.mlcommons_speed",  # levelfield check vs mlperf_logging on published MLCommons trees
 }
 
 

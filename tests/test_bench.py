@@ -137,6 +137,20 @@ def test_quick_noise_benchmark_with_profile_and_rerendered_summary(tmp_path):
     assert again.stdout == markdown
 
 
+def test_quick_mlcommons_benchmark(tmp_path):
+    _, document, markdown = run_bench(tmp_path, "mlcommons")
+    result = document["benchmarks"]["mlcommons"]
+    corpus = REPO.parent / "shared" / "mlperf-corpus" / "training_results_v4.0"
+    if not corpus.is_dir():
+        assert "skipped" in result
+        return
+    assert set(result["folders"]) == {p.name for p in corpus.iterdir()}
+    for entry in result["folders"].values():
+        assert entry["logs"] >= 3 and entry["levelfield_s"] > 0 and entry["mlperf_logging_s"] > 0
+        assert entry["speedup"] == entry["mlperf_logging_s"] / entry["levelfield_s"]
+    assert_table(markdown, "mlcommons", rows=len(result["folders"]) + (result["inference_levelfield_s"] is not None))
+
+
 def test_unknown_benchmark_is_refused(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "harnes", "--out", str(tmp_path)],
