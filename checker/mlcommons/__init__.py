@@ -17,5 +17,5 @@ copies of the files, so nothing in the audited folder is written).
 MLCommons Inference trees (`inference.py`: every LoadGen summary and detail
 log, accuracy folder and compliance verdict, each result's metric computed from
 its detail log as levelfield computes its own; the readers of the text files in
-`loadgen_files.py`, mlperf.conf's minimums as data in `inference_rules.yaml`).
+`loadgen_files.py`, mlperf.conf's minimums as data in `rules/mlcommons/inference.yaml`).
 """

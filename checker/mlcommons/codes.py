@@ -160,7 +160,7 @@ CODES = {
             "What: a performance run's effective settings, as its LoadGen detail log records them "
             "(effective_min_duration_ms, effective_min_query_count, Offline's effective_min_sample_count), "
             "are below the minimums of MLCommons' mlperf.conf for the scenario and model "
-            "(checker/mlcommons/inference_rules.yaml). Why: LoadGen judges VALID against the settings it was "
+            "(rules/mlcommons/inference.yaml). Why: LoadGen judges VALID against the settings it was "
             "given, so a run shortened through user.conf can be VALID and still not follow the rules. Bad: "
             "effective_min_duration_ms 60000 for Offline, where the rules ask 600000. Fix: do not lower the "
             "minimums in user.conf; run again.",

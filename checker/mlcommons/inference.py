@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+import levelfield.rules
 from levelfield.checker.engine import Report
 from levelfield.checker.findings import Finding
 from levelfield.checker.mlcommons import loadgen_files as lf
@@ -36,7 +37,8 @@ from levelfield.ground.loadgen_names import SCENARIO_NAMES, STREAM_SCENARIOS
 from levelfield.ground.metrics import NS_PER_MS, percentile_latency_ns, scenario_metric
 from levelfield.ground.parse import MllogFile, finite_number, parse_json, parse_mllog
 
-RULES_FILE = Path(__file__).with_name("inference_rules.yaml")
+# MLCommons' own run-length minimums (its mlperf.conf), kept as data beside levelfield's rules versions.
+RULES_FILE = Path(levelfield.rules.__file__).parent / "mlcommons" / "inference.yaml"
 RULES_VERSION = "MLCommons inference (LoadGen logs)"
 CODE_PREFIX = "MLI"
 SUMMARY, DETAIL = "mlperf_log_summary.txt", "mlperf_log_detail.txt"
