@@ -34,7 +34,7 @@ from levelfield.ground.fsutil import atomic_write_text, sha256_file
 from levelfield.ground.loadgen_names import STREAM_SCENARIOS
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.stats import mean
-from levelfield.reproduce.report import environment_differences, same_hardware
+from levelfield.reproduce.report import document_head, environment_differences, same_hardware
 
 if TYPE_CHECKING:
     from levelfield.checker.records import InferenceRun
@@ -201,15 +201,9 @@ def reproduce_inference(tree: OpenTree, result: TreeResult, options: ReproduceOp
             reasons.append(judged["reason"])
     if not how:
         raise UserError(f"result {result.id}: nothing could be replayed here (no accuracy run; hardware differs)")
+    replayed = "for " + ", ".join(how) + f" with weights {', '.join(sorted(weights_checked))}"
     return {
-        "kind": "inference",
-        "result": result.id,
-        "tree": str(options.tree),
-        "system": result.system,
-        "task": result.task,
-        "framework": result.framework,
-        "rules_version": tree.suite.version,
-        "how": "for " + ", ".join(how) + f" with weights {', '.join(sorted(weights_checked))}",
+        **document_head("inference", tree, result, replayed),
         "environment_differences": differences or [],
         "accuracy": accuracy,
         "performance": performance,

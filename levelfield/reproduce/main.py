@@ -15,7 +15,13 @@ from pathlib import Path
 
 from levelfield.ground.errors import UserError
 from levelfield.reproduce.recipe import OpenTree, TreeResult, open_tree, run_index, training_recipe
-from levelfield.reproduce.report import environment_differences, log_facts, same_hardware, write_report
+from levelfield.reproduce.report import (
+    document_head,
+    environment_differences,
+    log_facts,
+    same_hardware,
+    write_report,
+)
 
 SEED_CHOICES = ("recorded", "fresh")
 
@@ -84,15 +90,9 @@ def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> 
         same_hardware=same_hardware(differences),
         paired=options.seeds == "recorded",
     )
+    how = f"with the {options.seeds} seeds ({len(seeds)} runs, profile {recipe.profile}, {recipe.mode})"
     return {
-        "kind": "training",
-        "result": result.id,
-        "tree": str(options.tree),
-        "system": result.system,
-        "task": result.task,
-        "framework": result.framework,
-        "rules_version": tree.suite.version,
-        "how": f"with the {options.seeds} seeds ({len(seeds)} runs, profile {recipe.profile}, {recipe.mode})",
+        **document_head("training", tree, result, how),
         "recipe": asdict(recipe),
         "seeds_used": seeds,
         "environment_differences": differences,

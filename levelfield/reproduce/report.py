@@ -60,6 +60,20 @@ def same_hardware(differences: list[dict]) -> bool:
     return not any(d["what"].split(".")[0] in hardware for d in differences)
 
 
+def document_head(kind: str, tree, result, how: str) -> dict:
+    """The fields every reproduction.json starts with: what was replayed, from which tree, how."""
+    return {
+        "kind": kind,
+        "result": result.id,
+        "tree": str(tree.root),
+        "system": result.system,
+        "task": result.task,
+        "framework": result.framework,
+        "rules_version": tree.suite.version,
+        "how": how,
+    }
+
+
 def write_report(out: Path, document: dict) -> Path:
     path = out / REPORT_FILE
     atomic_write_text(path, json.dumps(document, indent=2, sort_keys=True, default=str) + "\n", overwrite=True)

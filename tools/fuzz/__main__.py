@@ -68,12 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as error:
         print(f"fuzz: error: {error}", file=sys.stderr)
         return EXIT_USER_ERROR
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out, text, overwrite=True)
-    else:
-        print(text, end="")
+    _write(report, args.out)
     print(
         f"fuzz: {report['inputs']} inputs in {report['wall_s']} s: {report['crashes']} crashes, "
         f"{report['misses']} misses, {report['leaks']} leaks, {report['cli_share']['runs']} CLI runs "
@@ -83,18 +78,23 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_OK if report["passed"] else EXIT_FINDINGS
 
 
+def _write(report: dict, out: Path | None) -> None:
+    """The report as JSON: to `out` (atomically), or on stdout."""
+    text = json.dumps(report, indent=2) + "\n"
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, text, overwrite=True)
+    else:
+        print(text, end="")
+
+
 def _mlcommons(args: argparse.Namespace) -> int:
     from levelfield.checker.mlcommons.training import ruleset_for
     from levelfield.tools.fuzz.mlcommons import fuzz_training_tree
 
     ruleset = ruleset_for(args.mlcommons_training, args.mlcommons_ruleset)
     report = fuzz_training_tree(args.mlcommons_training, args.inputs, args.seed, ruleset)
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out, text, overwrite=True)
-    else:
-        print(text, end="")
+    _write(report, args.out)
     print(
         f"fuzz: {report['inputs']} damaged copies of {args.mlcommons_training} in {report['wall_s']} s: "
         f"{report['crashes']} crashes: {'passed' if report['passed'] else 'FAILED'}",

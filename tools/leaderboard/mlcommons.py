@@ -59,18 +59,20 @@ def mlcommons_training(trees: list) -> dict:
             }
             rows.append({"id": row_id(row), **row})
     rows.sort(key=lambda r: (r["ruleset"], r["benchmark"], r["score_min"] is None, r["score_min"] or 0, r["id"]))
-    return {
-        "trees": [
-            {
-                "path": tree.path,
-                "ruleset": tree.report.rules_version,
-                "submitters": sorted({s["submitter"] for s in tree.report.scores}),
-                "warnings": tree.warnings,
-            }
-            for tree in trees
-        ],
-        "rows": rows,
-    }
+    return {"trees": _trees(trees), "rows": rows}
+
+
+def _trees(trees: list) -> list[dict]:
+    """The section's "trees": each clean tree, its ruleset, its submitters and its warnings."""
+    return [
+        {
+            "path": tree.path,
+            "ruleset": tree.report.rules_version,
+            "submitters": sorted({s["submitter"] for s in tree.report.scores}),
+            "warnings": tree.warnings,
+        }
+        for tree in trees
+    ]
 
 
 def _text(key: str):
@@ -120,18 +122,7 @@ def mlcommons_inference(trees: list) -> dict:
             }
             rows.append({"id": row_id(row, "mli", INFERENCE_ID_FIELDS), **row})
     rows.sort(key=_inference_rank)
-    return {
-        "trees": [
-            {
-                "path": tree.path,
-                "ruleset": tree.report.rules_version,
-                "submitters": sorted({s["submitter"] for s in tree.report.scores}),
-                "warnings": tree.warnings,
-            }
-            for tree in trees
-        ],
-        "rows": rows,
-    }
+    return {"trees": _trees(trees), "rows": rows}
 
 
 def _inference_rank(row: dict) -> tuple:
