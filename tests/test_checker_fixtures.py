@@ -642,3 +642,16 @@ def test_an_offline_run_shorter_than_its_minimum_says_to_raise_expected_qps(tmp_
     reseal(tree)
     short = [f for f in check_tree(tree).active if f.code == "INF003" and "shorter" in f.message]
     assert short and all("raise expected_qps in --user-conf" in f.hint for f in short)
+
+
+def test_the_weights_digest_tells_an_accuracy_run_of_other_weights_apart(tmp_path):
+    # Same label, other file: only the SHA-256 result.json records since weights_sha256 exists shows it.
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    accuracy, performance = first(tree, "offline/accuracy/result.json"), first(tree, "offline/performance/result.json")
+    edit_json(performance, lambda d: d.update(weights_sha256="a" * 64))
+    reseal(tree)
+    assert codes(tree) == set()  # recorded on one side only: nothing to compare
+    edit_json(accuracy, lambda d: d.update(weights_sha256="b" * 64))
+    reseal(tree)
+    findings = [f for f in check_tree(tree).active if f.code == "INF017"]
+    assert findings and all("weights_sha256 differs from the accuracy run's" in f.message for f in findings)

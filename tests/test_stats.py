@@ -92,3 +92,11 @@ def test_welch_test_undefined_cases():
     assert welch_test([1.0], [2.0, 3.0]) == undefined  # one run has no spread estimate
     assert welch_test([5.0, 5.0, 5.0], [5.0, 5.0]) == undefined  # no spread on either side
     assert welch_test([5.0, 5.0, 5.0], [6.0, 7.0])["p_value"] is not None  # one side with spread suffices
+
+
+def test_a_latency_without_a_known_percentile_is_absent_not_a_crash():
+    from levelfield.ground.metrics import percentile_latency_ns
+
+    values = {"result_90.00_percentile_latency_ns": 1234}
+    assert percentile_latency_ns(values, 0.90) == 1234
+    assert percentile_latency_ns(values, None) is None and percentile_latency_ns(values, 0.99) is None

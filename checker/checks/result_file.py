@@ -151,7 +151,8 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     loadgen_version, loadgen_errors and query_count (each LoadGen run's detail log: per repeat in `runs`,
     and at the top the first repeat's version, the sum of the errors and the fewest queries),
     loadgen_version_expected (the rules' pinned LoadGen), or weights differing between the accuracy and
-    the performance run of one framework, task and scenario. Fields absent or of another type than the
+    the performance run of one framework, task and scenario (their label and, where recorded, the weights
+    file's SHA-256). Fields absent or of another type than the
     runner writes are not compared (STR010 reports them).
     Why: result.json is what a reader opens first; one edited after the run can claim a submittable
     profile, a clean LoadGen or the framework release of another run, and an accuracy run of other
@@ -161,13 +162,13 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Fix: never edit result.json; package the run folders as `levelfield infer` wrote them, both modes
     run with one --weights.
     """
-    weights: dict[tuple, tuple[str, str]] = {}  # (system, task, framework, scenario) -> the accuracy run's
+    weights: dict[tuple, tuple[str, dict]] = {}  # (system, task, framework, scenario) -> the accuracy run's
     for run in sub.inferences:
         data = run.result.data if run.result is not None else None
         if not isinstance(data, dict):
             continue  # STR001 / STR003
-        if run.mode == L.ACCURACY and isinstance(data.get("weights"), str):
-            weights[run.key] = (run.result.path, data["weights"])
+        if run.mode == L.ACCURACY:
+            weights[run.key] = (run.result.path, _weights_identity(data))
         for field, source, expected, accepted in _expectations(run, data, ctx):
             found = _field(data, field)
             if found is None or not _same_type(found, expected):
@@ -181,11 +182,24 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if run.mode != L.PERFORMANCE or not isinstance(data, dict) or run.key not in weights:
             continue
         where, used = weights[run.key]
-        if isinstance(data.get("weights"), str) and data["weights"] != used:
-            yield Finding.at(
-                run.result.path,
-                f"weights differ from those of the accuracy run ({where})",
-                found=data["weights"],
-                expected=used,
-                hint="measure accuracy and performance with one --weights; " + _HINT,
-            )
+        mine = _weights_identity(data)
+        for field in sorted(mine.keys() & used.keys()):  # a field absent on either side is not compared
+            if mine[field] != used[field]:
+                yield Finding.at(
+                    run.result.path,
+                    f"{field} differs from the accuracy run's ({where})",
+                    found=mine[field],
+                    expected=used[field],
+                    hint="measure accuracy and performance with one --weights; " + _HINT,
+                )
+
+
+def _weights_identity(data: dict) -> dict:
+    """The weights a run names: their label (`weights`) and, since levelfield records it, the file's
+    SHA-256 (`weights_sha256`, null for the initial weights), where present as the runner writes them."""
+    identity = {}
+    if isinstance(data.get("weights"), str):
+        identity["weights"] = data["weights"]
+    if "weights_sha256" in data and (data["weights_sha256"] is None or isinstance(data["weights_sha256"], str)):
+        identity["weights_sha256"] = data["weights_sha256"]
+    return identity

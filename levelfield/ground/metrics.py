@@ -23,7 +23,10 @@ NS_PER_MS = 1e6
 POWER_TIME_FORMAT = "%m-%d-%Y %H:%M:%S.%f"  # LoadGen's power_begin / power_end, e.g. "11-22-2026 08:54:28.409"
 
 
-def percentile_latency_ns(values: dict, percentile: float, per_query: bool = False) -> Any:
+def percentile_latency_ns(values: dict, percentile: float | None, per_query: bool = False) -> Any:
+    """The logged latency at `percentile` (None when it is not logged, or no percentile is known)."""
+    if not isinstance(percentile, (int, float)) or isinstance(percentile, bool):
+        return None  # a log without its percentile setting (a damaged or foreign file) has no such key
     # LoadGen names percentile keys like result_90.00_percentile_latency_ns.
     kind = "per_query_latency_ns" if per_query else "latency_ns"
     return values.get(f"result_{percentile * 100:.2f}_percentile_{kind}")
