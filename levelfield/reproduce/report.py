@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.fsutil import atomic_write_text
 from levelfield.ground.parse import MllogFile
+
+if TYPE_CHECKING:
+    from levelfield.reproduce.recipe import OpenTree, TreeResult
 
 REPORT_FILE = "reproduction.json"
 # What the logs record about where a run ran, compared key by key (nested dicts flattened to dotted names).
@@ -60,7 +64,7 @@ def same_hardware(differences: list[dict]) -> bool:
     return not any(d["what"].split(".")[0] in hardware for d in differences)
 
 
-def document_head(kind: str, tree, result, how: str) -> dict:
+def document_head(kind: str, tree: OpenTree, result: TreeResult, how: str) -> dict:
     """The fields every reproduction.json starts with: what was replayed, from which tree, how."""
     return {
         "kind": kind,
