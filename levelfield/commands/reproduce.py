@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from levelfield.commands import add_command
+from levelfield.reproduce.main import SEED_CHOICES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="folder for the reproduction's runs and report")
     parser.add_argument(
         "--seeds",
-        choices=["recorded", "fresh"],
+        choices=SEED_CHOICES,
         default="recorded",
         help="training: replay the logged seeds (default) or draw fresh ones",
     )

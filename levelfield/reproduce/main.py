@@ -40,6 +40,7 @@ class ReproduceOptions:
 
 
 def reproduce(options: ReproduceOptions) -> dict:
+    _refuse_overlap(options.out, options.tree)
     tree = open_tree(options.tree, options.rules_dir)
     result = tree.find(options.result)
     if tree.submission.division != "closed":
@@ -56,6 +57,16 @@ def reproduce(options: ReproduceOptions) -> dict:
         document = reproduce_inference(tree, result, options)
     write_report(options.out, document)
     return document
+
+
+def _refuse_overlap(out: Path, tree: Path) -> None:
+    """--out inside the tree would change what was submitted; the tree inside --out would be replaced by --force."""
+    a, b = out.resolve(), tree.resolve()
+    if a.is_relative_to(b) or b.is_relative_to(a):
+        raise UserError(
+            f"--out {out}: overlaps the submission tree {tree}; the reproduction never writes into or over a tree",
+            hint="choose an --out outside the tree",
+        )
 
 
 def _prepare(out: Path, force: bool) -> None:
