@@ -145,9 +145,10 @@ def test_runs_get_distinct_seeds_and_a_summary(tmp_path):
     assert summary["mode"] == "eager" and "olympic mean" not in result.stdout  # smoke runs never reach target
 
 
-# Bit-identical, not approximately equal: on a CPU each framework's kernels reduce in a fixed order
-# for a fixed thread count, and the seed fixes weights, data order and learning rates
-# (docs/training.md, Determinism). PyTorch in eager mode, the others in their default compiled mode.
+# Bit-identical, not approximately equal, for the modes shown to repeat exactly on this CPU: PyTorch
+# eager, TensorFlow and JAX compiled (the seed fixes weights, data order and learning rates). Compiled
+# PyTorch does not repeat exactly here (its generated CPU kernels; docs/fairness.md, Determinism), so it
+# is not asserted; TensorFlow and JAX eager are not measured yet.
 @pytest.mark.parametrize("framework, mode", [("pytorch", "eager"), ("tensorflow", "compile"), ("jax", "compile")])
 def test_same_seed_gives_the_same_eval_sequence(framework, mode, tmp_path):
     values = []
