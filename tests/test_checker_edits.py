@@ -584,3 +584,16 @@ def test_an_edited_loaded_sample_set_gives_inf012(edit, tmp_path):
     reseal(tree)
     findings = check_tree(tree, select=SETTINGS_CODES).active
     assert [(f.code, f.message.split(" ")[0]) for f in findings] == [("INF012", "loaded_qsl_set")]
+
+
+def test_the_weights_digest_tells_an_accuracy_run_of_other_weights_apart(tmp_path):
+    # Same label, other file: only the SHA-256 result.json records since weights_sha256 exists shows it.
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    accuracy, performance = first(tree, "offline/accuracy/result.json"), first(tree, "offline/performance/result.json")
+    edit_json(performance, lambda d: d.update(weights_sha256="a" * 64))
+    reseal(tree)
+    assert {f.code for f in check_tree(tree).active} == set()  # recorded on one side only: nothing to compare
+    edit_json(accuracy, lambda d: d.update(weights_sha256="b" * 64))
+    reseal(tree)
+    findings = [f for f in check_tree(tree).active if f.code == "INF017"]
+    assert findings and all("weights_sha256 differs from the accuracy run's" in f.message for f in findings)

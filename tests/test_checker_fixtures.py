@@ -20,6 +20,7 @@ import pytest
 import levelfield.checker.checks  # noqa: F401 - registers every check
 from levelfield.checker.engine import check_tree
 from tests.submission_edit import (
+    change_one_byte,
     copy_tree,
     edit_json,
     edit_mllog,
@@ -96,10 +97,7 @@ def plant_str005(tree, tmp):
 
 
 def plant_str006(tree, tmp):
-    path = first(tree, "performance/run_1/mlperf_log_summary.txt")
-    data = bytearray(path.read_bytes())
-    data[-2] ^= 0x20  # one byte of a file no other check reads: only the MANIFEST sees it
-    path.write_bytes(bytes(data))
+    change_one_byte(tree)  # one byte of a file no other check reads: only the MANIFEST sees it
     return {"reseal": False}
 
 
@@ -575,54 +573,7 @@ def plant_acc003(tree, tmp):
     edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
 
 
-# --- signatures: the planted tree is resealed, then signed, so only the signature's story changes ---
-
-
-def _key(tmp, name="vendor"):
-    """A fresh key pair under tmp: (private key path, the trusted-keys list holding its public key)."""
-    from levelfield.ground.signing import generate_key_pair, read_trusted_keys
-
-    pub, _ = generate_key_pair(tmp / "keys" / name, name)
-    return tmp / "keys" / name, read_trusted_keys(pub)
-
-
-def _sign(tree, tmp):
-    from levelfield.tools.sign import sign_tree
-
-    reseal(tree)
-    key, trusted = _key(tmp)
-    sign_tree(tree, key)
-    return trusted
-
-
-def plant_sig001(tree, tmp):
-    return {"trusted_keys": _key(tmp)[1]}  # the auditor asks for a signature; the tree has none
-
-
-def plant_sig002(tree, tmp):
-    trusted = _sign(tree, tmp)
-    # The signed digest swapped for the digest of another MANIFEST: the signature no longer covers it.
-    edit_json(tree / "MANIFEST.sig", lambda d: d.update(manifest_sha256="0" * 64))
-    return {"reseal": False, "trusted_keys": trusted}
-
-
-def plant_sig003(tree, tmp):
-    _sign(tree, tmp)
-    return {"reseal": False, "trusted_keys": _key(tmp, "someone-else")[1]}
-
-
-def plant_sig004(tree, tmp):
-    trusted = _sign(tree, tmp)
-    plant_str006(tree, tmp)  # one byte changed after signing ...
-    reseal(tree)  # ... and the MANIFEST rewritten to match: only the signature shows it
-    return {"reseal": False, "trusted_keys": trusted}
-
-
-def plant_sig005(tree, tmp):
-    key, _ = _key(tmp)
-    with first(tree, "performance/run_1/mlperf_log_summary.txt").open("a") as f:
-        f.write(key.read_text())  # pasted at the end of a file whose figures come first
-
+from tests.signature_plants import plant_sig001, plant_sig002, plant_sig003, plant_sig004, plant_sig005  # noqa: E402, F401
 
 PLANTS = {name[len("plant_") :].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
 
@@ -642,16 +593,3 @@ def test_an_offline_run_shorter_than_its_minimum_says_to_raise_expected_qps(tmp_
     reseal(tree)
     short = [f for f in check_tree(tree).active if f.code == "INF003" and "shorter" in f.message]
     assert short and all("raise expected_qps in --user-conf" in f.hint for f in short)
-
-
-def test_the_weights_digest_tells_an_accuracy_run_of_other_weights_apart(tmp_path):
-    # Same label, other file: only the SHA-256 result.json records since weights_sha256 exists shows it.
-    tree = copy_tree(EXAMPLE, tmp_path / "sub")
-    accuracy, performance = first(tree, "offline/accuracy/result.json"), first(tree, "offline/performance/result.json")
-    edit_json(performance, lambda d: d.update(weights_sha256="a" * 64))
-    reseal(tree)
-    assert codes(tree) == set()  # recorded on one side only: nothing to compare
-    edit_json(accuracy, lambda d: d.update(weights_sha256="b" * 64))
-    reseal(tree)
-    findings = [f for f in check_tree(tree).active if f.code == "INF017"]
-    assert findings and all("weights_sha256 differs from the accuracy run's" in f.message for f in findings)
