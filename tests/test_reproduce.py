@@ -148,6 +148,7 @@ def test_reproduce_errors_are_one_line_and_never_overwrite(tmp_path):
         run_cli("reproduce", str(EXAMPLE), "--result", "trn-0000000000", "--out", str(tmp_path)),
         "no result 'trn-0000000000' (expected one of: ",
     )
+    assert_user_error(run_cli("reproduce", str(EXAMPLE), "--result", "trn-0000000000"), "--out DIR is required")
     (tmp_path / "kept.txt").write_text("mine")
     rid = _result_id(EXAMPLE, "training", "jax")
     assert_user_error(

@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from levelfield.ground.fsutil import atomic_write_text
     from levelfield.ground.signing import read_trusted_keys
     from levelfield.tools.leaderboard import build, render
+    from levelfield.tools.leaderboard.render_md import MLCOMMONS_SECTIONS, clean_mlcommons_trees
 
     if args.out is not None:
         if args.out.is_dir():
@@ -98,10 +99,11 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         atomic_write_text(args.out, text, overwrite=args.force)
+        mlcommons_trees = clean_mlcommons_trees(doc)
+        mlcommons_rows = sum(len(doc[key]["rows"]) for key in MLCOMMONS_SECTIONS if key in doc)
         print(
             f"wrote {args.out} ({args.format}: {len(doc['training'])} training, {len(doc['inference'])} inference "
-            f"and {len((doc.get('mlcommons_training') or {'rows': []})['rows'])} MLCommons rows from "
-            f"{len(doc['submissions']) + len((doc.get('mlcommons_training') or {'trees': []})['trees'])} clean "
+            f"and {mlcommons_rows} MLCommons rows from {len(doc['submissions']) + len(mlcommons_trees)} clean "
             "tree(s))",
             file=sys.stderr,
         )
