@@ -11,11 +11,12 @@ packaged. A tree holding a private key is refused: it would publish the key.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from levelfield.ground import layout as L
 from levelfield.ground.errors import UserError
-from levelfield.ground.fsutil import atomic_write_text, sha256_file
+from levelfield.ground.fsutil import atomic_write_text
 from levelfield.ground.signing import load_private_key, private_key_paths, signature_document
 
 MAX_REPORTED = 5  # mismatches named in the error; the rest are counted
@@ -32,7 +33,7 @@ def tree_files(root: Path) -> dict[str, Path]:
     return files
 
 
-def manifest_mismatches(root: Path, files: dict[str, Path]) -> list[str]:
+def manifest_mismatches(root: Path, files: dict[str, bytes]) -> list[str]:
     """How the tree differs from its MANIFEST, one line per file ([] when it matches)."""
     listed = {}
     for lineno, line in enumerate((root / L.MANIFEST).read_text(encoding="utf-8").splitlines(), start=1):
@@ -41,12 +42,12 @@ def manifest_mismatches(root: Path, files: dict[str, Path]) -> list[str]:
             return [f"{L.MANIFEST}:{lineno}: expected '<sha256>  <path>'"]
         listed[rel] = digest
     problems = [f"{rel}: listed in {L.MANIFEST}, not in the tree" for rel in listed if rel not in files]
-    for rel, path in files.items():
+    for rel, data in files.items():
         if rel in (L.MANIFEST, L.SIGNATURE):
             continue
         if rel not in listed:
             problems.append(f"{rel}: not listed in {L.MANIFEST}")
-        elif sha256_file(path) != listed[rel]:
+        elif hashlib.sha256(data).hexdigest() != listed[rel]:
             problems.append(f"{rel}: content differs from its {L.MANIFEST} digest")
     return problems
 
@@ -59,7 +60,7 @@ def sign_tree(root: Path, key_path: Path, force: bool = False) -> Path:
     if target.exists() and not force:
         raise UserError(f"{target}: already exists; not replacing a signature", hint="pass --force to re-sign")
     key = load_private_key(key_path)
-    files = tree_files(root)
+    files = {rel: path.read_bytes() for rel, path in tree_files(root).items()}  # each file read once
     problems = manifest_mismatches(root, files)
     if problems:
         more = f" (and {len(problems) - MAX_REPORTED} more)" if len(problems) > MAX_REPORTED else ""
@@ -69,7 +70,7 @@ def sign_tree(root: Path, key_path: Path, force: bool = False) -> Path:
             + more,
             hint="re-run `levelfield package` (it writes the MANIFEST), check the tree, then sign",
         )
-    leaked = private_key_paths({rel: path.read_bytes() for rel, path in files.items()})
+    leaked = private_key_paths(files)
     if leaked:
         raise UserError(
             f"{root}: holds a private key in {', '.join(leaked)}; signing would publish it",
