@@ -1,4 +1,4 @@
-"""The PyTorch implementations' `train_steps` loop, shared: one eager optimizer step per batch, one host sync per call.
+"""The PyTorch implementations' `train_steps` loop, shared: one fused optimizer step per batch, one host sync per call.
 
     return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
@@ -6,7 +6,8 @@ Each implementation supplies only what differs per task: `_loss(rows)`, which
 gathers the batch of those training rows (already on the device) and returns
 the mean loss of the (possibly torch.compile'd) model on it. The loop sets the
 step's learning rate as a Python float in every param group, so a new rate
-never recompiles anything, and runs the optimizer step eagerly (foreach).
+never recompiles anything, and runs the implementation's optimizer step
+(torch's fused kernels) outside the compiled region.
 """
 
 from __future__ import annotations
