@@ -2,6 +2,7 @@
 
     from levelfield.ground.git_state import git_state
     git_state()   # {"commit": "3ba7...", "dirty": False, "dirty_files": []}; nulls outside a checkout
+    code_age("3ba7...")   # {"relation": "older", "commits_behind": 12}: that commit against this HEAD
 
 Apart from environment.py so that the checker, which reads recorded
 fingerprints, never loads a module that starts a process.
@@ -9,29 +10,64 @@ fingerprints, never loads a module that starts a process.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 _MAX_DIRTY_FILES_LISTED = 20
+_HEX = re.compile(r"[0-9a-f]{7,64}")  # a git object name as levelfield records it
+_CHECKOUT = Path(__file__).resolve().parents[2]  # where levelfield runs from (a checkout, or site-packages)
 
 
 def git_state(start: Path | None = None) -> dict:
     """Commit of the levelfield checkout and its modified tracked files; nulls outside a checkout."""
-    root = start or Path(__file__).resolve().parents[2]
+    root = start or _CHECKOUT
     state = {"commit": None, "dirty": None, "dirty_files": []}
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
-        )
-        if commit.returncode != 0:
-            return state
-        status = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    commit = _git(str(root), "rev-parse", "HEAD")
+    if commit is None or commit.returncode != 0:
+        return state
+    status = _git(str(root), "status", "--porcelain", "--untracked-files=no")
+    if status is None:
         return state
     files = [line[3:] for line in status.stdout.splitlines() if line.strip()]
     return {"commit": commit.stdout.strip(), "dirty": bool(files), "dirty_files": files[:_MAX_DIRTY_FILES_LISTED]}
+
+
+def code_age(commit: str | None, start: Path | None = None) -> dict:
+    """How the commit `commit` relates to this checkout's HEAD: {"relation", "commits_behind"}.
+
+    relation: "same"; "older" (an ancestor of HEAD, commits_behind = how many commits HEAD has that it
+    lacks); "newer" (HEAD is its ancestor); "diverged" (neither); "foreign" (a commit this checkout does
+    not hold); "unknown" (nothing to compare: no commit recorded, or no checkout here). A leaderboard
+    says with it that a tree's figures come from older code than the code showing them.
+    """
+    unknown = {"relation": "unknown", "commits_behind": None}
+    if not isinstance(commit, str) or not _HEX.fullmatch(commit):  # untrusted text from a tree: never an option
+        return unknown
+    head = git_state(start)["commit"]
+    if head is None:
+        return unknown
+    if commit == head:
+        return {"relation": "same", "commits_behind": 0}
+    root = str(start or _CHECKOUT)
+
+    def is_ancestor(a: str, b: str) -> bool | None:
+        done = _git(root, "merge-base", "--is-ancestor", a, b)
+        return None if done is None or done.returncode not in (0, 1) else done.returncode == 0
+
+    older = is_ancestor(commit, head)
+    if older is None:  # git could not resolve the commit: not in this checkout (rc 128)
+        return {"relation": "foreign", "commits_behind": None}
+    if older:
+        counted = _git(root, "rev-list", "--count", f"{commit}..{head}")
+        behind = int(counted.stdout) if counted is not None and counted.stdout.strip().isdigit() else None
+        return {"relation": "older", "commits_behind": behind}
+    return {"relation": "newer" if is_ancestor(head, commit) else "diverged", "commits_behind": None}
+
+
+def _git(root: str, *args: str) -> subprocess.CompletedProcess | None:
+    """git -C root ARGS (no shell); None when git cannot run."""
+    try:
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None

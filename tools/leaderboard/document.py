@@ -165,8 +165,17 @@ def _refuse_duplicates(rows: list[dict]) -> None:
         seen[row["id"]] = row
 
 
+def tree_code_commit(tree) -> str | None:
+    """The levelfield commit that produced a clean tree's results: code/levelfield.json's git_commit,
+    which RUL003 holds equal to every run's recorded commit."""
+    ref = tree.submission.code_ref.data if tree.submission.code_ref is not None else None
+    commit = ref.get("git_commit") if isinstance(ref, dict) else None
+    return commit if isinstance(commit, str) else None
+
+
 def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
     # mlcommons imports columns, which imports this module: imported here, not at the top.
+    from levelfield.ground.git_state import code_age, git_state
     from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 
     training = [row for tree in collected.clean for row in training_rows(tree)]
@@ -176,12 +185,16 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
     training.sort(key=_training_order)
     inference.sort(key=_inference_order)
     tests = comparisons(training, alpha)
+    builder = git_state()
     mark_vs_fastest(training, tests)
     mark_vs_best(inference, alpha)
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_by": f"levelfield {__version__}",
         "profile": collected.profile,
+        # The code that builds this page; each tree says which code produced it (code_commit, code_age), so
+        # figures from older implementations than the ones the page stands beside are labelled as such.
+        "code": {key: builder[key] for key in ("commit", "dirty")},
         "statistics": {
             "time_to_target": "olympic mean: the fastest and slowest olympic_drop runs dropped, a failed run "
             "counting as the slowest (MLPerf); a result of one run shows that run's time "
@@ -201,6 +214,8 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
                 "division": tree.submission.division,
                 "org": tree.submission.org,
                 "warnings": tree.warnings,
+                "code_commit": tree_code_commit(tree),
+                "code_age": code_age(tree_code_commit(tree)),
             }
             for tree in collected.clean
         ],
