@@ -18,7 +18,7 @@ from itertools import combinations
 from levelfield import __version__
 from levelfield.ground.errors import UserError
 from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
-from levelfield.tools.leaderboard.collect import Collected
+from levelfield.tools.leaderboard.collect import CleanTree, Collected
 from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 
 SCHEMA_VERSION = "1.0"
@@ -165,7 +165,7 @@ def _refuse_duplicates(rows: list[dict]) -> None:
         seen[row["id"]] = row
 
 
-def tree_code_commit(tree) -> str | None:
+def tree_code_commit(tree: CleanTree) -> str | None:
     """The levelfield commit that produced a clean tree's results: code/levelfield.json's git_commit,
     which RUL003 holds equal to every run's recorded commit."""
     ref = tree.submission.code_ref.data if tree.submission.code_ref is not None else None
