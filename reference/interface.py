@@ -129,6 +129,12 @@ class Implementation(abc.ABC):
         Returns the float32 [steps] training loss of each step (before its update).
         """
 
+    @abc.abstractmethod
+    def determinism_settings(self) -> dict:
+        """The switches that decide whether a rerun repeats this run bit for bit, as the framework reports
+        them now: `determinism_record(self.mode, ...)` from the framework's steps module
+        (torch_steps.py, tf_steps.py, jax_steps.py). The trainer logs it once per run."""
+
     def peak_device_memory_mib(self) -> float | None:
         """Peak memory the framework allocated on its accelerator so far, MiB; None on a CPU."""
         return None
@@ -140,3 +146,10 @@ class Implementation(abc.ABC):
         framework allows, so a test can compare them with the rules.
         """
         return self.recipe.as_dict()
+
+
+def determinism_record(mode: str, framework: dict[str, object], threads: dict[str, int]) -> dict:
+    """The one shape of `levelfield_determinism` (rules/schemas/mllog-training-line.schema.json), for every
+    framework: the compile mode, the framework's own determinism switches by its names, and its CPU thread
+    counts by its names (what it reports; 0 is TensorFlow's "chosen at run time")."""
+    return {"mode": mode, "framework": dict(framework), "threads": dict(threads)}

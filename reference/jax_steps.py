@@ -1,5 +1,5 @@
 """What the JAX implementations share: the `train_steps` loop (one jitted step per batch, one host sync
-per call) and `host_rows`, the host-side cut of a chunked predict's padded outputs.
+per call), `host_rows`, the host-side cut of a chunked predict's padded outputs, and `determinism_settings`.
 
     step = lambda state, rows, lr: self._step(state, self.train_images, self.train_labels, rows, lr)
     self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
@@ -12,15 +12,21 @@ indexing a device array (`rows[step]`) or stacking the losses with `jnp.stack`
 compiles a small XLA program for every new chunk length, and those
 compilations would land inside run_start..run_stop and be timed as training
 (`tests/test_no_recompile.py` checks that none happens).
+
+`determinism_settings(mode)` is every JAX implementation's record of the switches that decide whether
+a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
+
+from levelfield.reference.interface import determinism_record
 
 
 def run_steps(
@@ -53,3 +59,21 @@ def host_rows(outputs: list, chunks: list[tuple[int, int, int]]) -> np.ndarray:
     return np.concatenate(
         [np.asarray(rows)[: stop - start] for rows, (start, stop, _) in zip(fetched, chunks, strict=True)]
     ).astype(np.float32, copy=False)
+
+
+def determinism_settings(mode: str) -> dict:
+    """`Implementation.determinism_settings()` of every JAX implementation, as JAX reports it now.
+
+    XLA's switches live in XLA_FLAGS (e.g. --xla_gpu_deterministic_ops=true), logged as set ("" when
+    unset); JAX's own are config values. XLA's CPU client has no call that reports its thread pool; it
+    sizes it by the CPUs this process may run on (tsl::port::MaxParallelism), logged here.
+    """
+    return determinism_record(
+        mode,
+        framework={
+            "xla_flags": os.environ.get("XLA_FLAGS", ""),
+            "jax_default_matmul_precision": jax.config.jax_default_matmul_precision,
+            "jax_enable_x64": bool(jax.config.jax_enable_x64),
+        },
+        threads={"schedulable_cpus": len(os.sched_getaffinity(0))},
+    )

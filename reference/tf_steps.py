@@ -10,6 +10,9 @@ call's fixed cost counts. No `tf.data` pipeline feeds the step: one per call
 `levelfield train` 16% slower than one call per epoch on ctr-dlrm (benchmarks:
 trainer). The indices and rates are tiny, so they are made tensors once per
 call on the host and split there, and a Python loop calls the step per batch.
+
+`determinism_settings(mode)` is every TensorFlow implementation's record of the switches that decide
+whether a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from collections.abc import Callable
 
 import numpy as np
 import tensorflow as tf
+
+# TF 2.x exports enable_op_determinism() but not its reader; this is the function it pairs with.
+from tensorflow.python.framework.config import is_op_determinism_enabled
+
+from levelfield.reference.interface import determinism_record
 
 
 def run_steps(
@@ -36,3 +44,20 @@ def run_steps(
     with tf.device(device):
         losses = [step(*data, step_rows, lr) for step_rows, lr in zip(rows, rates, strict=True)]
     return tf.stack(losses).numpy().astype(np.float32)  # the one host sync: every loss at once
+
+
+def determinism_settings(mode: str) -> dict:
+    """`Implementation.determinism_settings()` of every TensorFlow implementation, as TF reports it now.
+
+    `op_determinism` is true after `tf.config.experimental.enable_op_determinism()` or with
+    TF_DETERMINISTIC_OPS=1 in the environment (TF reads both into one state). A thread count of 0 is
+    TF's default: the pool is sized at run time (one thread per core).
+    """
+    return determinism_record(
+        mode,
+        framework={"op_determinism": bool(is_op_determinism_enabled())},
+        threads={
+            "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+            "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+        },
+    )

@@ -42,3 +42,22 @@ def run_steps(
         optimizer.step()
         losses.append(step_loss.detach())
     return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync: every loss at once
+
+
+def determinism_settings(mode: str) -> dict:
+    """`Implementation.determinism_settings()` of every PyTorch implementation: the switches as torch reports
+    them in this process now (levelfield sets none of them: docs/training.md, "Determinism")."""
+    # Imported here, not at the top, so that this function is the file's only addition for it.
+    from levelfield.reference.interface import determinism_record
+
+    return determinism_record(
+        mode,
+        framework={
+            "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+            "deterministic_algorithms_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+            "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
+            "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+        },
+        # OpenMP's pool for one op, and the pool that runs independent ops (torch.jit's fork) side by side.
+        threads={"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
+    )

@@ -14,6 +14,7 @@ checked against hand computation.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 from pathlib import Path
@@ -240,6 +241,15 @@ def test_measurements_per_row(doc):
     assert (r["peak_device_memory_mib"], r["energy_per_run_j"]) == (None, None)
     assert (r["framework_version"], r["compile_mode"], r["global_batch_size"]) == ("2.13.0", "compiled", 1024)
     assert (r["cpu"], r["accelerator"], r["accelerator_count"]) == ("Test CPU 2000", None, 0)
+
+
+def test_the_method_note_says_how_reruns_of_the_rows_modes_repeat(doc):
+    """From each row's logged compile mode and levelfield/ground/determinism.py, in the JSON and both pages."""
+    note = doc["statistics"]["reruns"]
+    assert "bit-identical evaluations for jax compiled, tensorflow compiled;" in note
+    assert "not bit-identical for pytorch compiled" in note and "docs/fairness.md" in note
+    assert note in render(doc, "md")
+    assert html.escape(note) in render(doc, "html")
 
 
 def test_cost_per_run_from_the_declared_hourly_price(doc, tmp_path):
@@ -497,6 +507,7 @@ def test_html_is_self_contained(doc):
 def test_empty_leaderboard_still_renders(tmp_path):
     doc = document(write_tree(tmp_path / "x"), check=checker_saying(finding("STR001")))
     assert doc["training"] == doc["inference"] == []
+    assert "reruns" not in doc["statistics"]  # no training row, no modes to speak of
     for fmt in ("md", "csv", "json", "html"):
         assert render(doc, fmt)
     assert "No clean submission" in render(doc, "md")

@@ -131,6 +131,43 @@ def test_a_training_line_edit_is_out_of_shape(key, field, value):
     assert shape_problems(TRAINING_LINE_SCHEMA, _mllog([{**line, field: value}]))
 
 
+def _determinism_line(value: object) -> bytes:
+    """A levelfield_determinism line on the seed line's envelope (the example's logs predate the optional key)."""
+    line = next(e for e in _lines(_example("training/result_0.txt")) if e["key"] == "seed")
+    return _mllog([{**line, "key": "levelfield_determinism", "value": value}])
+
+
+DETERMINISM = {
+    "mode": "compiled",
+    "framework": {"op_determinism": False, "xla_flags": "", "jax_default_matmul_precision": None},
+    "threads": {"intra_op": 0, "inter_op": 2},
+}
+
+
+def test_a_determinism_record_keeps_its_shape():
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line(DETERMINISM)) == ()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"mode": "fast"},  # compiled or eager only
+        {"framework": {}},  # a record names at least one switch
+        {"framework": {"op_determinism": [True]}},  # a switch is one scalar
+        {"threads": {"intra_op": -1}},
+        {"threads": {"intra_op": 1.5}},
+        {"seed": 3},  # no other field
+    ],
+)
+def test_a_determinism_record_edit_is_out_of_shape(edit):
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line({**DETERMINISM, **edit}))
+
+
+def test_a_determinism_record_says_all_three_parts():
+    value = {k: v for k, v in DETERMINISM.items() if k != "threads"}
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line(value))
+
+
 def test_a_diverged_eval_may_be_nan():
     line = next(e for e in _lines(_example("training/result_0.txt")) if e["key"] == "eval_accuracy")
     text = (MLLOG_PREFIX + json.dumps({**line, "value": float("nan")}) + "\n").encode()

@@ -26,6 +26,9 @@ DATASET_DIGEST = "levelfield_dataset_digest"  # {file or array label: SHA-256}
 FRAMEWORK = "levelfield_framework"  # pytorch | tensorflow | jax
 FRAMEWORK_VERSION = "levelfield_framework_version"
 COMPILE_MODE = "levelfield_compile_mode"  # compiled | eager
+# {"mode", "framework": its determinism switches, "threads": its CPU thread counts}, as read at run time
+# (Implementation.determinism_settings); optional in every rules version: older logs lack it.
+DETERMINISM = "levelfield_determinism"
 DEVICE = "levelfield_device"  # e.g. "cpu", "cuda:0"
 WORLD_SIZE = "levelfield_world_size"  # processes of the run (`--nproc`)
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
@@ -63,6 +66,7 @@ LOG_KEYS = (
     FRAMEWORK,
     FRAMEWORK_VERSION,
     COMPILE_MODE,
+    DETERMINISM,
     DEVICE,
     WORLD_SIZE,
     DISTRIBUTED_BACKEND,

@@ -324,6 +324,7 @@ class Trainer:
         log.event(LK.FRAMEWORK, self.o.framework)
         log.event(LK.FRAMEWORK_VERSION, impl.version())
         log.event(LK.COMPILE_MODE, impl.mode)
+        log.event(LK.DETERMINISM, impl.determinism_settings())  # what decides whether a rerun repeats it
         log.event(LK.DEVICE, impl.device)
         log.event(LK.WORLD_SIZE, self.world.size)
         if self.world.size > 1:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from levelfield import __version__
+from levelfield.ground.determinism import rerun_note
 from levelfield.ground.errors import UserError
 from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
 from levelfield.tools.leaderboard.collect import CleanTree, Collected
@@ -206,6 +207,8 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
             "for inference on the repeats' values against the best framework's (highest samples/s, "
             "lowest latency), same system, task and scenario",
             "alpha": alpha,
+            # How reruns of the rows' frameworks and modes (the logged levelfield_compile_mode) repeat.
+            **({"reruns": note} if (note := rerun_note((r["framework"], r["compile_mode"]) for r in training)) else {}),
         },
         "submissions": [
             {

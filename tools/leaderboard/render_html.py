@@ -190,6 +190,7 @@ def render_html(doc: dict) -> str:
             f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
             f"{stats['alpha']}.</p>"
         ),
+        *([f'<p class="note" id="reruns">{escape(stats["reruns"])}</p>'] if stats.get("reruns") else []),
     ]
     if groups or clean_mlcommons_trees(doc):
         out.append(

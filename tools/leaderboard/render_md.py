@@ -107,6 +107,8 @@ def intro(doc: dict) -> list[str]:
             f"within noise when p >= {stats['alpha']}."
         ),
     ]
+    if stats.get("reruns"):
+        lines += ["", escape(stats["reruns"])]
     return lines
 
 

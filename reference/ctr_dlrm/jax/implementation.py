@@ -28,7 +28,7 @@ from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.jax_optimizers import adam
-from levelfield.reference.jax_steps import host_rows, run_steps
+from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 
 
 def _train_step(state: train_state.TrainState, data, rows, lr):
@@ -75,6 +75,9 @@ class Implementation(BaseImplementation):
 
     def version(self) -> str:
         return jax.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:

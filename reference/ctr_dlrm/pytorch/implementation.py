@@ -35,7 +35,7 @@ from levelfield.reference.torch_parallel import (
     default_device,
     peak_device_memory_mib,
 )
-from levelfield.reference.torch_steps import run_steps
+from levelfield.reference.torch_steps import determinism_settings, run_steps
 
 # Rules name of the loss, from the criterion actually configured.
 _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
@@ -66,6 +66,9 @@ class Implementation(BaseImplementation):
 
     def version(self) -> str:
         return torch.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed

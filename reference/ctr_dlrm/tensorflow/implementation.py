@@ -28,7 +28,7 @@ from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchAdam
-from levelfield.reference.tf_steps import run_steps
+from levelfield.reference.tf_steps import determinism_settings, run_steps
 
 
 class Implementation(BaseImplementation):
@@ -64,6 +64,9 @@ class Implementation(BaseImplementation):
 
     def version(self) -> str:
         return tf.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     # -- weights ------------------------------------------------------------------
     def _new_optimizer(self) -> None:

@@ -29,7 +29,7 @@ from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_c
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_optimizers import sgd_with_l2
-from levelfield.reference.jax_steps import host_rows, run_steps
+from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 
 
 class TrainState(train_state.TrainState):
@@ -65,6 +65,9 @@ class Implementation(interface.Implementation):
 
     def version(self) -> str:
         return jax.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         variables = to_variables(weights, self._jax_device)

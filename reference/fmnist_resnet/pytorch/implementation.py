@@ -37,7 +37,7 @@ from levelfield.reference.torch_parallel import (
     distributed,
     peak_device_memory_mib,
 )
-from levelfield.reference.torch_steps import run_steps
+from levelfield.reference.torch_steps import determinism_settings, run_steps
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -94,6 +94,9 @@ class Implementation(interface.Implementation):
 
     def version(self) -> str:
         return torch.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)

@@ -26,7 +26,7 @@ from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_steps import run_steps
+from levelfield.reference.tf_steps import determinism_settings, run_steps
 
 
 class Implementation(interface.Implementation):
@@ -66,6 +66,9 @@ class Implementation(interface.Implementation):
 
     def version(self) -> str:
         return tf.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)

@@ -28,7 +28,7 @@ from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
 from levelfield.reference.jax_optimizers import adamw
-from levelfield.reference.jax_steps import host_rows, run_steps
+from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
@@ -93,6 +93,9 @@ class Implementation(interface.Implementation):
 
     def version(self) -> str:
         return jax.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         state = TrainState.create(apply_fn=self.model.apply, params=to_params(weights, self._jax_device), tx=self.tx)

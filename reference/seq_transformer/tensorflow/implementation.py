@@ -35,7 +35,7 @@ from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.tf_optimizers import TorchAdamW
-from levelfield.reference.tf_steps import run_steps
+from levelfield.reference.tf_steps import determinism_settings, run_steps
 
 _TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)  # tokens or labels [N, 12]
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
@@ -87,6 +87,9 @@ class Implementation(interface.Implementation):
 
     def version(self) -> str:
         return tf.__version__
+
+    def determinism_settings(self) -> dict:
+        return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
