@@ -69,7 +69,8 @@ QUICK = Config(profile="smoke", warmup_steps=1, steps=2, repeats=2, predict_call
 
 
 def run(options: Options, config: Config) -> dict:
-    """{"profile", ..., "tasks": {task: {"frameworks": {framework: figures}, "fastest": {...}}}}."""
+    """{"parts_sum_tolerance", "top_ops", "tasks": {task: {"frameworks": {framework: figures},
+    "train": comparison, "predict": comparison}}} (comparison: see `compare`)."""
     tasks = {}
     for task_id in options.tasks:
         frameworks = {}
@@ -85,7 +86,8 @@ def run(options: Options, config: Config) -> dict:
 
 
 def compare(frameworks: dict) -> dict:
-    """Each framework's median step and predict call against the fastest framework's (ratio >= 1)."""
+    """Each framework's median step and predict call against the fastest framework's (ratio >= 1):
+    {"train" | "predict": {"fastest": framework, "ratios": {framework: ratio}, "worst_ratio": ratio}}."""
     out = {}
     for kind, figure in (("train", lambda e: e["step_ms"]["median"]), ("predict", lambda e: e["predict_ms"]["median"])):
         fastest = min(frameworks, key=lambda f: figure(frameworks[f]))
@@ -159,8 +161,9 @@ def measure(
             rounds[part].append(timed[part])
         rounds["host"].append(step_ms - sum(timed.values()))
 
-    rows = predict_rows or kit.inputs.MAX_PREDICT_BATCH
-    request = {name: array[:rows] for name, array in eval_inputs.items()}
+    wanted = predict_rows or kit.inputs.MAX_PREDICT_BATCH
+    request = {name: array[:wanted] for name, array in eval_inputs.items()}
+    rows = len(next(iter(request.values())))  # fewer only if the profile's eval split is smaller
     impl.predict(request)  # compiles this bucket
     predict_ms = []
     for _ in range(predict_calls):
