@@ -84,5 +84,5 @@ class TorchParts:
             self.impl.train_steps(rows, lrs)
         averages = prof.key_averages()
         key = "self_device_time_total" if self.cuda else "self_cpu_time_total"
-        ranked = sorted(averages, key=lambda e: -getattr(e, key))[:limit]
+        ranked = sorted((e for e in averages if getattr(e, key) > 0), key=lambda e: -getattr(e, key))[:limit]
         return [{"op": e.key, "self_ms": getattr(e, key) / 1000, "calls": e.count} for e in ranked]

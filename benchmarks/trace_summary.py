@@ -56,7 +56,8 @@ def top_self_time(events: list[TraceEvent], limit: int = TOP_OPS) -> list[dict]:
             self_ns[event.name] += event.duration_ns
             calls[event.name] += 1
             open_events.append(event)
-    ranked = sorted(self_ns.items(), key=lambda item: -item[1])[:limit]
+    # An event wholly covered by the events inside it (clock granularity) has no time of its own to list.
+    ranked = sorted(((name, ns) for name, ns in self_ns.items() if ns > 0), key=lambda item: -item[1])[:limit]
     return [{"op": name, "self_ms": ns / 1e6, "calls": calls[name]} for name, ns in ranked]
 
 

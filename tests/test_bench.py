@@ -248,10 +248,13 @@ def test_trace_self_time_subtracts_nested_events_per_thread():
         TraceEvent("b", "fusion.1", 0, 40),  # another thread: nests nothing from thread a
         TraceEvent("b", "end: fusion.1", 40, 5),
         TraceEvent("main", "BlockUntilReady", 0, 200),  # the host waiting for the step: no op
+        TraceEvent("c", "wrapper", 0, 10),  # no time of its own: not listed
+        TraceEvent("c", "fusion.3", 0, 10),
     ]
     assert top_self_time(events, limit=10) == [
         {"op": "fusion.1", "self_ms": 70 / 1e6, "calls": 2},
         {"op": "fusion.2", "self_ms": 50 / 1e6, "calls": 1},
         {"op": "execute", "self_ms": 20 / 1e6, "calls": 1},
+        {"op": "fusion.3", "self_ms": 10 / 1e6, "calls": 1},
     ]
     assert [op["op"] for op in top_self_time(events, limit=1)] == ["fusion.1"]
