@@ -8,7 +8,9 @@ compiled implementation (torch.compile, tf.function(jit_compile=True),
 jax.jit) at the rules' default global batch size (`Recipe.from_task`, as the
 trainer), seed-0 weights and the profile's training rows, in the trainer's
 data order and learning rates (reference/schedule.py). After warm-up
-(compilation included), each of `repeats` rounds times:
+(compilation included) and an untimed probe that sizes the rounds (at least
+`steps` steps, and enough to last `round_s`: a 3 ms step timed 4 times is
+noise), each of `repeats` rounds times:
 
 - the steady step: the real `train_steps` loop over `steps` steps, wall time
   per step (what the trainer pays: compiled calls and the loop's host work);
@@ -16,8 +18,10 @@ data order and learning rates (reference/schedule.py). After warm-up
   update, by each framework's own method (benchmarks/step_torch.py,
   step_tf.py, step_jax.py; the method is stated in the result), and host
   overhead = the step minus those three, so within one round the four parts
-  add up to the step exactly; medians over rounds add up to the median step
-  within noise (`PARTS_SUM_TOLERANCE`).
+  add up to the step exactly. Medians over rounds need not (a median is not
+  additive): `parts_gap` says by how much they miss the median step, and the
+  summary marks a split whose gap exceeds `PARTS_SUM_TOLERANCE` as not to be
+  read.
 
 Then the steady predict call (the implementation's `predict` on the task's
 largest padded bucket of eval rows, MAX_PREDICT_BATCH; median over calls
@@ -31,6 +35,7 @@ fastest framework's; issue 17's goal is every ratio <= 2 (benchmarks/goals.py).
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from dataclasses import dataclass
 
@@ -42,7 +47,8 @@ TITLE = "steady train step (forward, backward, optimizer, host) and predict call
 DEFAULT_TASKS = ("fmnist-resnet", "seq-transformer", "ctr-dlrm")
 PARTS = ("forward", "backward", "optimizer", "host")
 # The medians of the parts may add up to a little more or less than the median step (a median is not
-# additive); more than this fraction of the step apart means the split is not to be read.
+# additive); more than this fraction of the step apart means the rounds disagree too much for the split
+# to be read (the summary says so next to it).
 PARTS_SUM_TOLERANCE = 0.25
 # Per framework: the module that splits its step, and the class in it.
 PART_MODULES = {
@@ -54,18 +60,22 @@ PART_MODULES = {
 
 @dataclass(frozen=True)
 class Config:
-    """FULL: submission data, 5 rounds of 4 steps, predict on the task's largest bucket; QUICK: smoke data."""
+    """FULL: submission data, 5 rounds of 4 steps or 0.25 s, predict on the task's largest bucket; QUICK: smoke
+    data, 2 rounds of 2 steps, 64 predict rows."""
 
     profile: str
-    warmup_steps: int  # real steps, then one untimed round of the parts (compiles them)
-    steps: int  # steps per timed round, of the real loop and of the parts each
+    warmup_steps: int  # real steps, then an untimed probe of `steps` steps, then one untimed round of the parts
+    steps: int  # steps per timed round (of the real loop and of the parts each), at least
+    round_s: float  # ... and as many more as make the probe's steps last this long (fast steps are noisy)
     repeats: int  # timed rounds
     predict_calls: int  # timed predict calls after an untimed one
     predict_rows: int | None  # None: the task's MAX_PREDICT_BATCH (its largest padded bucket)
 
 
-FULL = Config(profile="submission", warmup_steps=3, steps=4, repeats=5, predict_calls=7, predict_rows=None)
-QUICK = Config(profile="smoke", warmup_steps=1, steps=2, repeats=2, predict_calls=2, predict_rows=64)
+FULL = Config(
+    profile="submission", warmup_steps=3, steps=4, round_s=0.25, repeats=5, predict_calls=7, predict_rows=None
+)
+QUICK = Config(profile="smoke", warmup_steps=1, steps=2, round_s=0.0, repeats=2, predict_calls=2, predict_rows=64)
 
 
 def run(options: Options, config: Config) -> dict:
@@ -106,6 +116,7 @@ def measure(
     profile: str,
     warmup_steps: int,
     steps: int,
+    round_s: float,
     repeats: int,
     predict_calls: int,
     predict_rows: int | None,
@@ -131,12 +142,15 @@ def measure(
     parts_module = importlib.import_module(module_name)
     parts = getattr(parts_module, class_name)(impl, task_id)
 
-    # The trainer's batches and rates, over as many epochs as the rounds need (smoke data is small).
     batch, n = recipe.global_batch_size, len(train_labels)
-    needed = warmup_steps + (2 * repeats + 2) * steps + 1
-    epochs = -(-needed // (n // batch))
-    order = np.concatenate([batch_order(0, epoch, n, batch) for epoch in range(epochs)])
-    lrs = learning_rates(recipe, n // batch, epochs)
+
+    def schedule(total_steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """The trainer's batches and rates, over as many epochs as `total_steps` need (smoke data is small)."""
+        epochs = -(-total_steps // (n // batch))
+        order = np.concatenate([batch_order(0, epoch, n, batch) for epoch in range(epochs)])
+        return order, learning_rates(recipe, n // batch, epochs)
+
+    order, lrs = schedule(warmup_steps + 2 * steps)
     cursor = 0
 
     def take(count: int) -> slice:
@@ -146,7 +160,13 @@ def measure(
 
     warm = take(warmup_steps)
     impl.train_steps(order[warm], lrs[warm])
+    probe = take(steps)  # untimed for the result: sizes the rounds
+    started = time.perf_counter()
+    impl.train_steps(order[probe], lrs[probe])
+    probe_step_s = (time.perf_counter() - started) / steps
+    steps = max(steps, math.ceil(round_s / probe_step_s))  # a round of a fast step lasts round_s
     warm = take(steps)
+    order, lrs = schedule(cursor + (2 * repeats) * steps + 1)  # the same first epochs, more of them
     parts.warm_up(order[warm], lrs[warm])
     rounds = {name: [] for name in ("step", *PARTS)}
     for _ in range(repeats):
@@ -207,12 +227,15 @@ def rows(result: dict) -> list[dict]:
         for framework, e in task["frameworks"].items():
             step, predict = e["step_ms"], e["predict_ms"]
             split = ", ".join(f"{part} {e[f'{part}_ms']['median']:.2f}" for part in PARTS)
+            split += " ms"
+            if abs(e["parts_gap"]) > result["parts_sum_tolerance"]:
+                split += f" (the parts' medians miss the step by {e['parts_gap']:+.0%}: split not to be read)"
             who = f"{task_id} / {framework} {e['framework_version']}"
             out.append(
                 {
                     "compared": f"{who}: train step (batch {e['batch_size']}) vs the fastest "
                     f"({task['train']['fastest']})",
-                    "figures": f"median {step['median']:.2f} ms ({step['min']:.2f}-{step['max']:.2f}) = {split} ms",
+                    "figures": f"median {step['median']:.2f} ms ({step['min']:.2f}-{step['max']:.2f}) = {split}",
                     "ratio": task["train"]["ratios"][framework],
                     "goal": "step_train_to_fastest",
                     "value": task["train"]["ratios"][framework],

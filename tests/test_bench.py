@@ -218,12 +218,15 @@ def test_quick_step_benchmark_splits_every_step_into_parts(tmp_path):
         assert e["batch_size"] == batch_size
         assert len(e["step_ms"]["values"]) == e["repeats"] == document["benchmarks"]["step"]["config"]["repeats"]
         assert e["step_ms"]["median"] > 0 and e["forward_ms"]["median"] > 0 and e["predict_ms"]["median"] > 0
-        # Within each round the four parts are the step (host is what the other three leave) ...
+        # Within each round the four parts are the step, to float rounding (host is what the other three
+        # leave); forward, backward and optimizer were timed apart from the step.
         for i, step_ms in enumerate(e["step_ms"]["values"]):
             assert sum(e[f"{part}_ms"]["values"][i] for part in PARTS) == pytest.approx(step_ms, rel=1e-9)
-        # ... and the medians add up to the median step within the stated tolerance.
-        assert e["parts_sum_ms"] == pytest.approx(sum(e[f"{part}_ms"]["median"] for part in PARTS))
-        assert abs(e["parts_gap"]) <= result["parts_sum_tolerance"]
+        # Over rounds, the medians' sum and how far it is from the median step (judged in the summary).
+        parts_sum = sum(e[f"{part}_ms"]["median"] for part in PARTS)
+        assert e["parts_sum_ms"] == pytest.approx(parts_sum)
+        assert e["parts_gap"] == pytest.approx((parts_sum - e["step_ms"]["median"]) / e["step_ms"]["median"])
+        assert 0 < result["parts_sum_tolerance"] < 1
         assert e["method"] and e["trace"]["profiler"]
         top = e["trace"]["top_ops"]
         assert 0 < len(top) <= result["top_ops"] and all(op["self_ms"] > 0 and op["calls"] >= 1 for op in top)
