@@ -1,6 +1,6 @@
 """`python -m benchmarks`: levelfield's own performance benchmarks (`make bench` runs them).
 
-    python -m benchmarks                                   # every benchmark, full length (~20-30 min)
+    python -m benchmarks                                   # every benchmark, full length (~25-40 min)
     python -m benchmarks harness --frameworks jax          # one benchmark, one framework
     python -m benchmarks --quick --out /tmp/bench          # a minute or two; what the tests run, per benchmark
     python -m benchmarks checker --profile-out build/prof  # with cProfile evidence (.pstats + top 20 in the summary)
