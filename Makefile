@@ -50,7 +50,7 @@ demo: setup
 test: setup
 	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest
 
-# 20-30 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.
+# 25-40 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.
 bench: setup
 	$(BIN)/python -m benchmarks
 

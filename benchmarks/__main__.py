@@ -1,6 +1,6 @@
 """`python -m benchmarks`: levelfield's own performance benchmarks (`make bench` runs them).
 
-    python -m benchmarks                                   # every benchmark, full length (~20-30 min)
+    python -m benchmarks                                   # every benchmark, full length (~25-40 min)
     python -m benchmarks harness --frameworks jax          # one benchmark, one framework
     python -m benchmarks --quick --out /tmp/bench          # a minute or two; what the tests run, per benchmark
     python -m benchmarks checker --profile-out build/prof  # with cProfile evidence (.pstats + top 20 in the summary)
@@ -9,7 +9,10 @@ Benchmarks (docs/benchmarks.md): harness (LoadGen runner vs raw predict;
 Server's peak vs Offline), trainer (levelfield train vs a bare loop), compile
 (compiled vs eager), checker (levelfield check vs mlperf_logging; large
 trees), noise (CV of repeated Offline runs), batch_latency (predict latency
-per batch size: the measurement the rules' Server bounds come from).
+per batch size: the measurement the rules' Server bounds come from), mlcommons
+(levelfield check on published MLCommons trees), step (the steady compiled
+train step split into forward, backward, optimizer and host, the predict call,
+each framework against the task's fastest: issue 17's 2x goal).
 
 Each run writes one JSON file, `<out>/<date>-<host>.json` (default out:
 benchmarks/results/), holding the machine's context (CPUs, load average at
@@ -53,7 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--tasks",
         default=None,
-        help="comma-separated tasks of compile and batch_latency (default: fmnist-resnet,seq-transformer,ctr-dlrm)",
+        help="comma-separated tasks of compile, batch_latency and step "
+        "(default: fmnist-resnet,seq-transformer,ctr-dlrm)",
     )
     parser.add_argument(
         "--frameworks",

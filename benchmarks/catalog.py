@@ -17,6 +17,7 @@ BENCHMARKS = {
     "noise": "benchmarks.noise",  # CV of repeated Offline runs
     "batch_latency": "benchmarks.batch_latency",  # predict latency per batch size (the Server bounds' basis)
     "mlcommons": "benchmarks.mlcommons_speed",  # levelfield check vs mlperf_logging on published MLCommons trees
+    "step": "benchmarks.step_profile",  # steady train step split into parts, predict call; frameworks vs fastest
 }
 
 

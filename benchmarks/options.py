@@ -7,7 +7,8 @@ A benchmark module (benchmarks/<name>.py) defines:
 - `run(options, config) -> dict`: measures, prints as it goes (`options.report`), returns raw figures;
 - `rows(result) -> list[dict]`: the Markdown summary's rows, read back from that dict (so a summary
   can be rendered again from a JSON file): {"compared", "figures", "ratio", "goal", "value"}, where
-  `goal` names an entry of benchmarks/goals.py (or None) and `value` is the figure it judges.
+  `goal` names an entry of benchmarks/goals.py (or None) and `value` is the figure it judges;
+- optionally `notes(result) -> list[str]`: Markdown lines under its table (evidence such as trace summaries).
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ def _section(name: str, result: dict, goals: dict) -> list[str]:
             {True: "yes", False: "**no**", None: "-"}[verdict],
         ]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return lines + [""]
+    lines.append("")
+    notes = getattr(bench, "notes", None)  # optional: evidence under the table (the step benchmark's traces)
+    return lines + (notes(result) if notes else [])
 
 
 def _profile(profile: dict) -> list[str]:

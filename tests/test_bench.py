@@ -8,6 +8,7 @@ cheapest framework for it (JAX imports fastest; harness also runs `none`).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,11 +18,14 @@ import pytest
 from conftest import REPO
 
 
-def run_bench(tmp_path: Path, *args: str, timeout_s: float = 600) -> tuple[subprocess.CompletedProcess, dict, str]:
-    """Run the benchmarks with --quick into tmp_path; (process, JSON document, Markdown summary)."""
+def run_bench(
+    tmp_path: Path, *args: str, timeout_s: float = 600, env: dict | None = None
+) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """Run the benchmarks with --quick into tmp_path (`env` added to this process's); (process, JSON, Markdown)."""
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", *args, "--quick", "--out", str(tmp_path)],
         cwd=REPO,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout_s,
@@ -194,3 +198,66 @@ def test_the_bound_derivation_rounds_up_to_ten_ms_with_a_floor():
     assert implied_bound_ms(frameworks(33.0, 47.2, 41.0), 128) == (47.2, 100)  # 2 x 47.2 = 94.4 -> 100
     assert implied_bound_ms(frameworks(1.2, 2.4), 128) == (2.4, 10)  # the 10 ms floor
     assert implied_bound_ms(frameworks(1.2), 64) == (None, None)  # no figure at that size
+
+
+def test_quick_step_benchmark_splits_every_step_into_parts(tmp_path):
+    # One intra-op thread: on a shared machine PyTorch's default pool (one spinning thread per core) made
+    # this quick run minutes long; the test checks the result's shape, and that the threads are recorded.
+    _, document, markdown = run_bench(
+        tmp_path, "step", "--tasks", "ctr-dlrm", env={"OMP_NUM_THREADS": "1"}, timeout_s=900
+    )
+    from benchmarks.step_profile import PARTS
+    from levelfield.reference.interface import Recipe
+    from levelfield.rules import load_suite
+
+    batch_size = Recipe.from_task(load_suite().task("ctr-dlrm")).global_batch_size  # the rules' default
+    result = document["benchmarks"]["step"]
+    task = result["tasks"]["ctr-dlrm"]
+    assert list(task["frameworks"]) == ["pytorch", "tensorflow", "jax"]
+    for e in task["frameworks"].values():
+        assert e["batch_size"] == batch_size
+        assert len(e["step_ms"]["values"]) == e["repeats"] == document["benchmarks"]["step"]["config"]["repeats"]
+        assert e["step_ms"]["median"] > 0 and e["forward_ms"]["median"] > 0 and e["predict_ms"]["median"] > 0
+        # Within each round the four parts are the step, to float rounding (host is what the other three
+        # leave); forward, backward and optimizer were timed apart from the step.
+        for i, step_ms in enumerate(e["step_ms"]["values"]):
+            assert sum(e[f"{part}_ms"]["values"][i] for part in PARTS) == pytest.approx(step_ms, rel=1e-9)
+        # Over rounds, the medians' sum and how far it is from the median step (judged in the summary).
+        parts_sum = sum(e[f"{part}_ms"]["median"] for part in PARTS)
+        assert e["parts_sum_ms"] == pytest.approx(parts_sum)
+        assert e["parts_gap"] == pytest.approx((parts_sum - e["step_ms"]["median"]) / e["step_ms"]["median"])
+        assert 0 < result["parts_sum_tolerance"] < 1
+        assert e["method"] and e["trace"]["profiler"]
+        top = e["trace"]["top_ops"]
+        assert 0 < len(top) <= result["top_ops"] and all(op["self_ms"] > 0 and op["calls"] >= 1 for op in top)
+        assert [op["self_ms"] for op in top] == sorted((op["self_ms"] for op in top), reverse=True)
+    assert task["frameworks"]["pytorch"]["threads"]["intra_op"] == 1
+    for kind in ("train", "predict"):
+        ratios = task[kind]["ratios"]
+        assert ratios[task[kind]["fastest"]] == 1.0 and min(ratios.values()) == 1.0
+        assert task[kind]["worst_ratio"] == max(ratios.values())
+    assert_table(markdown, "step", rows=3 * 2 + 2)  # train and predict per framework; the task's two verdicts
+    assert "train step <= 2x the task's fastest framework" in markdown and "Top ops of" in markdown
+
+
+def test_trace_self_time_subtracts_nested_events_per_thread():
+    from benchmarks.trace_summary import TraceEvent, top_self_time
+
+    events = [
+        TraceEvent("a", "execute", 0, 100),  # holds two ops: 100 - 30 - 50 = 20 of its own
+        TraceEvent("a", "fusion.1", 10, 30),
+        TraceEvent("a", "fusion.2", 50, 50),
+        TraceEvent("a", "ThreadpoolListener::Record", 60, 0),  # bookkeeping, skipped
+        TraceEvent("b", "fusion.1", 0, 40),  # another thread: nests nothing from thread a
+        TraceEvent("b", "end: fusion.1", 40, 5),
+        TraceEvent("main", "BlockUntilReady", 0, 200),  # the host waiting for the step: no op
+        TraceEvent("c", "wrapper", 0, 10),  # no time of its own: not listed
+        TraceEvent("c", "fusion.3", 0, 10),
+    ]
+    assert top_self_time(events, limit=10) == [
+        {"op": "fusion.1", "self_ms": 70 / 1e6, "calls": 2},
+        {"op": "fusion.2", "self_ms": 50 / 1e6, "calls": 1},
+        {"op": "execute", "self_ms": 20 / 1e6, "calls": 1},
+        {"op": "fusion.3", "self_ms": 10 / 1e6, "calls": 1},
+    ]
+    assert [op["op"] for op in top_self_time(events, limit=1)] == ["fusion.1"]
