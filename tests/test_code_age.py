@@ -80,11 +80,13 @@ def test_every_view_says_when_results_come_from_older_code(tmp_path):
         parent = git(Path(__file__).parent, "rev-parse", "HEAD~1")
     except subprocess.CalledProcessError:
         pytest.skip("a shallow clone holds no parent commit to stand for older code")
+    behind = int(git(Path(__file__).parent, "rev-list", "--count", f"{parent}..HEAD"))  # 1, more after a merge
     doc = document(with_commit(write_tree(tmp_path / "old"), parent))
     assert doc["code"]["commit"] == head
     assert doc["submissions"][0]["code_commit"] == parent
-    assert doc["submissions"][0]["code_age"] == {"relation": "older", "commits_behind": 1}
-    sentence = f"was produced by levelfield commit {parent[:12]}, 1 commit before the code that built this page"
+    assert doc["submissions"][0]["code_age"] == {"relation": "older", "commits_behind": behind}
+    commits = "1 commit" if behind == 1 else f"{behind} commits"
+    sentence = f"was produced by levelfield commit {parent[:12]}, {commits} before the code that built this page"
     assert sentence in render(doc, "md")
     assert sentence in render(doc, "html")
     assert json.loads(render(doc, "json"))["submissions"][0]["code_age"]["relation"] == "older"
