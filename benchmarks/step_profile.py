@@ -231,26 +231,20 @@ def rows(result: dict) -> list[dict]:
             if abs(e["parts_gap"]) > result["parts_sum_tolerance"]:
                 split += f" (the parts' medians miss the step by {e['parts_gap']:+.0%}: split not to be read)"
             who = f"{task_id} / {framework} {e['framework_version']}"
-            out.append(
-                {
-                    "compared": f"{who}: train step (batch {e['batch_size']}) vs the fastest "
-                    f"({task['train']['fastest']})",
-                    "figures": f"median {step['median']:.2f} ms ({step['min']:.2f}-{step['max']:.2f}) = {split}",
-                    "ratio": task["train"]["ratios"][framework],
-                    "goal": "step_train_to_fastest",
-                    "value": task["train"]["ratios"][framework],
-                }
-            )
-            out.append(
-                {
-                    "compared": f"{who}: predict {e['predict_rows']} rows vs the fastest "
-                    f"({task['predict']['fastest']})",
-                    "figures": f"median {predict['median']:.2f} ms ({predict['min']:.2f}-{predict['max']:.2f})",
-                    "ratio": task["predict"]["ratios"][framework],
-                    "goal": "step_predict_to_fastest",
-                    "value": task["predict"]["ratios"][framework],
-                }
-            )
+            for kind, what, figure in (
+                ("train", f"train step (batch {e['batch_size']})", step),
+                ("predict", f"predict {e['predict_rows']} rows", predict),
+            ):
+                figures = f"median {figure['median']:.2f} ms ({figure['min']:.2f}-{figure['max']:.2f})"
+                out.append(
+                    {
+                        "compared": f"{who}: {what} vs the fastest ({task[kind]['fastest']})",
+                        "figures": f"{figures} = {split}" if kind == "train" else figures,
+                        "ratio": task[kind]["ratios"][framework],
+                        "goal": f"step_{kind}_to_fastest",
+                        "value": task[kind]["ratios"][framework],
+                    }
+                )
         for kind in ("train", "predict"):
             verdict = task[kind]
             out.append(
