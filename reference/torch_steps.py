@@ -17,6 +17,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from levelfield.reference.interface import determinism_record
+
 
 def run_steps(
     loss: Callable[[torch.Tensor], torch.Tensor],
@@ -47,9 +49,6 @@ def run_steps(
 def determinism_settings(mode: str) -> dict:
     """`Implementation.determinism_settings()` of every PyTorch implementation: the switches as torch reports
     them in this process now (levelfield sets none of them: docs/training.md, "Determinism")."""
-    # Imported here, not at the top, so that this function is the file's only addition for it.
-    from levelfield.reference.interface import determinism_record
-
     return determinism_record(
         mode,
         framework={
