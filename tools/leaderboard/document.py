@@ -179,6 +179,7 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
     from levelfield.ground.git_state import code_age, git_state
     from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 
+    builder = git_state()  # the checkout building this page
     training = [row for tree in collected.clean for row in training_rows(tree)]
     inference = [row for tree in collected.clean for row in inference_rows(tree)]
     _refuse_duplicates(training)
@@ -186,7 +187,6 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
     training.sort(key=_training_order)
     inference.sort(key=_inference_order)
     tests = comparisons(training, alpha)
-    builder = git_state()
     mark_vs_fastest(training, tests)
     mark_vs_best(inference, alpha)
     return {
