@@ -15,6 +15,7 @@ from test_leaderboard import document, write_tree
 
 from levelfield.ground.git_state import code_age, git_state
 from levelfield.tools.leaderboard import render
+from levelfield.tools.leaderboard.render_md import code_age_notes
 
 
 def git(repo: Path, *args: str) -> str:
@@ -45,25 +46,38 @@ def history(tmp_path) -> dict:
     return {"repo": repo, "a": a, "b": b, "c": c, "d": d}
 
 
+def age(relation: str, behind: int | None, files: int | None) -> dict:
+    return {"relation": relation, "commits_behind": behind, "code_files_changed": files}
+
+
 def test_code_age_places_a_commit_against_head(history):
     repo = history["repo"]
-    assert code_age(history["c"], repo) == {"relation": "same", "commits_behind": 0}
-    assert code_age(history["a"], repo) == {"relation": "older", "commits_behind": 2}
-    assert code_age(history["b"], repo) == {"relation": "older", "commits_behind": 1}
-    assert code_age(history["d"], repo) == {"relation": "diverged", "commits_behind": None}
-    assert code_age("0123456789abcdef0123456789abcdef01234567", repo)["relation"] == "foreign"
+    assert code_age(history["c"], repo) == age("same", 0, 0)
+    assert code_age(history["a"], repo) == age("older", 2, 0)  # b and c touched no code path
+    assert code_age(history["d"], repo) == age("diverged", None, 0)
+    assert code_age("0123456789abcdef0123456789abcdef01234567", repo) == age("foreign", None, None)
     git(repo, "checkout", "-q", history["a"])
-    assert code_age(history["c"], repo) == {"relation": "newer", "commits_behind": None}
+    assert code_age(history["c"], repo) == age("newer", None, 0)
+
+
+def test_code_age_counts_the_code_files_that_differ(history):
+    """Only files under CODE_PATHS count: a commit that adds the tree itself changes no code."""
+    repo = history["repo"]
+    (repo / "reference").mkdir()
+    commit(repo, "reference/model.py")
+    commit(repo, "README.md")
+    assert code_age(history["c"], repo) == age("older", 2, 1)
+    assert code_age(history["a"], repo) == age("older", 4, 1)
 
 
 @pytest.mark.parametrize("recorded", [None, "", "--help", "HEAD~1", "c; rm -rf /", 42])
 def test_code_age_takes_only_a_hexadecimal_commit(history, recorded):
     """The commit is text from a submission tree: anything but an object name compares as unknown."""
-    assert code_age(recorded, history["repo"]) == {"relation": "unknown", "commits_behind": None}
+    assert code_age(recorded, history["repo"]) == age("unknown", None, None)
 
 
 def test_code_age_outside_a_checkout_is_unknown(history, tmp_path):
-    assert code_age(history["a"], tmp_path) == {"relation": "unknown", "commits_behind": None}
+    assert code_age(history["a"], tmp_path) == age("unknown", None, None)
 
 
 def with_commit(root: Path, recorded: str | None) -> Path:
@@ -72,21 +86,36 @@ def with_commit(root: Path, recorded: str | None) -> Path:
     return root
 
 
+def first_commit_with_older_code() -> tuple[str, dict] | None:
+    """The nearest ancestor of HEAD whose code files differ from HEAD's, and its code_age; None in a shallow clone."""
+    here = Path(__file__).parent
+    for back in range(1, 50):
+        try:
+            commit = git(here, "rev-parse", f"HEAD~{back}")
+        except subprocess.CalledProcessError:
+            return None
+        found = code_age(commit)
+        if found["code_files_changed"]:
+            return commit, found
+    return None
+
+
 def test_every_view_says_when_results_come_from_older_code(tmp_path):
     head = git_state()["commit"]
-    if head is None:
-        pytest.skip("levelfield is not running from a git checkout: there is no code commit to compare with")
-    try:
-        parent = git(Path(__file__).parent, "rev-parse", "HEAD~1")
-    except subprocess.CalledProcessError:
-        pytest.skip("a shallow clone holds no parent commit to stand for older code")
-    behind = int(git(Path(__file__).parent, "rev-list", "--count", f"{parent}..HEAD"))  # 1, more after a merge
-    doc = document(with_commit(write_tree(tmp_path / "old"), parent))
+    older = first_commit_with_older_code() if head is not None else None
+    if older is None:
+        pytest.skip("no checkout with an ancestor of other code (levelfield installed, or a shallow clone)")
+    commit, found = older
+    assert found["relation"] == "older" and found["commits_behind"] >= 1
+    doc = document(with_commit(write_tree(tmp_path / "old"), commit))
     assert doc["code"]["commit"] == head
-    assert doc["submissions"][0]["code_commit"] == parent
-    assert doc["submissions"][0]["code_age"] == {"relation": "older", "commits_behind": behind}
-    commits = "1 commit" if behind == 1 else f"{behind} commits"
-    sentence = f"was produced by levelfield commit {parent[:12]}, {commits} before the code that built this page"
+    assert doc["submissions"][0]["code_commit"] == commit
+    assert doc["submissions"][0]["code_age"] == found
+    n, files = found["commits_behind"], found["code_files_changed"]
+    sentence = (
+        f"was produced by levelfield commit {commit[:12]}, {n} commit{'s' if n > 1 else ''} before the code that "
+        f"built this page ({head[:12]}), which changed {files} file{'s' if files > 1 else ''} of its code since"
+    )
     assert sentence in render(doc, "md")
     assert sentence in render(doc, "html")
     assert json.loads(render(doc, "json"))["submissions"][0]["code_age"]["relation"] == "older"
@@ -99,3 +128,16 @@ def test_no_note_when_the_code_is_the_same_or_unrecorded(tmp_path, recorded):
     assert doc["submissions"][0]["code_age"]["relation"] == ("same" if head and recorded else "unknown")
     assert "produced by levelfield commit" not in render(doc, "md")
     assert "produced by levelfield commit" not in render(doc, "html")
+
+
+def test_no_note_when_only_commits_differ_not_code():
+    """A tree committed after the commit that produced it is older by commits, not by code."""
+    doc = {
+        "code": {"commit": "b" * 40, "dirty": False},
+        "submissions": [
+            {"path": "t", "code_commit": "a" * 40, "code_age": age("older", 1, 0)},
+            {"path": "u", "code_commit": "c" * 40, "code_age": age("older", 3, 2)},
+        ],
+    }
+    (note,) = code_age_notes(doc)
+    assert note.startswith("Older code: u was produced by levelfield commit cccccccccccc, 3 commits before")

@@ -17,6 +17,9 @@ from pathlib import Path
 _MAX_DIRTY_FILES_LISTED = 20
 _HEX = re.compile(r"[0-9a-f]{7,64}")  # a git object name as levelfield records it
 _CHECKOUT = Path(__file__).resolve().parents[2]  # where levelfield runs from (a checkout, or site-packages)
+# What produces a result's figures: the implementations and harness, the rules, the CLI and ground floor,
+# the packager, and the dependency pins (a change to docs/, tests/, benchmarks/ or submissions/ does not).
+CODE_PATHS = ("reference", "rules", "levelfield", "tools", "setup.cfg", "pyproject.toml")
 
 
 def git_state(start: Path | None = None) -> dict:
@@ -34,21 +37,24 @@ def git_state(start: Path | None = None) -> dict:
 
 
 def code_age(commit: str | None, start: Path | None = None) -> dict:
-    """How the commit `commit` relates to this checkout's HEAD: {"relation", "commits_behind"}.
+    """How the commit `commit` relates to this checkout's HEAD: {"relation", "commits_behind", "code_files_changed"}.
 
     relation: "same"; "older" (an ancestor of HEAD, commits_behind = how many commits HEAD has that it
     lacks); "newer" (HEAD is its ancestor); "diverged" (neither); "foreign" (a commit this checkout does
-    not hold); "unknown" (nothing to compare: no commit recorded, or no checkout here). A leaderboard
-    says with it that a tree's figures come from older code than the code showing them.
+    not hold); "unknown" (nothing to compare: no commit recorded, or no checkout here).
+    code_files_changed: how many files under CODE_PATHS differ between the two commits (None where there is
+    nothing to diff): a tree committed after the commit that produced it, with nothing but the tree
+    changed, is 1 commit older and 0 files of code. A leaderboard says with it that a tree's figures come
+    from other code than the code showing them.
     """
-    unknown = {"relation": "unknown", "commits_behind": None}
+    unknown = {"relation": "unknown", "commits_behind": None, "code_files_changed": None}
     if not isinstance(commit, str) or not _HEX.fullmatch(commit):  # untrusted text from a tree: never an option
         return unknown
     head = git_state(start)["commit"]
     if head is None:
         return unknown
     if commit == head:
-        return {"relation": "same", "commits_behind": 0}
+        return {"relation": "same", "commits_behind": 0, "code_files_changed": 0}
     root = str(start or _CHECKOUT)
 
     def is_ancestor(a: str, b: str) -> bool | None:
@@ -57,12 +63,15 @@ def code_age(commit: str | None, start: Path | None = None) -> dict:
 
     older = is_ancestor(commit, head)
     if older is None:  # git could not resolve the commit: not in this checkout (rc 128)
-        return {"relation": "foreign", "commits_behind": None}
+        return {**unknown, "relation": "foreign"}
+    diff = _git(root, "diff", "--name-only", commit, head, "--", *CODE_PATHS)
+    changed = len(diff.stdout.splitlines()) if diff is not None and diff.returncode == 0 else None
     if older:
         counted = _git(root, "rev-list", "--count", f"{commit}..{head}")
         behind = int(counted.stdout) if counted is not None and counted.stdout.strip().isdigit() else None
-        return {"relation": "older", "commits_behind": behind}
-    return {"relation": "newer" if is_ancestor(head, commit) else "diverged", "commits_behind": None}
+        return {"relation": "older", "commits_behind": behind, "code_files_changed": changed}
+    relation = "newer" if is_ancestor(head, commit) else "diverged"
+    return {"relation": relation, "commits_behind": None, "code_files_changed": changed}
 
 
 def _git(root: str, *args: str) -> subprocess.CompletedProcess | None:

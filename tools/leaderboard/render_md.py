@@ -55,30 +55,39 @@ def not_results_note(doc: dict) -> str | None:
 
 
 _AGE = {
-    "older": "Older code: {path} was produced by levelfield commit {commit}, {behind} before the code "
-    "that built this page ({head}); its figures may not reflect the changes made since.",
+    "older": "Older code: {path} was produced by levelfield commit {commit}, {behind} before the code that "
+    "built this page ({head}), which changed {files} of its code since; its figures may not reflect them.",
     "newer": "Other code: {path} was produced by levelfield commit {commit}, newer than the code that built "
-    "this page ({head}).",
+    "this page ({head}) by {files} of code.",
     "diverged": "Other code: {path} was produced by levelfield commit {commit}, on another line of history "
-    "than the code that built this page ({head}).",
+    "than the code that built this page ({head}), {files} of code apart.",
     "foreign": "Other code: {path} was produced by levelfield commit {commit}, which the checkout that built "
     "this page ({head}) does not hold.",
 }
 
 
+def _count(n: int | None, noun: str) -> str:
+    return f"some {noun}s" if n is None else f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def code_age_notes(doc: dict) -> list[str]:
-    """One sentence per clean tree produced by other code than the code building the page (doc["code"]);
-    none where there is nothing to compare (relation "unknown": a commit missing on either side)."""
+    """One sentence per clean tree produced by other code than the code building the page (doc["code"]):
+    a commit this checkout does not hold, or one whose code files differ. None where nothing differs but
+    commits (a tree committed after the commit that produced it) or nothing can be compared ("unknown")."""
     head = ((doc.get("code") or {}).get("commit") or "unknown")[:12]
     notes = []
     for tree in doc["submissions"]:
         age = tree.get("code_age") or {"relation": "same"}
-        if age["relation"] not in _AGE:
+        if age["relation"] not in _AGE or age.get("code_files_changed") == 0:
             continue
-        n = age.get("commits_behind")
-        behind = "some commits" if n is None else f"{n} commit{'' if n == 1 else 's'}"
         notes.append(
-            _AGE[age["relation"]].format(path=tree["path"], commit=tree["code_commit"][:12], behind=behind, head=head)
+            _AGE[age["relation"]].format(
+                path=tree["path"],
+                commit=tree["code_commit"][:12],
+                behind=_count(age.get("commits_behind"), "commit"),
+                files=_count(age.get("code_files_changed"), "file"),
+                head=head,
+            )
         )
     return notes
 
