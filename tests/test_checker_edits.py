@@ -272,6 +272,7 @@ RESULT_FOLDERS = sorted({p.parent for p in EXAMPLE.rglob("training/result_*.txt"
 IDENTITY_EDITS = {
     "levelfield_framework_version": lambda v: v + ".post1",
     "levelfield_compile_mode": lambda v: "eager" if v == "compiled" else "compiled",
+    "levelfield_determinism": lambda v: {**v, "threads": {name: n + 1 for name, n in v["threads"].items()}},
     "levelfield_device": lambda v: v + "1",
     "levelfield_world_size": lambda v: v + 1,
 }
@@ -301,6 +302,26 @@ def test_a_framework_version_unlike_the_environment_gives_trn020_in_every_framew
     assert {f.code for f in findings} == {"TRN020"}
     assert len(findings) == len(list(folder.glob("result_*.txt")))
     assert all("levelfield_environment" in f.message for f in findings)
+
+
+def test_a_determinism_mode_unlike_the_compile_mode_gives_trn020(tmp_path):
+    # Every run alike, so only the mode against the run's own levelfield_compile_mode disagrees.
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    folder = RESULT_FOLDERS[0]
+    _edit_every_run(tree, folder, "levelfield_determinism", lambda e: {**e, "value": {**e["value"], "mode": "eager"}})
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert {f.code for f in findings} == {"TRN020"}
+    assert len(findings) == len(list(folder.glob("result_*.txt")))
+    assert all("levelfield_determinism's mode differs from levelfield_compile_mode" in f.message for f in findings)
+
+
+def test_the_example_logs_its_determinism_settings_in_every_run():
+    """The passing side of the two TRN020 determinism edits: every run logs the key, its mode the run's."""
+    for log in EXAMPLE.rglob("training/result_*.txt"):
+        text = log.read_text(encoding="utf-8")
+        assert text.count('"key": "levelfield_determinism"') == 1, log
+    assert check_tree(EXAMPLE, select=["TRN020"]).active == []
 
 
 def test_a_quality_metric_other_than_the_rules_gives_trn020(tmp_path):
@@ -587,9 +608,12 @@ def test_an_edited_loaded_sample_set_gives_inf012(edit, tmp_path):
 
 
 def test_the_weights_digest_tells_an_accuracy_run_of_other_weights_apart(tmp_path):
-    # Same label, other file: only the SHA-256 result.json records since weights_sha256 exists shows it.
+    # Same label, other file: only the SHA-256 result.json records shows it.
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     accuracy, performance = first(tree, "offline/accuracy/result.json"), first(tree, "offline/performance/result.json")
+    recorded = {json.loads(p.read_text())["weights_sha256"] for p in (accuracy, performance)}
+    assert len(recorded) == 1  # the example: one digest on both sides, and it checks clean
+    edit_json(accuracy, lambda d: d.pop("weights_sha256"))
     edit_json(performance, lambda d: d.update(weights_sha256="a" * 64))
     reseal(tree)
     assert {f.code for f in check_tree(tree).active} == set()  # recorded on one side only: nothing to compare

@@ -499,7 +499,11 @@ def plant_inf011(tree, tmp):
 
 
 def plant_inf019(tree, tmp):
-    edit_mllog(_detail(tree), "requested_accuracy_log_probability", set_value(0.1))
+    # Every repeat and the run's settings.json say so, so the files agree with each other (INF016) and not
+    # with the rules.
+    for detail in sorted(_performance(tree).glob("run_*/mlperf_log_detail.txt")):
+        edit_mllog(detail, "requested_accuracy_log_probability", set_value(0.1))
+    edit_json(_performance(tree) / "settings.json", lambda d: d["accuracy_log"].update(accuracy_log_probability=0.1))
 
 
 def plant_inf015(tree, tmp):

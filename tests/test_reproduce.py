@@ -11,7 +11,7 @@ from levelfield.reproduce.report import environment_differences, same_hardware
 from levelfield.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
 from levelfield.rules import load_suite
 from tests.conftest import assert_user_error, run_cli
-from tests.submission_edit import copy_tree, edit_mllog, first
+from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal
 from tests.test_checker_fixtures import EXAMPLE
 
 ALPHA = 0.05
@@ -226,8 +226,12 @@ def test_other_weights_or_none_are_refused_by_digest(inference_tree, tmp_path):
         run_cli("reproduce", str(tree), "--result", rid, "--weights", str(other), *out), "expected", "refused"
     )
     assert_user_error(run_cli("reproduce", str(tree), "--result", rid, *out), "pass that file with --weights")
-    old = _result_id(EXAMPLE, "inference", "jax")  # written before result.json recorded the digest
-    assert_user_error(run_cli("reproduce", str(EXAMPLE), "--result", old, *out, "--force"), "but not their SHA-256")
+    old = copy_tree(EXAMPLE, tmp_path / "old")  # as written before result.json recorded the digest
+    for result in old.rglob("offline/*/result.json"):
+        edit_json(result, lambda d: d.pop("weights_sha256"))
+    reseal(old)
+    rid = _result_id(old, "inference", "jax")
+    assert_user_error(run_cli("reproduce", str(old), "--result", rid, *out, "--force"), "but not their SHA-256")
 
 
 def test_performance_is_replayed_on_the_same_hardware_and_compared(inference_tree, tmp_path):

@@ -1,5 +1,5 @@
 """What every run of a training result says it is: one framework build, mode, device, precision and size,
-the framework version its own environment records, and the rules' quality metric.
+determinism settings, the framework version its own environment records, and the rules' quality metric.
 
 A result's time to train is the olympic mean over its runs (TRN007 counts
 them); the runs are one measurement only when they ran the same software on
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from levelfield.checker.records import Submission
 
 # The keys that say what ran a run; every run of a result must log the first run's values.
-IDENTITY_KEYS = (LK.FRAMEWORK_VERSION, LK.COMPILE_MODE, LK.DEVICE, LK.PRECISION, LK.WORLD_SIZE)
+IDENTITY_KEYS = (LK.FRAMEWORK_VERSION, LK.COMPILE_MODE, LK.DETERMINISM, LK.DEVICE, LK.PRECISION, LK.WORLD_SIZE)
 _PRODUCE = "run every run of a result with one `levelfield train` command, in one environment, unedited"
 
 
@@ -45,13 +45,16 @@ def _framework_package_version(log: MllogFile, framework: str) -> tuple[object, 
 @check("TRN020", "run-identity-mismatch", area="training")
 def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run of a training result logs another levelfield_framework_version, levelfield_compile_mode,
-    levelfield_device, levelfield_precision or levelfield_world_size than the result's first run; a log's
-    levelfield_framework_version is not its levelfield_environment's version of that framework
-    (packages[torch | tensorflow | jax]); or its levelfield_quality_metric is not the rules' metric.
-    Absent values are TRN001's; a key the rules list in hyperparameter_log_keys (precision) is TRN016's.
+    levelfield_determinism, levelfield_device, levelfield_precision or levelfield_world_size than the
+    result's first run; a log's levelfield_framework_version is not its levelfield_environment's version of
+    that framework (packages[torch | tensorflow | jax]); its levelfield_determinism's mode is not its
+    levelfield_compile_mode; or its levelfield_quality_metric is not the rules' metric.
+    Absent values are TRN001's; a key the rules list in hyperparameter_log_keys (precision) is TRN016's;
+    levelfield_determinism is optional (older logs lack it).
     Why: the olympic mean over a result's runs measures one system only when every run ran the same
-    framework build, compiled or eager alike, on the same device and process count; a version that
-    disagrees with the environment beside it, or another metric, means the log was edited or merged.
+    framework build, compiled or eager alike, with the same determinism switches and thread counts, on the
+    same device and process count; a version that disagrees with the environment beside it, a mode that
+    disagrees with itself, or another metric, means the log was edited or merged.
     Bad: result_2.txt logs levelfield_compile_mode "eager" where result_0.txt logs "compiled".
     Fix: train every run of a result with one command line (`levelfield train --runs N`) in one
     environment; submit the logs unedited.
@@ -82,6 +85,17 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 line=line.lineno,
                 found=line.value,
                 expected=recorded[0],
+                hint=_PRODUCE,
+            )
+        line, mode = log.first(LK.DETERMINISM), log.first(LK.COMPILE_MODE)
+        recorded_mode = line.value.get("mode") if line is not None and isinstance(line.value, dict) else None
+        if recorded_mode is not None and mode is not None and _differs(recorded_mode, mode.value):
+            yield Finding.at(
+                log.path,
+                f"{LK.DETERMINISM}'s mode differs from {LK.COMPILE_MODE} (line {mode.lineno})",
+                line=line.lineno,
+                found=recorded_mode,
+                expected=mode.value,
                 hint=_PRODUCE,
             )
         line = log.first(LK.QUALITY_METRIC)

@@ -167,6 +167,11 @@ FIELDS: tuple[FieldRule, ...] = (
         "the framework release, also in the log's environment",
     ),
     must("training/result_N.txt levelfield_compile_mode value", "TRN020", "one compile mode per result"),
+    must(
+        "training/result_N.txt levelfield_determinism *",
+        "TRN020",
+        "one set of determinism switches and thread counts per result, its mode the run's compile mode",
+    ),
     must("training/result_N.txt levelfield_device value", "TRN020", "one device per result"),
     must("training/result_N.txt levelfield_precision value", "TRN008 TRN016 TRN020", "one precision per result"),
     must("training/result_N.txt levelfield_world_size value", "TRN017 TRN020", "the processes of the run"),
