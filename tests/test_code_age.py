@@ -61,13 +61,15 @@ def test_code_age_places_a_commit_against_head(history):
 
 
 def test_code_age_counts_the_code_files_that_differ(history):
-    """Only files under CODE_PATHS count: a commit that adds the tree itself changes no code."""
+    """Only files under CODE_PATHS count (not the rules' schemas): a commit that adds the tree changes no code."""
     repo = history["repo"]
     (repo / "reference").mkdir()
+    (repo / "rules" / "schemas").mkdir(parents=True)
     commit(repo, "reference/model.py")
     commit(repo, "README.md")
-    assert code_age(history["c"], repo) == age("older", 2, 1)
-    assert code_age(history["a"], repo) == age("older", 4, 1)
+    commit(repo, "rules/schemas/run.schema.json")  # validates files; produces no figure
+    assert code_age(history["c"], repo) == age("older", 3, 1)
+    assert code_age(history["a"], repo) == age("older", 5, 1)
 
 
 @pytest.mark.parametrize("recorded", [None, "", "--help", "HEAD~1", "c; rm -rf /", 42])

@@ -17,10 +17,18 @@ from pathlib import Path
 _MAX_DIRTY_FILES_LISTED = 20
 _HEX = re.compile(r"[0-9a-f]{7,64}")  # a git object name as levelfield records it
 _CHECKOUT = Path(__file__).resolve().parents[2]  # where levelfield runs from (a checkout, or site-packages)
-# What produces a result's figures: the implementations and harness, the rules, the CLI and ground floor,
-# the packager, and the dependency pins (a change to the checker, the leaderboard, the fuzzer, docs/, tests/,
-# benchmarks/ or submissions/ does not).
-CODE_PATHS = ("reference", "rules", "levelfield", "tools/package.py", "setup.cfg", "pyproject.toml")
+# What produces a result's figures (git pathspecs): the implementations and harness, the rules (not their
+# JSON Schemas, which only validate files), the CLI and ground floor, the packager, and the dependency pins.
+# A change to the checker, the leaderboard, the fuzzer, docs/, tests/, benchmarks/ or submissions/ does not.
+CODE_PATHS = (
+    "reference",
+    "rules",
+    ":(exclude)rules/schemas",
+    "levelfield",
+    "tools/package.py",
+    "setup.cfg",
+    "pyproject.toml",
+)
 
 
 def git_state(start: Path | None = None) -> dict:
