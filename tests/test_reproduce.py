@@ -106,6 +106,15 @@ def test_environment_differences_are_flattened_and_hardware_is_told_apart():
     assert not same_hardware(environment_differences(a, b))
 
 
+def test_determinism_settings_that_differ_are_reported_and_are_not_hardware():
+    settings = {"mode": "compiled", "framework": {"op_determinism": False}, "threads": {"intra_op": 0}}
+    a = {"levelfield_determinism": settings}
+    b = {"levelfield_determinism": {**settings, "threads": {"intra_op": 8}}}
+    differences = environment_differences(a, b)
+    assert differences == [{"what": "levelfield_determinism.threads.intra_op", "submitted": 0, "reproduced": 8}]
+    assert same_hardware(differences)
+
+
 # --- real replays of the example submission -------------------------------------------------------------
 
 

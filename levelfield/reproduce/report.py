@@ -23,6 +23,7 @@ REPORT_FILE = "reproduction.json"
 ENVIRONMENT_KEYS = (
     LK.FRAMEWORK_VERSION,
     LK.COMPILE_MODE,
+    LK.DETERMINISM,  # switches and thread counts: a rerun with others need not repeat the run bit for bit
     LK.DEVICE,
     LK.WORLD_SIZE,
     LK.DATASET_DIGEST,
