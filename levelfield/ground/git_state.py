@@ -33,16 +33,20 @@ CODE_PATHS = (
 
 def git_state(start: Path | None = None) -> dict:
     """Commit of the levelfield checkout and its modified tracked files; nulls outside a checkout."""
-    root = start or _CHECKOUT
+    root = str(start or _CHECKOUT)
     state = {"commit": None, "dirty": None, "dirty_files": []}
-    commit = _git(str(root), "rev-parse", "HEAD")
-    if commit is None or commit.returncode != 0:
-        return state
-    status = _git(str(root), "status", "--porcelain", "--untracked-files=no")
+    commit = _head(root)
+    status = None if commit is None else _git(root, "status", "--porcelain", "--untracked-files=no")
     if status is None:
         return state
     files = [line[3:] for line in status.stdout.splitlines() if line.strip()]
-    return {"commit": commit.stdout.strip(), "dirty": bool(files), "dirty_files": files[:_MAX_DIRTY_FILES_LISTED]}
+    return {"commit": commit, "dirty": bool(files), "dirty_files": files[:_MAX_DIRTY_FILES_LISTED]}
+
+
+def _head(root: str) -> str | None:
+    """The checkout's HEAD commit; None outside a checkout or without git."""
+    done = _git(root, "rev-parse", "HEAD")
+    return done.stdout.strip() if done is not None and done.returncode == 0 else None
 
 
 def code_age(commit: str | None, start: Path | None = None) -> dict:
@@ -59,12 +63,12 @@ def code_age(commit: str | None, start: Path | None = None) -> dict:
     unknown = {"relation": "unknown", "commits_behind": None, "code_files_changed": None}
     if not isinstance(commit, str) or not _HEX.fullmatch(commit):  # untrusted text from a tree: never an option
         return unknown
-    head = git_state(start)["commit"]
+    root = str(start or _CHECKOUT)
+    head = _head(root)  # only the commit: whether files are modified is git_state's question
     if head is None:
         return unknown
     if commit == head:
         return {"relation": "same", "commits_behind": 0, "code_files_changed": 0}
-    root = str(start or _CHECKOUT)
 
     def is_ancestor(a: str, b: str) -> bool | None:
         done = _git(root, "merge-base", "--is-ancestor", a, b)

@@ -217,10 +217,10 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
                 "division": tree.submission.division,
                 "org": tree.submission.org,
                 "warnings": tree.warnings,
-                "code_commit": tree_code_commit(tree),
-                "code_age": code_age(tree_code_commit(tree)),
+                "code_commit": commit,
+                "code_age": code_age(commit),
             }
-            for tree in collected.clean
+            for tree, commit in ((tree, tree_code_commit(tree)) for tree in collected.clean)
         ],
         "excluded": [
             {"path": tree.path, "rules_version": tree.rules_version, "codes": tree.codes} for tree in collected.excluded
