@@ -30,7 +30,11 @@ COMPILE_MODE = "levelfield_compile_mode"  # compiled | eager
 # (Implementation.determinism_settings); optional in every rules version: older logs lack it.
 DETERMINISM = "levelfield_determinism"
 DEVICE = "levelfield_device"  # e.g. "cpu", "cuda:0"
-WORLD_SIZE = "levelfield_world_size"  # processes of the run (`--nproc`)
+WORLD_SIZE = "levelfield_world_size"  # processes of the run, over every node (`--nproc` x `--nnodes`)
+# hosts the run spanned (`--nnodes`); optional in every rules version (older logs lack it: one node)
+NODES = "levelfield_nodes"
+# MLPerf's MODEL_BN_SPAN (model_bn_span) is logged by tasks with batch norm: the samples one batch-norm
+# statistic is computed over (the global batch when synchronised, a rank's share when per process).
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
 SYSTEM_FINGERPRINT = "levelfield_system_fingerprint"  # SHA-256 of the collected system description
 ENVIRONMENT = "levelfield_environment"  # the environment fingerprint (ground/environment.py)
@@ -69,6 +73,7 @@ LOG_KEYS = (
     DETERMINISM,
     DEVICE,
     WORLD_SIZE,
+    NODES,
     DISTRIBUTED_BACKEND,
     SYSTEM_FINGERPRINT,
     ENVIRONMENT,
