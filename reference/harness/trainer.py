@@ -13,10 +13,11 @@ triggered by one warm-up step (and one warm-up evaluation) whose effect is then
 undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
 
-With `levelfield train --nproc N` (PyTorch), N copies of this trainer run
-under torchrun, each with its `World` (reference/harness/world.py): each
-rank trains on its share of every global batch, and only rank 0 logs,
-evaluates and saves; the stop decision is broadcast so all ranks stop together.
+With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer
+run, started by the framework's engine (levelfield/launch/), each with its
+`World` (reference/harness/world.py): each rank trains on its share of every
+global batch, and only rank 0 logs, evaluates and saves; the stop decision is
+broadcast so all ranks stop together.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class Trainer:
     """Runs `runs` independent time-to-accuracy runs of one task in one framework.
 
     `world` is this process's place among the processes of a run: one process
-    by default; levelfield/torchrun.py (worker_main) sets it before run().
+    by default; levelfield/launch/worker.py sets it before run() in each rank it starts.
     """
 
     def __init__(self, options: TrainOptions):
@@ -327,8 +328,11 @@ class Trainer:
         log.event(LK.DETERMINISM, impl.determinism_settings())  # what decides whether a rerun repeats it
         log.event(LK.DEVICE, impl.device)
         log.event(LK.WORLD_SIZE, self.world.size)
+        log.event(LK.NODES, self.world.nodes)
         if self.world.size > 1:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
+        if impl.batch_norm_spans:
+            log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
         log.event(LK.SYSTEM_FINGERPRINT, fingerprint(collect_system_description()))
         log.event(LK.ENVIRONMENT, environment_fingerprint(self.o.framework))
         weights = self.spec_module.init_weights(seed)
@@ -337,6 +341,12 @@ class Trainer:
             log.event(self.suite.hyperparameter_log_keys[name], value)
         impl.set_train_data(data.train_inputs, data.train_labels)
         return weights
+
+    def _bn_span(self, impl) -> int:
+        """Samples one batch-norm statistic is computed over: the global batch, or a rank's share of it."""
+        device = "cuda" if _GPU_DEVICE.search(str(impl.device)) else "cpu"
+        batch = self.recipe.global_batch_size
+        return batch if impl.batch_norm_spans[device] == "global" else batch // self.world.size
 
     def _warm_up(self, outcome: RunOutcome, impl, data: RunData, schedule: Schedule, weights: dict) -> None:
         """Compile the train step and predict before run_start, then undo the step by loading the initial
