@@ -41,35 +41,55 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 
 
 def launch(options: TrainOptions, layout: Layout, cluster: Cluster) -> str | None:
-    """Start this host's ranks and wait for them; the name of the signal that stopped them, or None."""
+    """Start this host's training ranks and wait for them; the name of the signal that stopped them, or None."""
+    with tempfile.TemporaryDirectory(prefix="levelfield-plan-") as scratch:
+        plan_file = Path(scratch) / "plan.json"
+        plan = {"options": asdict(options), "nodes": layout.nnodes, "addresses": cluster.addresses}
+        plan_file.write_text(json.dumps(plan, default=str))
+        return run_ranks(["-m", "levelfield.launch.worker", str(plan_file)], layout, cluster)
+
+
+def run_ranks(argv: list[str], layout: Layout, cluster: Cluster) -> str | None:
+    """Run this host's ranks of `python -u ARGV...` to the end; the signal that stopped them, or None.
+
+    A failed rank stops the others and raises UserError naming it (its own UserError as itself).
+    """
     scratch = Path(tempfile.mkdtemp(prefix="levelfield-ranks-"))
     received: list[int] = []
     previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in _FORWARDED}
     ranks: dict[int, subprocess.Popen] = {}
     try:
-        plan_file = scratch / "plan.json"
-        plan = {"options": asdict(options), "nodes": layout.nnodes, "addresses": cluster.addresses}
-        plan_file.write_text(json.dumps(plan, default=str))
-        for local_rank in range(layout.nproc):
-            rank = layout.first_rank + local_rank
-            env = {
-                **os.environ,
-                "RANK": str(rank),
-                "WORLD_SIZE": str(layout.world_size),
-                "LOCAL_RANK": str(local_rank),
-                "LOCAL_WORLD_SIZE": str(layout.nproc),
-                "LEVELFIELD_ADDRESSES": json.dumps(cluster.addresses),
-                ERROR_FILE_ENV: str(scratch / f"error_{rank}.json"),
-            }
-            ranks[rank] = subprocess.Popen(
-                [sys.executable, "-u", "-m", "levelfield.launch.worker", str(plan_file)], env=env
-            )
+        ranks.update(start_ranks(argv, layout, cluster, scratch))
         return _watch(ranks, received, scratch, layout)
     finally:
         _stop(ranks)  # nothing outlives the launcher, whatever ended it
         for s, handler in previous.items():
             signal.signal(s, handler)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def start_ranks(argv: list[str], layout: Layout, cluster: Cluster, scratch: Path) -> dict[int, subprocess.Popen]:
+    """Start this host's ranks as `python -u ARGV...`, each with its place in the environment.
+
+    Besides torch's names, MASTER_ADDR/MASTER_PORT name rank 0's reserved address, so a torch.distributed
+    rank (env://) joins from this environment too; the tests start one-step ranks of every framework here.
+    """
+    ranks = {}
+    for local_rank in range(layout.nproc):
+        rank = layout.first_rank + local_rank
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "WORLD_SIZE": str(layout.world_size),
+            "LOCAL_RANK": str(local_rank),
+            "LOCAL_WORLD_SIZE": str(layout.nproc),
+            "MASTER_ADDR": cluster.host_of(0),
+            "MASTER_PORT": str(cluster.port_of(0)),
+            "LEVELFIELD_ADDRESSES": json.dumps(cluster.addresses),
+            ERROR_FILE_ENV: str(scratch / f"error_{rank}.json"),
+        }
+        ranks[rank] = subprocess.Popen([sys.executable, "-u", *argv], env=env)
+    return ranks
 
 
 def _watch(ranks: dict[int, subprocess.Popen], received: list[int], scratch: Path, layout: Layout) -> str | None:
