@@ -33,6 +33,8 @@ DEVICE = "levelfield_device"  # e.g. "cpu", "cuda:0"
 WORLD_SIZE = "levelfield_world_size"  # processes of the run, over every node (`--nproc` x `--nnodes`)
 # hosts the run spanned (`--nnodes`); optional in every rules version (older logs lack it: one node)
 NODES = "levelfield_nodes"
+# samples each process takes per step, global_batch_size / WORLD_SIZE; optional (older logs lack it)
+LOCAL_BATCH_SIZE = "levelfield_local_batch_size"
 # MLPerf's MODEL_BN_SPAN (model_bn_span) is logged by tasks with batch norm: the samples one batch-norm
 # statistic is computed over (the global batch when synchronised, a rank's share when per process).
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
@@ -74,6 +76,7 @@ LOG_KEYS = (
     DEVICE,
     WORLD_SIZE,
     NODES,
+    LOCAL_BATCH_SIZE,
     DISTRIBUTED_BACKEND,
     SYSTEM_FINGERPRINT,
     ENVIRONMENT,

@@ -329,6 +329,7 @@ class Trainer:
         log.event(LK.DEVICE, impl.device)
         log.event(LK.WORLD_SIZE, self.world.size)
         log.event(LK.NODES, self.world.nodes)
+        log.event(LK.LOCAL_BATCH_SIZE, self.recipe.global_batch_size // self.world.size)
         if self.world.size > 1:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
         if impl.batch_norm_spans:
