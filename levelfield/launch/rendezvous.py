@@ -33,6 +33,7 @@ from levelfield.reference.harness.world import Layout
 
 MAX_MESSAGE_BYTES = 1 << 16
 _RETRY_S = 0.5  # between attempts to reach node 0 while it starts
+_REPLY_GRACE_S = 5.0  # a host waits this much longer than node 0 does, so node 0's verdict reaches it
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def local_cluster(layout: Layout, seed: int) -> Cluster:
 def meet(layout: Layout, seed: int, run: dict, timeout_s: float) -> Cluster:
     """Agree with the other hosts of `layout` (node 0 serves at its endpoint); this host's view of the run."""
     host, port = layout.address()
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout_s + _REPLY_GRACE_S
     server = _Server(host, port, layout, run, timeout_s) if layout.node_rank == 0 else None
     try:
         hello = {"node_rank": layout.node_rank, "nproc": layout.nproc, "nnodes": layout.nnodes, "run": run}

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from levelfield.ground.errors import EXIT_USER_ERROR, UserError
 
@@ -71,7 +72,7 @@ class _ErrorReport:
             Path(path).write_text(json.dumps(report))
 
 
-def parallel_module(framework: str):
+def parallel_module(framework: str) -> ModuleType:
     """The framework's reference/<framework>_parallel.py: join_process_group, broadcast_decision, leave."""
     import importlib
 
