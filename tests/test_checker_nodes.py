@@ -9,6 +9,8 @@ twin nothing at all. TRN020 compares levelfield_nodes between a result's runs, T
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_checker_fixtures import EXAMPLE, _training_log
 from test_checker_identity import IDENTITY_EDITS
@@ -18,16 +20,26 @@ from levelfield.ground import mllog_keys as LK
 from tests.node_plants import log_nodes
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, reseal, set_value
 
-# The example: one CPU node with 2 hardware threads, one process per run, levelfield_nodes not logged.
-EXAMPLE_THREADS = 2
+# The example: one CPU node, one process per run (levelfield_nodes 1, or not logged by older trainers).
+EXAMPLE_SYSTEM = json.loads(next(EXAMPLE.glob("*/*/systems/*.json")).read_text(encoding="utf-8"))
+EXAMPLE_THREADS = EXAMPLE_SYSTEM["host_threads_per_node"]
+
+
+def _unlog_nodes(log) -> None:
+    """The log as a trainer before levelfield_nodes wrote it."""
+    if f'"key": "{LK.NODES}"' in log.read_text(encoding="utf-8"):
+        edit_mllog(log, LK.NODES, lambda e: None)
 
 
 def _tree(tmp_path, *, nodes: int | None = None, world_size: int | None = None, **system) -> tuple:
-    """A resealed copy of the example with every run logging `nodes` / `world_size` (None: as it is) and
-    the system description's keys set to `system`; (tree, its active findings)."""
+    """A resealed copy of the example with every run logging `nodes` (0: no levelfield_nodes line) and
+    `world_size` (None: as it is), and the system description's keys set to `system`; (tree, its active
+    findings)."""
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     for log in sorted(tree.rglob("training/result_*.txt")):
-        if nodes is not None:
+        if nodes == 0:
+            _unlog_nodes(log)
+        elif nodes is not None:
             log_nodes(log, nodes)
         if world_size is not None:
             edit_mllog(log, LK.WORLD_SIZE, set_value(world_size))
@@ -53,13 +65,14 @@ def test_runs_on_more_nodes_than_declared_give_sys008(tmp_path):
 
 def test_a_description_declaring_more_nodes_than_the_runs_gives_sys008(tmp_path):
     """A log without levelfield_nodes (written before the key existed) ran on one node."""
-    _, findings = _tree(tmp_path, number_of_nodes=2)
+    _, findings = _tree(tmp_path, nodes=0, number_of_nodes=2)
     _sys008(findings, f"{LK.NODES} differs from the number_of_nodes")
     assert {(f.found, f.expected) for f in findings} == {("1 (not logged: one node)", "2")}
 
 
-def test_runs_logging_the_declared_nodes_pass(tmp_path):
-    assert _tree(tmp_path, nodes=1)[1] == []
+@pytest.mark.parametrize("nodes", [1, 0], ids=["logged", "not-logged"])
+def test_runs_on_the_declared_node_pass(nodes, tmp_path):
+    assert _tree(tmp_path, nodes=nodes)[1] == []
 
 
 def test_a_two_node_system_with_two_node_runs_passes(tmp_path):
@@ -84,6 +97,15 @@ def test_more_processes_per_node_than_cpu_threads_give_sys008(tmp_path):
     assert {(f.found, f.expected) for f in findings} == {
         (f"{EXAMPLE_THREADS + 1} ({EXAMPLE_THREADS + 1} processes over 1 node)", f"<= {EXAMPLE_THREADS}")
     }
+
+
+def test_the_example_is_one_process_on_one_cpu_node():
+    """What the edits below start from."""
+    assert (EXAMPLE_SYSTEM["number_of_nodes"], EXAMPLE_SYSTEM["accelerators_per_node"]) == (1, 0)
+    for log in EXAMPLE.rglob("training/result_*.txt"):
+        text = log.read_text(encoding="utf-8")
+        assert f'"key": "{LK.WORLD_SIZE}", "value": 1,' in text, log
+        assert f'"key": "{LK.NODES}"' not in text or f'"key": "{LK.NODES}", "value": 1,' in text, log
 
 
 def test_one_process_per_cpu_thread_passes(tmp_path):
@@ -136,7 +158,9 @@ def test_a_run_not_logging_the_nodes_the_first_run_logs_gives_trn020(tmp_path):
     """Absent is one node: a later run without the key is compared as 1 with the first run's 2."""
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     for log in sorted(_training_log(tree).parent.glob("result_*.txt")):
-        if not log.name.endswith("_2.txt"):
+        if log.name.endswith("_2.txt"):
+            _unlog_nodes(log)
+        else:
             log_nodes(log, 2)
             edit_mllog(log, LK.WORLD_SIZE, set_value(2))
     reseal(tree)
@@ -150,5 +174,5 @@ def test_the_identity_edits_cover_every_identity_key():
     from levelfield.checker.checks.run_identity import IDENTITY_KEYS
 
     # levelfield_precision is a hyperparameter key: TRN016 compares it (tests/test_checker_edits.py);
-    # levelfield_nodes is absent from the example's logs: the two tests above edit it.
+    # levelfield_nodes may be absent from the example's logs: the two tests above add it where it is.
     assert set(IDENTITY_KEYS) - set(IDENTITY_EDITS) == {LK.PRECISION, LK.NODES}
