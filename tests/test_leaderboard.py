@@ -43,6 +43,9 @@ TENSORFLOW_OFFLINE = [6450.0, 6700.0, 6250.0]  # within noise of jax
 PYTORCH_SINGLESTREAM_MS = [0.25, 0.26, 0.24]
 
 
+PROCESS_KEYS = ("levelfield_world_size", "levelfield_nodes")
+
+
 def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
     entry = {
         "namespace": "",
@@ -55,7 +58,8 @@ def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
     return ":::MLLOG " + json.dumps(entry)
 
 
-def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None) -> str:
+def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None, processes=(None, None)) -> str:
+    """processes: the (levelfield_world_size, levelfield_nodes) values to log, None leaving a key out."""
     status = "success" if seconds is not None else "aborted"
     stop_ms = START_MS + round((seconds if seconds is not None else 99.0) * 1000)
     lines = [
@@ -63,6 +67,11 @@ def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=N
         mllog("levelfield_framework_version", VERSIONS[framework], START_MS - 2000),
         mllog("levelfield_compile_mode", "compiled", START_MS - 2000),
         mllog("global_batch_size", 1024, START_MS - 2000),
+        *(
+            mllog(key, value, START_MS - 2000)
+            for key, value in zip(PROCESS_KEYS, processes, strict=True)
+            if value is not None
+        ),
         mllog("levelfield_time_to_first_step_s", 1.5 + seed % 2, START_MS - 1),
         mllog("run_start", None, START_MS),
         mllog("eval_accuracy", 0.83 if seconds is not None else 0.70, stop_ms - 5, epoch_num=2),
@@ -105,6 +114,7 @@ def write_tree(
     training: dict | None = None,
     inference: dict | None = None,
     energy_j: float | None = None,
+    processes: tuple = (None, None),
 ) -> Path:
     """A tree in the submission layout holding only what the leaderboard reads.
 
@@ -129,7 +139,7 @@ def write_tree(
         for i, seconds in enumerate(runs):
             write(
                 base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
-                training_log(framework, 2000 + i, seconds, energy_j=energy_j),
+                training_log(framework, 2000 + i, seconds, energy_j=energy_j, processes=processes),
             )
     for framework, scenarios in inference.items():
         for scenario, values in scenarios.items():
@@ -241,6 +251,27 @@ def test_measurements_per_row(doc):
     assert (r["peak_device_memory_mib"], r["energy_per_run_j"]) == (None, None)
     assert (r["framework_version"], r["compile_mode"], r["global_batch_size"]) == ("2.13.0", "compiled", 1024)
     assert (r["cpu"], r["accelerator"], r["accelerator_count"]) == ("Test CPU 2000", None, 0)
+
+
+@pytest.mark.parametrize(
+    "logged, shown",
+    [((4, 2), "2 x 2 nodes"), ((2, None), "2 x 1 node"), ((None, None), "–")],
+    ids=["two-nodes", "nodes-not-logged", "nothing-logged"],
+)
+def test_processes_are_the_logged_world_size_over_the_logged_nodes(logged, shown, tmp_path):
+    """levelfield_nodes absent is one node (logs written before the key existed); the row keeps both keys."""
+    from levelfield.ground.validation import problems
+
+    doc = document(write_tree(tmp_path / "p", training={"jax": JAX_S}, inference={}, processes=logged))
+    total, nodes = logged
+    assert (row(doc, "jax")["processes"], row(doc, "jax")["process_nodes"]) == (total, nodes or 1)
+    assert problems(json.loads(render(doc, "json")), "leaderboard") == []
+    md = render(doc, "md")
+    assert "processes (per node x nodes)" in md and f"| {shown} " in md
+    page = render(doc, "html")
+    assert "<th>processes (per node x nodes)</th>" in page and f"<td>{shown}</td>" in page
+    line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert (line["processes"], line["process_nodes"]) == (str(total or ""), str(nodes or 1))
 
 
 def test_the_method_note_says_how_reruns_of_the_rows_modes_repeat(doc):

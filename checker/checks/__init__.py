@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | CHK | structure.py | the checker itself (internal errors) |
 | STR | structure.py | layout, MANIFEST integrity, path and size safety |
-| SYS | system.py | system descriptions and declared versus observed hardware |
+| SYS | system.py | system descriptions and declared versus observed hardware, nodes and processes per node |
 | TRN | training.py | MLLOG training logs against the rules |
 | TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |

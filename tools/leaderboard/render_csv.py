@@ -42,6 +42,8 @@ IDENTITY = [
     "compile_mode",
 ]
 TRAINING = {
+    "processes": ("processes",),
+    "process_nodes": ("process_nodes",),
     "quality_metric": ("quality_metric",),
     "quality_target": ("quality_target",),
     "global_batch_size": ("global_batch_size",),

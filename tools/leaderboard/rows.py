@@ -113,6 +113,16 @@ def run_record(log: MllogFile) -> dict:
     }
 
 
+def processes(log: MllogFile | None) -> dict:
+    """The processes a result trained on (levelfield_world_size, over every node) and the nodes they spanned
+    (levelfield_nodes; a log written before that key existed ran on one node). The first run's: every run
+    logs the same (TRN020), and the nodes are the system's number_of_nodes (SYS008)."""
+    if log is None:
+        return {"processes": None, "process_nodes": None}
+    nodes = log.first(LK.NODES)
+    return {"processes": _int(log.value(LK.WORLD_SIZE)), "process_nodes": 1 if nodes is None else _int(nodes.value)}
+
+
 def _mean_of(runs: list[dict], key: str) -> float | None:
     values = [r[key] for r in runs if r[key] is not None]
     return mean(values) if values else None
@@ -140,6 +150,7 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         **system,
         "framework_version": None if first is None else _text(first.value(LK.FRAMEWORK_VERSION)),
         "compile_mode": None if first is None else _text(first.value(LK.COMPILE_MODE)),
+        **processes(first),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
         "quality_metric": tree.task(training.task).quality["metric"],
         "quality_target": tree.task(training.task).quality["target"],
