@@ -29,6 +29,7 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     LK.RUN_INDEX: ("an integer >= 0", lambda v: plain_int(v) and v >= 0),
     LK.WORLD_SIZE: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
     LK.NODES: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
+    LK.LOCAL_BATCH_SIZE: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
     LK.SUBMITTABLE: ("true or false", lambda v: isinstance(v, bool)),
     LK.TIME_TO_FIRST_STEP_S: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: finite_number(v) and v > 0),

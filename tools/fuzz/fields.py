@@ -183,6 +183,16 @@ FIELDS: tuple[FieldRule, ...] = (
         "SYS008 TRN017 TRN020",
         "the hosts the run spanned: the system's number_of_nodes",
     ),
+    must(
+        "training/result_N.txt levelfield_local_batch_size value",
+        "TRN017 TRN022",
+        "each process's share of the global batch: global_batch_size / levelfield_world_size",
+    ),
+    must(
+        "training/result_N.txt model_bn_span value",
+        "TRN022",
+        "the samples batch norm normalised over: a span the task's rules allow",
+    ),
     must("training/result_N.txt levelfield_quality_metric value", "TRN020", "the rules' metric of the task"),
     must("training/result_N.txt levelfield_quality_target value", "TRN005", "the rules' target of the task"),
     must("training/result_N.txt levelfield_profile value", "TRN010", "the profile the result is judged by"),
