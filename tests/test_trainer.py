@@ -39,6 +39,8 @@ LEVELFIELD_KEYS = [
     "levelfield_determinism",
     "levelfield_device",
     "levelfield_world_size",
+    "levelfield_nodes",
+    "levelfield_local_batch_size",
     "levelfield_system_fingerprint",
     "levelfield_environment",
     "levelfield_dataset_digest",
