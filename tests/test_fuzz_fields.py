@@ -67,6 +67,8 @@ NOT_YET_IN_EXAMPLE = {
     "training/result_N.txt levelfield_nodes value",  # issue 20: absent from older logs (one node)
     "training/result_N.txt levelfield_local_batch_size value",  # issue 20: absent from older logs
     "training/result_N.txt model_bn_span value",  # logged by batch-norm tasks, which the example lacks
+    "training/result_N.txt levelfield_train_samples_per_s value",  # issue 23: absent from older logs
+    "training/result_N.txt levelfield_step_time_ms value",  # issue 23: absent from older logs
 }
 
 

@@ -36,6 +36,8 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.ENERGY_J: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.TRAIN_SAMPLES_PER_S: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.STEP_TIME_MS: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
 }
 
 

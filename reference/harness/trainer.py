@@ -44,6 +44,7 @@ from levelfield.ground.stats import spread, time_to_train
 from levelfield.ground.training_log import reaches_target
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
+from levelfield.reference.harness.throughput import Throughput
 from levelfield.reference.harness.world import SINGLE
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
@@ -100,6 +101,10 @@ class RunOutcome:
     peak_device_memory_mib: float | None = None
     device_memory_used_mib: float | None = None
     energy_j: float | None = None
+    # Throughput of the timed steps (reference/harness/throughput.py); None on ranks other than 0 and
+    # before the first timed step.
+    train_samples_per_s: float | None = None
+    step_time_ms: float | None = None
 
     @classmethod
     def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:
@@ -225,6 +230,7 @@ class Trainer:
         base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
         self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
         self.world = SINGLE
+        self.timed = Throughput(self.recipe.global_batch_size)  # this run's timed steps (rank 0)
         self.interrupted_by = None
         self._finishing = False  # while a run's end is logged, a signal is recorded, not raised
 
@@ -255,6 +261,7 @@ class Trainer:
         outcome = RunOutcome.started(index, seed, log.path)
         impl = gpu = None
         stopped = False  # run_stop logged
+        self.timed = Throughput(self.recipe.global_batch_size)
         self._finishing = False
         try:
             # Init, not timed: data, model, initial weights, compilation.
@@ -417,7 +424,9 @@ class Trainer:
         process), in chunks that move rank 0's progress bar; the other ranks train them in one call."""
         chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
         for rows in chunks:
-            impl.train_steps(*rows)
+            started = time.perf_counter()
+            impl.train_steps(*rows)  # returns the losses on the host: the steps have run
+            self.timed.add(len(rows[0]), time.perf_counter() - started)
 
     def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
         """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
@@ -470,6 +479,8 @@ class Trainer:
         log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib)
         if impl is not None:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
+        if self.world.primary:
+            outcome.train_samples_per_s, outcome.step_time_ms = self.timed.samples_per_s(), self.timed.step_time_ms()
         if gpu is not None:
             from levelfield.ground.accelerators import energy_j
 
@@ -479,8 +490,10 @@ class Trainer:
             (LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
             (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
             (LK.ENERGY_J, outcome.energy_j),
+            (LK.TRAIN_SAMPLES_PER_S, outcome.train_samples_per_s),
+            (LK.STEP_TIME_MS, outcome.step_time_ms),
         ):
-            if value is not None:  # absent, never made up, where there is no GPU
+            if value is not None:  # absent, never made up: no GPU, or no step timed
                 log.event(key, value)
         log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
         return True

@@ -189,6 +189,17 @@ FIELDS: tuple[FieldRule, ...] = (
         "each process's share of the global batch: global_batch_size / levelfield_world_size",
     ),
     must(
+        "training/result_N.txt levelfield_train_samples_per_s value",
+        "TRN017 TRN023",
+        "the timed steps' throughput, within what the log's own clock allows",
+    ),
+    typed(
+        "training/result_N.txt levelfield_step_time_ms value",
+        "number > 0",
+        "shown beside the result (a median of the timed calls); the score is run_start to run_stop",
+        "TRN017",
+    ),
+    must(
         "training/result_N.txt model_bn_span value",
         "TRN022",
         "the samples batch norm normalised over: a span the task's rules allow",
