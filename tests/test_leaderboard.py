@@ -58,8 +58,16 @@ def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
     return ":::MLLOG " + json.dumps(entry)
 
 
-def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None, processes=(None, None)) -> str:
-    """processes: the (levelfield_world_size, levelfield_nodes) values to log, None leaving a key out."""
+def logged_throughput(seed: int) -> tuple[float, float]:
+    """(levelfield_train_samples_per_s, levelfield_step_time_ms) a synthetic run logs: a different pair per seed."""
+    return 1000.0 + 100 * (seed % 7), 50.0 + seed % 7
+
+
+def training_log(
+    framework: str, seed: int, seconds: float | None, *, energy_j=None, processes=(None, None), throughput=False
+) -> str:
+    """processes: the (levelfield_world_size, levelfield_nodes) values to log, None leaving a key out;
+    throughput: log logged_throughput(seed)."""
     status = "success" if seconds is not None else "aborted"
     stop_ms = START_MS + round((seconds if seconds is not None else 99.0) * 1000)
     lines = [
@@ -79,6 +87,10 @@ def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=N
     ]
     if energy_j is not None:
         lines.append(mllog("levelfield_energy_j", energy_j, stop_ms - 1))
+    if throughput:
+        samples_per_s, step_ms = logged_throughput(seed)
+        lines.append(mllog("levelfield_train_samples_per_s", samples_per_s, stop_ms - 1))
+        lines.append(mllog("levelfield_step_time_ms", step_ms, stop_ms - 1))
     lines.append(mllog("run_stop", None, stop_ms, status=status))
     return "\n".join(lines) + "\n"
 
@@ -115,6 +127,7 @@ def write_tree(
     inference: dict | None = None,
     energy_j: float | None = None,
     processes: tuple = (None, None),
+    throughput: bool = False,
 ) -> Path:
     """A tree in the submission layout holding only what the leaderboard reads.
 
@@ -139,7 +152,9 @@ def write_tree(
         for i, seconds in enumerate(runs):
             write(
                 base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
-                training_log(framework, 2000 + i, seconds, energy_j=energy_j, processes=processes),
+                training_log(
+                    framework, 2000 + i, seconds, energy_j=energy_j, processes=processes, throughput=throughput
+                ),
             )
     for framework, scenarios in inference.items():
         for scenario, values in scenarios.items():
@@ -272,6 +287,24 @@ def test_processes_are_the_logged_world_size_over_the_logged_nodes(logged, shown
     assert "<th>processes (per node x nodes)</th>" in page and f"<td>{shown}</td>" in page
     line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
     assert (line["processes"], line["process_nodes"]) == (str(total or ""), str(nodes or 1))
+
+
+def test_throughput_is_the_median_run_beside_the_time_to_target(tmp_path):
+    """The typical run's samples/s and step time, in the JSON, both pages and the CSV; hidden where no log has them."""
+    from levelfield.ground.validation import problems
+
+    doc = document(write_tree(tmp_path / "t", training={"jax": JAX_S}, inference={}, throughput=True))
+    rates = sorted(logged_throughput(2000 + i) for i in range(len(JAX_S)))
+    typical = rates[len(rates) // 2]  # JAX_S has an odd number of runs: the median is one of them
+    assert (row(doc, "jax")["train_samples_per_s"], row(doc, "jax")["step_time_ms"]) == typical
+    assert problems(json.loads(render(doc, "json")), "leaderboard") == []
+    md = render(doc, "md")
+    assert "train samples/s" in md and f" {typical[0]:g} |" in md
+    assert "<th>step ms</th>" in render(doc, "html")
+    line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert float(line["train_samples_per_s"]) == typical[0]
+    older = render(document(write_tree(tmp_path / "o", training={"jax": JAX_S}, inference={})), "md")
+    assert "train samples/s" not in older
 
 
 def test_the_method_note_says_how_reruns_of_the_rows_modes_repeat(doc):

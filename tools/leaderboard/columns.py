@@ -150,6 +150,9 @@ TRAINING_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
     Column("time-to-target", "time to target s (olympic mean)", _time_to_target, numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
+    # Throughput beside the time to target: what practitioners compare first (older logs lack it).
+    Column("samples-per-s", "train samples/s", _num("train_samples_per_s"), optional=True, numeric=True),
+    Column("step-time", "step ms", _num("step_time_ms"), optional=True, numeric=True),
     Column(
         "vs-fastest", "vs fastest on system (Welch)", vs_fastest, noise=lambda r: _within_noise(r.get("vs_fastest"))
     ),

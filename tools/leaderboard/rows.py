@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from statistics import median
 from typing import TYPE_CHECKING
 
 from levelfield.ground import mllog_keys as LK
@@ -110,6 +111,8 @@ def run_record(log: MllogFile) -> dict:
         "peak_host_memory_mib": _number(log.value(LK.PEAK_RSS_MIB)),
         "peak_device_memory_mib": _number(log.value(LK.PEAK_DEVICE_MEMORY_MIB)),
         "energy_j": _number(log.value(LK.ENERGY_J)),
+        "train_samples_per_s": _number(log.value(LK.TRAIN_SAMPLES_PER_S)),
+        "step_time_ms": _number(log.value(LK.STEP_TIME_MS)),
     }
 
 
@@ -126,6 +129,12 @@ def processes(log: MllogFile | None) -> dict:
 def _mean_of(runs: list[dict], key: str) -> float | None:
     values = [r[key] for r in runs if r[key] is not None]
     return mean(values) if values else None
+
+
+def _median_of(runs: list[dict], key: str) -> float | None:
+    """The typical run's figure: a run slowed by the machine's other work moves a median less than a mean."""
+    values = [r[key] for r in runs if r[key] is not None]
+    return median(values) if values else None
 
 
 def _max_of(runs: list[dict], key: str) -> float | None:
@@ -158,6 +167,8 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         "failed_runs": sum(r["time_to_target_s"] is None for r in runs),
         "time_to_target_s": times,
         "time_to_first_step_s": _mean_of(runs, "time_to_first_step_s"),
+        "train_samples_per_s": _median_of(runs, "train_samples_per_s"),
+        "step_time_ms": _median_of(runs, "step_time_ms"),
         "peak_host_memory_mib": _max_of(runs, "peak_host_memory_mib"),
         "peak_device_memory_mib": _max_of(runs, "peak_device_memory_mib"),
         "energy_per_run_j": _mean_of(runs, "energy_j"),
