@@ -77,16 +77,19 @@ def two_hosts() -> Iterator[Hosts]:
     names = (f"lf{tag}a", f"lf{tag}b")
     links = (f"lf{tag}a0", f"lf{tag}b0")  # interface names: at most 15 characters
     try:
-        for name in names:
-            _ip("netns", "add", name)
-        _ip("link", "add", links[0], "type", "veth", "peer", "name", links[1])
-        for name, link, address in zip(names, links, ADDRESSES, strict=True):
-            _ip("link", "set", link, "netns", name)
-            _ip("-n", name, "addr", "add", f"{address}/{PREFIX}", "dev", link)
-            _ip("-n", name, "link", "set", link, "up")
-            _ip("-n", name, "link", "set", "lo", "up")
-            (NETNS_ETC / name).mkdir(parents=True, exist_ok=True)
-            (NETNS_ETC / name / "hosts").write_text(f"127.0.0.1 localhost\n{address} {socket.gethostname()}\n")
+        try:
+            for name in names:
+                _ip("netns", "add", name)
+            _ip("link", "add", links[0], "type", "veth", "peer", "name", links[1])
+            for name, link, address in zip(names, links, ADDRESSES, strict=True):
+                _ip("link", "set", link, "netns", name)
+                _ip("-n", name, "addr", "add", f"{address}/{PREFIX}", "dev", link)
+                _ip("-n", name, "link", "set", link, "up")
+                _ip("-n", name, "link", "set", "lo", "up")
+                (NETNS_ETC / name).mkdir(parents=True, exist_ok=True)
+                (NETNS_ETC / name / "hosts").write_text(f"127.0.0.1 localhost\n{address} {socket.gethostname()}\n")
+        except subprocess.CalledProcessError as error:  # namespaces, but no veth pair: no two hosts here
+            pytest.skip(f"cannot join two network namespaces: {' '.join(error.cmd)}: {error.stderr.strip()}")
         yield Hosts(names)
     finally:
         hosts = Hosts(names)
