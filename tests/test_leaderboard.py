@@ -289,6 +289,24 @@ def test_processes_are_the_logged_world_size_over_the_logged_nodes(logged, shown
     assert (line["processes"], line["process_nodes"]) == (str(total or ""), str(nodes or 1))
 
 
+def test_frameworks_on_different_processes_are_not_compared(tmp_path):
+    """Welch compares frameworks on one layout: two processes against one would compare the layouts."""
+
+    def two_trees(jax_processes: tuple) -> dict:
+        one = write_tree(
+            tmp_path / f"{jax_processes}-pt", training={"pytorch": PYTORCH_S}, inference={}, processes=(1, 1)
+        )
+        two = write_tree(
+            tmp_path / f"{jax_processes}-jax", training={"jax": JAX_S}, inference={}, processes=jax_processes
+        )
+        return document(one, two)
+
+    assert row(two_trees((1, 1)), "jax")["vs_fastest"] is not None  # the same system, one process each
+    mixed = two_trees((2, 1))
+    assert row(mixed, "jax")["vs_fastest"] is None and row(mixed, "pytorch")["vs_fastest"] is None
+    assert mixed["comparisons"] == []
+
+
 def test_throughput_is_the_median_run_beside_the_time_to_target(tmp_path):
     """The typical run's samples/s and step time, in the JSON, both pages and the CSV; hidden where no log has them."""
     from levelfield.ground.validation import problems
