@@ -37,6 +37,7 @@ import uuid
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from levelfield.ground.errors import UserError
 from levelfield.launch.failures import rank_error, shape_text, split_torch_message
 from levelfield.launch.rendezvous import Cluster
 from levelfield.reference.harness.trainer import TrainOptions
@@ -95,7 +96,7 @@ def launch(options: TrainOptions, layout: Layout, cluster: Cluster) -> str | Non
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def failure_error(failed: ChildFailedError, layout: Layout):
+def failure_error(failed: ChildFailedError, layout: Layout) -> UserError:
     """The first failed rank of a ChildFailedError as one UserError (a rank's own UserError as itself)."""
     rank, failure = failed.get_first_failure()
     message = failure.message

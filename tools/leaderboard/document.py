@@ -207,7 +207,8 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
             "confidence": CONFIDENCE,
             "inference": "mean over the performance repeats (run_<i>/) of each scenario, the metric read from "
             "each repeat's LoadGen detail log; stdev and CI over the repeats",
-            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system, task and processes; "
+            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system, task and "
+            "processes; "
             "for inference on the repeats' values against the best framework's (highest samples/s, "
             "lowest latency), same system, task and scenario",
             "alpha": alpha,
