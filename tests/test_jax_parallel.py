@@ -1,5 +1,5 @@
 """JAX on 2 processes (reference/jax_parallel.py): the timed run compiles nothing, and
-`levelfield train --nproc 2` trains the model one process trains.
+`levelfield train --nproc 2` trains the model one process trains; one process stays on one device.
 
 The one-step math (2 processes = 1) is tests/test_multiprocess_step.py's; this file checks what a whole
 run adds: after the trainer's warm-up no step, predict or broadcast compiles again on any rank (a
@@ -16,18 +16,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jax
 import pytest
-from multiprocess_step import RULES_VERSION
+from jax.sharding import SingleDeviceSharding
+from multiprocess_step import RULES_VERSION, recipe
 from test_trainer import check_smoke_log, mllog_records
 
 from conftest import run_cli
+from levelfield.ground.registry import load_implementation, task_module
 from levelfield.launch.local_group import run_ranks
 from levelfield.launch.rendezvous import local_cluster
 from levelfield.reference.harness.world import Layout
+from levelfield.reference.jax_parallel import OneDevice
 
 RANK_SCRIPT = Path(__file__).with_name("jax_parallel_rank.py")
 AUC_TOLERANCE = 1e-4
 SEED = 5
+
+
+@pytest.mark.parametrize("task_id", ["fmnist-resnet", "seq-transformer", "ctr-dlrm"])
+def test_one_process_keeps_everything_on_one_device(task_id):
+    """Without --nproc no mesh exists: the arrays, the jitted step and predict are those of one device."""
+    impl = load_implementation(task_id, "jax")(recipe(task_id))
+    assert isinstance(impl.place, OneDevice)
+    assert impl.place.jit_options == {}
+    impl.load(task_module(task_id, "model_spec").init_weights(0))
+    assert {leaf.sharding for leaf in jax.tree.leaves(impl.state)} == {SingleDeviceSharding(jax.devices()[0])}
 
 
 @pytest.mark.parametrize("task_id", ["fmnist-resnet", "seq-transformer", "ctr-dlrm"])
