@@ -31,6 +31,8 @@ Imports jax: only the JAX implementations and the launcher's JAX ranks use it.
 from __future__ import annotations
 
 import os
+import sys
+import traceback
 from typing import Any
 
 import jax
@@ -146,6 +148,18 @@ def broadcast_decision(decision: bool) -> bool:
 
 
 def leave_process_group() -> None:
-    """Leave jax.distributed (waits for every process to leave, as its shutdown barrier does)."""
-    if jax.distributed.is_initialized():
-        jax.distributed.shutdown()
+    """Leave jax.distributed: after every process arrived (its shutdown barrier), or at once when failing.
+
+    Called while an exception propagates (a crash here, or a peer's collective that failed), this process
+    ends now, with exit code 1 and the traceback on stderr: its peers may be waiting for it in a
+    collective, which only its closed connections end. JAX has no way to leave without the barrier (the
+    client's destructor waits in it too), which would hold every rank for shutdown_timeout_seconds (300 s).
+    """
+    if not jax.distributed.is_initialized():
+        return
+    if sys.exc_info()[1] is not None:
+        traceback.print_exc()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+    jax.distributed.shutdown()

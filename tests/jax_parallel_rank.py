@@ -1,5 +1,6 @@
 """One JAX rank of tests/test_jax_parallel.py: the trainer's sequence of calls on 2 processes, then the steps
 of the timed run with JAX's compile log on; writes the compilations it saw to OUT.rank<r>.json.
+With "fail_rank": r in SPEC, rank r crashes before the warm-up step instead.
 
     python tests/jax_parallel_rank.py SPEC.json   (started by levelfield's launcher, local_group.run_ranks)
 """
@@ -55,6 +56,8 @@ def main(spec_file: str) -> None:
         # The trainer's init: load, set the data, one warm-up step, rank 0 predicts, load again.
         impl.load(weights)
         impl.set_train_data(inputs, labels)
+        if spec.get("fail_rank") == rank:  # a crash on one rank while the others enter the step's collective
+            raise RuntimeError(f"rank {rank} fails on purpose")
         impl.train_steps(world.share(order[:1]), lrs[:1])
         if world.primary:
             impl.predict(inputs)

@@ -14,6 +14,7 @@ in fp32 rounding, and ROC AUC on the 1024 smoke eval rows moves by 4.2e-6 per sw
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import jax
@@ -23,6 +24,7 @@ from multiprocess_step import RULES_VERSION, recipe
 from test_trainer import check_smoke_log, mllog_records
 
 from conftest import run_cli
+from levelfield.ground.errors import UserError
 from levelfield.ground.registry import load_implementation, task_module
 from levelfield.launch.local_group import run_ranks
 from levelfield.launch.rendezvous import local_cluster
@@ -32,6 +34,8 @@ from levelfield.reference.jax_parallel import OneDevice
 RANK_SCRIPT = Path(__file__).with_name("jax_parallel_rank.py")
 AUC_TOLERANCE = 1e-4
 SEED = 5
+# Start-up and one compiled ctr-dlrm step take ~15 s here; the shutdown barrier a crash once waited in, 300 s.
+CRASH_LIMIT_S = 120
 
 
 @pytest.mark.parametrize("task_id", ["fmnist-resnet", "seq-transformer", "ctr-dlrm"])
@@ -53,6 +57,19 @@ def test_two_processes_compile_nothing_after_warmup(task_id, tmp_path):
     for rank in range(2):
         seen = json.loads((tmp_path / f"compiles.rank{rank}.json").read_text())
         assert not seen, (rank, seen[:3])
+
+
+def test_a_crashed_rank_ends_the_run_at_once(tmp_path):
+    """Rank 1 crashes while rank 0 waits for it in the warm-up step's all-reduce: rank 1 must exit at once
+    (its closed connections fail rank 0's collective), not wait in jax.distributed's shutdown barrier for
+    rank 0, which waits for rank 1: that held both for the barrier's 300 s, and blamed rank 0."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"task": "ctr-dlrm", "out": str(tmp_path / "compiles"), "fail_rank": 1}))
+    layout = Layout(nproc=2)
+    started = time.monotonic()
+    with pytest.raises(UserError, match="rank 1 failed"):
+        run_ranks([str(RANK_SCRIPT), str(spec)], layout, local_cluster(layout, seed=0))
+    assert time.monotonic() - started < CRASH_LIMIT_S
 
 
 def smoke(out: Path, *args: str) -> list[dict]:
