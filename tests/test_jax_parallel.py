@@ -20,7 +20,7 @@ from pathlib import Path
 import jax
 import pytest
 from jax.sharding import SingleDeviceSharding
-from multiprocess_step import RULES_VERSION, recipe
+from multiprocess_step import recipe
 from test_trainer import check_smoke_log, mllog_records
 
 from conftest import run_cli
@@ -93,19 +93,3 @@ def test_two_processes_train_the_model_of_one(tmp_path):
     records = check_smoke_log(tmp_path / "two", seed=SEED, framework="jax", mode="compiled", world_size=2)
     assert {r["key"]: r["value"] for r in records}["levelfield_distributed_backend"] == "gloo"
     assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["result_0.txt", "summary.json"]
-
-
-def test_batch_norm_is_global_on_two_processes(tmp_path):
-    """fmnist-resnet: the log states the span the implementation declares, the whole global batch."""
-    records = smoke_fmnist(tmp_path / "run")
-    by_key = {r["key"]: r["value"] for r in records}
-    assert by_key["model_bn_span"] == by_key["global_batch_size"]
-
-
-def smoke_fmnist(out: Path) -> list[dict]:
-    result = run_cli(
-        "train", "--task", "fmnist-resnet", "--framework", "jax", "--profile", "smoke", "--seed", str(SEED),
-        "--rules-version", RULES_VERSION, "--nproc", "2", "--eager", "--out", str(out),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    return mllog_records(out / "result_0.txt")
