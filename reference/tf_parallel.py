@@ -97,7 +97,12 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
     os.environ["TF_CONFIG"] = json.dumps(
         {"cluster": {"worker": list(addresses)}, "task": {"type": "worker", "index": rank}}
     )
-    gpu = bool(tf.config.list_physical_devices("GPU"))
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        # Untested here (no GPU): rank r drives its host's GPU LOCAL_RANK, one replica per process, as
+        # torch_parallel does; the strategy would otherwise make a replica of every visible GPU.
+        tf.config.set_visible_devices(gpus[int(os.environ.get("LOCAL_RANK", "0"))], "GPU")
+    gpu = bool(gpus)
     implementation = (
         tf.distribute.experimental.CommunicationImplementation.NCCL
         if gpu
