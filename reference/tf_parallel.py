@@ -1,9 +1,9 @@
 """What every TensorFlow implementation shares for `levelfield train --nproc N`: MultiWorkerMirroredStrategy.
 
-    from levelfield.reference.tf_parallel import strategy_scope, replicated
-    with strategy_scope():                       # the model and optimizer: mirrored under N processes
+    from levelfield.reference.tf_parallel import strategy_scope
+    with tf.device(self.device), strategy_scope():   # model and optimizer: mirrored under N processes
         self.model = build_model()
-    self._step = replicated(self._train_step)    # strategy.run(step) under N processes, the step itself in one
+    self._step = train_step(self._gradients, self._apply, compiled)   # tf_steps.py: strategy.run under N
 
 One process (the default) never creates a strategy: `strategy()` is None, `strategy_scope()` is a null
 context and `replicated(step)` is `step`, so the one-process path runs exactly the ops it ran before.
@@ -15,6 +15,9 @@ CPU share (or its GPU); gradients travel through TensorFlow's collective ops, RI
 (NCCL on GPUs, untested here: no GPU). Keras does the gradient average itself, the idiomatic way: under a
 strategy a "sum_over_batch_size" loss is divided by the number of replicas and the optimizer's
 apply_gradients all-reduces (SUM) the gradients, which is the gradient of the global batch's mean loss.
+Keras skips the division for a loss whose per-sample values are already one scalar (ctr-dlrm's BCE over
+[B] logits): `scale_loss_for_distribution` does it there. Eager mode runs strategy.run eagerly (TensorFlow
+warns that this is slow; it is the debugging mode).
 
 Imports TensorFlow: only the TensorFlow implementations and the rank worker use it.
 """
