@@ -73,11 +73,16 @@ class _ErrorReport:
 
 
 def parallel_module(framework: str) -> ModuleType:
-    """The framework's reference/<framework>_parallel.py: join_process_group, broadcast_decision, leave."""
-    import importlib
+    """The framework's reference/<framework>_parallel.py: join_process_group, broadcast_decision, leave.
 
-    short = {"pytorch": "torch", "tensorflow": "tf", "jax": "jax"}[framework]
-    return importlib.import_module(f"levelfield.reference.{short}_parallel")
+    Imported here, for the chosen framework only: each of them imports its framework."""
+    if framework == "pytorch":
+        from levelfield.reference import torch_parallel as module
+    elif framework == "tensorflow":
+        from levelfield.reference import tf_parallel as module
+    else:
+        from levelfield.reference import jax_parallel as module
+    return module
 
 
 def main(plan_file: str) -> int:
