@@ -81,6 +81,10 @@ class Implementation(abc.ABC):
     # Device types ("cpu", "cuda") on which N processes (`levelfield train --nproc N`) train the same
     # model as one process; empty: one process only.
     multiprocess_devices: ClassVar[tuple[str, ...]] = ()
+    # Batch norm over several processes, by device type: "global" (statistics of the whole global batch,
+    # synchronised) or "per_process" (each rank's share, as MLPerf's ResNet allows); the trainer logs the
+    # span as model_bn_span and the task's rules list the spans they allow. Empty: no batch norm.
+    batch_norm_spans: ClassVar[dict[str, str]] = {}
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:

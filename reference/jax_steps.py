@@ -2,7 +2,7 @@
 per call), `host_rows`, the host-side cut of a chunked predict's padded outputs, and `determinism_settings`.
 
     step = lambda state, rows, lr: self._step(state, self.train_images, self.train_labels, rows, lr)
-    self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
+    self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
     return host_rows([forward(params, pad_rows(x[a:b], size)) for a, b, size in chunks], chunks)
 
 The trainer calls `train_steps` with chunks of varying length (the progress
@@ -11,7 +11,9 @@ rate are sliced on the host and put on the device one step at a time:
 indexing a device array (`rows[step]`) or stacking the losses with `jnp.stack`
 compiles a small XLA program for every new chunk length, and those
 compilations would land inside run_start..run_stop and be timed as training
-(`tests/test_no_recompile.py` checks that none happens).
+(`tests/test_no_recompile.py` checks that none happens). `place`
+(reference/jax_parallel.py) puts them on the one device, or, with N
+processes, makes this rank's rows its part of the global batch.
 
 `determinism_settings(mode)` is every JAX implementation's record of the switches that decide whether
 a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
@@ -27,6 +29,7 @@ import jax
 import numpy as np
 
 from levelfield.reference.interface import determinism_record
+from levelfield.reference.jax_parallel import DataParallel, OneDevice
 
 
 def run_steps(
@@ -34,14 +37,14 @@ def run_steps(
     state: Any,
     batch_indices: np.ndarray,
     learning_rates: np.ndarray,
-    device: jax.Device,
+    place: OneDevice | DataParallel,
 ) -> tuple[Any, np.ndarray]:
     """(state after every step, float32 losses [steps]); `step(state, rows, lr) -> (state, loss)` is jitted."""
     rows = np.asarray(batch_indices, np.int32)  # [steps, batch]; the training sets have < 2**31 rows
     lrs = np.asarray(learning_rates, np.float32)  # [steps]
     losses = []
     for step_rows, lr in zip(rows, lrs, strict=True):
-        state, loss = step(state, jax.device_put(step_rows, device), jax.device_put(lr, device))
+        state, loss = step(state, place.batch(step_rows), place.replicate(lr))
         losses.append(loss)
     # The one host sync of the call: every loss at once, as numpy (no device-side stack to compile).
     return state, np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))

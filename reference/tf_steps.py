@@ -2,6 +2,7 @@
 
     return run_steps(self._step, (self.train_images, self.train_labels), batch_indices, learning_rates,
                      self.device, np.int32)
+    self._step = train_step(self._gradients, self._apply, compiled)   # (*data, rows, lr) -> loss
 
 The trainer calls `train_steps` with the chunks of its progress bar (the
 first 1/20 of an epoch, later ones about a second of steps; progress.py), so a
@@ -10,6 +11,14 @@ call's fixed cost counts. No `tf.data` pipeline feeds the step: one per call
 `levelfield train` 16% slower than one call per epoch on ctr-dlrm (benchmarks:
 trainer). The indices and rates are tiny, so they are made tensors once per
 call on the host and split there, and a Python loop calls the step per batch.
+
+`train_step(gradients, apply, compiled)` makes that step from its two halves: in one process the
+whole step is one XLA program, as before; under `levelfield train --nproc N` (reference/tf_parallel.py)
+each rank runs it through the strategy, and only the gradient computation is compiled by XLA. The
+gradients' all-reduce (Keras' apply_gradients under a strategy) cannot be in the XLA program on a CPU:
+TF 2.21 refuses to compile a RING collective ("Only compiling NCCL/auto collective is supported") and
+has no XLA kernel for the all-gather of sparse gradients, so the all-reduce and the optimizer update run
+as an ordinary TensorFlow graph.
 
 `determinism_settings(mode)` is every TensorFlow implementation's record of the switches that decide
 whether a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
@@ -26,6 +35,7 @@ import tensorflow as tf
 from tensorflow.python.framework.config import is_op_determinism_enabled
 
 from levelfield.reference.interface import determinism_record
+from levelfield.reference.tf_parallel import distributed, local_loss, replicated
 
 
 def run_steps(
@@ -44,6 +54,49 @@ def run_steps(
     with tf.device(device):
         losses = [step(*data, step_rows, lr) for step_rows, lr in zip(rows, rates, strict=True)]
     return tf.stack(losses).numpy().astype(np.float32)  # the one host sync: every loss at once
+
+
+def train_step(
+    gradients: Callable[..., tuple[tf.Tensor, list]],
+    apply: Callable[[list, tf.Tensor], None],
+    compiled: bool,
+    input_signature: list[tf.TensorSpec] | None = None,
+) -> Callable[..., tf.Tensor]:
+    """The train step `step(*data, rows, lr) -> loss` from `gradients(*data, rows) -> (loss, grads)` and
+    `apply(grads, lr)` (the optimizer update); `compiled`: under tf.function(jit_compile=True).
+
+    One process: one function, the whole step XLA-compiled. N processes: every rank runs the step in its
+    replica; only `gradients` is XLA-compiled (the all-reduce inside `apply` stays out of XLA), and the
+    loss returned is the rank's own mean loss. `gradients` must return the loss Keras divides by N under
+    a strategy (tf_parallel.scale_loss_for_distribution where Keras does not).
+    """
+
+    def step(*args):
+        *inputs, lr = args
+        loss, grads = gradients(*inputs)
+        apply(grads, lr)
+        return loss
+
+    if not distributed():
+        return tf.function(step, jit_compile=True, input_signature=input_signature) if compiled else step
+
+    def dense_gradients(*inputs):
+        # An embedding's gradient (tf.IndexedSlices) would travel as two all-gathers of its rows; the
+        # optimizers here densify it anyway (torch's Adam and AdamW update every row), and one dense
+        # all-reduce of these small tables is faster: ctr-dlrm, 2 ranks, 24 -> 5 ms per step.
+        loss, grads = gradients(*inputs)
+        return loss, [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+
+    compute = tf.function(dense_gradients, jit_compile=True) if compiled else dense_gradients
+
+    def replica_step(*args):
+        *inputs, lr = args
+        loss, grads = compute(*inputs)
+        apply(grads, lr)
+        return local_loss(loss)
+
+    run = replicated(replica_step)
+    return tf.function(run, input_signature=input_signature) if compiled else run
 
 
 def determinism_settings(mode: str) -> dict:

@@ -48,10 +48,11 @@ def peak_device_memory_mib(device: str) -> float | None:
 
 
 # -- `levelfield train --nproc N`: what a rank torchrun started does with torch -------------------
-def join_process_group(timeout_s: float) -> tuple[int, int, str]:
-    """Join the group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT): (rank, size, backend).
+def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: float) -> str:
+    """Join the group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT); the backend.
 
-    A collective waiting longer than timeout_s raises instead of hanging.
+    `rank`, `size` and `addresses` are what the agent's environment says too (the agent placed rank 0's
+    store at addresses[0]); a collective waiting longer than timeout_s raises instead of hanging.
     """
     if torch.cuda.is_available():
         # Untested here (no GPU): rank r drives cuda:r, as torchvision's references do.
@@ -60,12 +61,19 @@ def join_process_group(timeout_s: float) -> tuple[int, int, str]:
     else:
         backend = "gloo"
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
-    return dist.get_rank(), dist.get_world_size(), backend
+    if (dist.get_rank(), dist.get_world_size()) != (rank, size):
+        raise RuntimeError(f"torch.distributed placed this process at {dist.get_rank()} of {dist.get_world_size()}")
+    return backend
 
 
-def broadcast_decision(decision: bool, backend: str) -> bool:
+def broadcast_decision(decision: bool) -> bool:
     """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
-    device = f"cuda:{torch.cuda.current_device()}" if backend == "nccl" else "cpu"
+    device = f"cuda:{torch.cuda.current_device()}" if dist.get_backend() == "nccl" else "cpu"
     flag = torch.tensor([1 if decision else 0], dtype=torch.int32, device=device)
     dist.broadcast(flag, src=0)
     return bool(flag.item())
+
+
+def leave_process_group() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()

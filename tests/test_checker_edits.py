@@ -133,6 +133,10 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
         "seed": 0,
         "levelfield_run_index": 0,
         "levelfield_world_size": 1,
+        "levelfield_nodes": 1,
+        "levelfield_local_batch_size": 256,
+        "levelfield_train_samples_per_s": 1200.0,
+        "levelfield_step_time_ms": 5.0,
         "levelfield_submittable": False,
         "levelfield_peak_rss_mib": 512.0,
     }

@@ -577,7 +577,9 @@ def plant_acc003(tree, tmp):
     edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
 
 
+from tests.node_plants import plant_sys008, plant_trn022  # noqa: E402, F401
 from tests.signature_plants import plant_sig001, plant_sig002, plant_sig003, plant_sig004, plant_sig005  # noqa: E402, F401
+from tests.throughput_plants import plant_trn023  # noqa: E402, F401
 
 PLANTS = {name[len("plant_") :].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
 

@@ -61,11 +61,22 @@ OTHER_SCENARIOS = {
 }
 
 
+# Rules for keys the trainer logs since the example's runs were made; `make example` adds them, and then
+# this test fails until the key is taken off this set.
+NOT_YET_IN_EXAMPLE = {
+    "training/result_N.txt levelfield_nodes value",  # issue 20: absent from older logs (one node)
+    "training/result_N.txt levelfield_local_batch_size value",  # issue 20: absent from older logs
+    "training/result_N.txt model_bn_span value",  # logged by batch-norm tasks, which the example lacks
+    "training/result_N.txt levelfield_train_samples_per_s value",  # issue 23: absent from older logs
+    "training/result_N.txt levelfield_step_time_ms value",  # issue 23: absent from older logs
+}
+
+
 def test_every_rule_classifies_a_field_of_the_example(labels):
     """A rule that matches nothing is either dead or misspelt (the first match wins, so shadowed too)."""
     used = {classify(label).pattern for label in labels}
     unused = {rule.pattern for rule in FIELDS if rule.pattern not in used}
-    assert unused == OTHER_SCENARIOS
+    assert unused == OTHER_SCENARIOS | NOT_YET_IN_EXAMPLE
 
 
 def test_the_documented_table_is_the_codes_table():

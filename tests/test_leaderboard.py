@@ -43,6 +43,9 @@ TENSORFLOW_OFFLINE = [6450.0, 6700.0, 6250.0]  # within noise of jax
 PYTORCH_SINGLESTREAM_MS = [0.25, 0.26, 0.24]
 
 
+PROCESS_KEYS = ("levelfield_world_size", "levelfield_nodes")
+
+
 def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
     entry = {
         "namespace": "",
@@ -55,7 +58,16 @@ def mllog(key, value=None, time_ms=START_MS, **metadata) -> str:
     return ":::MLLOG " + json.dumps(entry)
 
 
-def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=None) -> str:
+def logged_throughput(seed: int) -> tuple[float, float]:
+    """(levelfield_train_samples_per_s, levelfield_step_time_ms) a synthetic run logs: a different pair per seed."""
+    return 1000.0 + 100 * (seed % 7), 50.0 + seed % 7
+
+
+def training_log(
+    framework: str, seed: int, seconds: float | None, *, energy_j=None, processes=(None, None), throughput=False
+) -> str:
+    """processes: the (levelfield_world_size, levelfield_nodes) values to log, None leaving a key out;
+    throughput: log logged_throughput(seed)."""
     status = "success" if seconds is not None else "aborted"
     stop_ms = START_MS + round((seconds if seconds is not None else 99.0) * 1000)
     lines = [
@@ -63,6 +75,11 @@ def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=N
         mllog("levelfield_framework_version", VERSIONS[framework], START_MS - 2000),
         mllog("levelfield_compile_mode", "compiled", START_MS - 2000),
         mllog("global_batch_size", 1024, START_MS - 2000),
+        *(
+            mllog(key, value, START_MS - 2000)
+            for key, value in zip(PROCESS_KEYS, processes, strict=True)
+            if value is not None
+        ),
         mllog("levelfield_time_to_first_step_s", 1.5 + seed % 2, START_MS - 1),
         mllog("run_start", None, START_MS),
         mllog("eval_accuracy", 0.83 if seconds is not None else 0.70, stop_ms - 5, epoch_num=2),
@@ -70,6 +87,10 @@ def training_log(framework: str, seed: int, seconds: float | None, *, energy_j=N
     ]
     if energy_j is not None:
         lines.append(mllog("levelfield_energy_j", energy_j, stop_ms - 1))
+    if throughput:
+        samples_per_s, step_ms = logged_throughput(seed)
+        lines.append(mllog("levelfield_train_samples_per_s", samples_per_s, stop_ms - 1))
+        lines.append(mllog("levelfield_step_time_ms", step_ms, stop_ms - 1))
     lines.append(mllog("run_stop", None, stop_ms, status=status))
     return "\n".join(lines) + "\n"
 
@@ -105,6 +126,8 @@ def write_tree(
     training: dict | None = None,
     inference: dict | None = None,
     energy_j: float | None = None,
+    processes: tuple = (None, None),
+    throughput: bool = False,
 ) -> Path:
     """A tree in the submission layout holding only what the leaderboard reads.
 
@@ -129,7 +152,9 @@ def write_tree(
         for i, seconds in enumerate(runs):
             write(
                 base / "results" / system / TASK / framework / "training" / f"result_{i}.txt",
-                training_log(framework, 2000 + i, seconds, energy_j=energy_j),
+                training_log(
+                    framework, 2000 + i, seconds, energy_j=energy_j, processes=processes, throughput=throughput
+                ),
             )
     for framework, scenarios in inference.items():
         for scenario, values in scenarios.items():
@@ -241,6 +266,63 @@ def test_measurements_per_row(doc):
     assert (r["peak_device_memory_mib"], r["energy_per_run_j"]) == (None, None)
     assert (r["framework_version"], r["compile_mode"], r["global_batch_size"]) == ("2.13.0", "compiled", 1024)
     assert (r["cpu"], r["accelerator"], r["accelerator_count"]) == ("Test CPU 2000", None, 0)
+
+
+@pytest.mark.parametrize(
+    "logged, shown",
+    [((4, 2), "2 x 2 nodes"), ((2, None), "2 x 1 node"), ((None, None), "–")],
+    ids=["two-nodes", "nodes-not-logged", "nothing-logged"],
+)
+def test_processes_are_the_logged_world_size_over_the_logged_nodes(logged, shown, tmp_path):
+    """levelfield_nodes absent is one node (logs written before the key existed); the row keeps both keys."""
+    from levelfield.ground.validation import problems
+
+    doc = document(write_tree(tmp_path / "p", training={"jax": JAX_S}, inference={}, processes=logged))
+    total, nodes = logged
+    assert (row(doc, "jax")["processes"], row(doc, "jax")["process_nodes"]) == (total, nodes or 1)
+    assert problems(json.loads(render(doc, "json")), "leaderboard") == []
+    md = render(doc, "md")
+    assert "processes (per node x nodes)" in md and f"| {shown} " in md
+    page = render(doc, "html")
+    assert "<th>processes (per node x nodes)</th>" in page and f"<td>{shown}</td>" in page
+    line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert (line["processes"], line["process_nodes"]) == (str(total or ""), str(nodes or 1))
+
+
+def test_frameworks_on_different_processes_are_not_compared(tmp_path):
+    """Welch compares frameworks on one layout: two processes against one would compare the layouts."""
+
+    def two_trees(jax_processes: tuple) -> dict:
+        one = write_tree(
+            tmp_path / f"{jax_processes}-pt", training={"pytorch": PYTORCH_S}, inference={}, processes=(1, 1)
+        )
+        two = write_tree(
+            tmp_path / f"{jax_processes}-jax", training={"jax": JAX_S}, inference={}, processes=jax_processes
+        )
+        return document(one, two)
+
+    assert row(two_trees((1, 1)), "jax")["vs_fastest"] is not None  # the same system, one process each
+    mixed = two_trees((2, 1))
+    assert row(mixed, "jax")["vs_fastest"] is None and row(mixed, "pytorch")["vs_fastest"] is None
+    assert mixed["comparisons"] == []
+
+
+def test_throughput_is_the_median_run_beside_the_time_to_target(tmp_path):
+    """The typical run's samples/s and step time, in the JSON, both pages and the CSV; hidden where no log has them."""
+    from levelfield.ground.validation import problems
+
+    doc = document(write_tree(tmp_path / "t", training={"jax": JAX_S}, inference={}, throughput=True))
+    rates = sorted(logged_throughput(2000 + i) for i in range(len(JAX_S)))
+    typical = rates[len(rates) // 2]  # JAX_S has an odd number of runs: the median is one of them
+    assert (row(doc, "jax")["train_samples_per_s"], row(doc, "jax")["step_time_ms"]) == typical
+    assert problems(json.loads(render(doc, "json")), "leaderboard") == []
+    md = render(doc, "md")
+    assert "train samples/s" in md and f" {typical[0]:g} |" in md
+    assert "<th>step ms</th>" in render(doc, "html")
+    line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
+    assert float(line["train_samples_per_s"]) == typical[0]
+    older = render(document(write_tree(tmp_path / "o", training={"jax": JAX_S}, inference={})), "md")
+    assert "train samples/s" not in older
 
 
 def test_the_method_note_says_how_reruns_of_the_rows_modes_repeat(doc):

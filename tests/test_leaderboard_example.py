@@ -62,6 +62,12 @@ def test_example_is_clean_and_every_framework_is_ranked(doc):
         assert row["framework_version"] and row["compile_mode"] and row["peak_host_memory_mib"] > 0
 
 
+def test_every_row_shows_the_processes_its_logs_hold(doc):
+    """The example's runs are one process each, on the one node its system declares."""
+    assert {(r["processes"], r["process_nodes"], r["nodes"]) for r in doc["training"]} == {(1, 1, 1)}
+    assert "| 1 x 1 node " in render(doc, "md")
+
+
 def test_time_to_target_matches_the_raw_logs(doc):
     for row in doc["training"]:
         folder = (

@@ -11,7 +11,8 @@ from levelfield.reproduce.report import environment_differences, same_hardware
 from levelfield.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
 from levelfield.rules import load_suite
 from tests.conftest import assert_user_error, run_cli
-from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal
+from tests.node_plants import log_nodes
+from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
 from tests.test_checker_fixtures import EXAMPLE
 
 ALPHA = 0.05
@@ -150,6 +151,34 @@ def test_logged_epochs_edited_to_converge_faster_are_not_reproduced(tmp_path):
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "\nNOT REPRODUCED: training result" in result.stdout
     assert "reach the target earlier in the submission" in result.stdout
+
+
+def _on_processes(tmp_path, world_size: int, nodes: int):
+    """A copy of the example whose PyTorch training runs say they ran on `world_size` processes of `nodes` hosts."""
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    for log in first(tree, "/pytorch/training/result_0.txt").parent.glob("result_*.txt"):
+        edit_mllog(log, "levelfield_world_size", set_value(world_size))
+        log_nodes(log, nodes)
+    reseal(tree)
+    return tree, _result_id(tree, "training", "pytorch")
+
+
+def test_a_two_process_result_is_replayed_on_two_processes(tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=1)
+    result = run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro"), timeout_s=900)
+    assert result.returncode == 0, (result.stdout, result.stderr[-3000:])
+    assert "\nREPRODUCED: training result " + rid in "\n" + result.stdout
+    logs = sorted((tmp_path / "repro" / "training").glob("result_*.txt"))
+    assert logs and all('"key": "levelfield_world_size", "value": 2' in log.read_text() for log in logs)
+
+
+def test_a_result_from_several_hosts_is_refused_with_the_commands_that_replay_it(tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=2)
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        f"result {rid}: trained on 2 hosts; a reproduction replays on this host only",
+        "levelfield train --nproc 1 --nnodes 2",
+    )
 
 
 def test_reproduce_errors_are_one_line_and_never_overwrite(tmp_path):

@@ -31,10 +31,15 @@ def _eval_epochs(log) -> list:
 
 @pytest.fixture(scope="module")
 def tree_1_1(tmp_path_factory):
-    """ctr-dlrm in JAX, one demo-profile run under rules 1.1 (seconds), packaged with the example's system."""
+    """ctr-dlrm in JAX, one demo-profile run under rules 1.1 (seconds), packaged with the example's system
+    description brought up to this machine (what sysinfo observes here: kernel, cores, memory, ...)."""
+    from levelfield.ground.sysinfo import VENDOR_PLACEHOLDERS, collect_system_description
+
     work = tmp_path_factory.mktemp("rules11")
     system = work / "box.json"
-    shutil.copyfile(next(EXAMPLE.glob("*/*/systems/*.json")), system)
+    described = json.loads(next(EXAMPLE.glob("*/*/systems/*.json")).read_text())
+    observed = {k: v for k, v in collect_system_description().items() if k not in VENDOR_PLACEHOLDERS}
+    system.write_text(json.dumps({**described, **observed}))
     trained = run_cli(
         *("train", "--task", "ctr-dlrm", "--framework", "jax", "--profile", "demo", "--rules-version", "1.1"),
         *("--runs", "1", "--seed", "7", "--system", str(system), "--out", str(work / "runs" / "jax-training")),

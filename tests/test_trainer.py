@@ -39,6 +39,8 @@ LEVELFIELD_KEYS = [
     "levelfield_determinism",
     "levelfield_device",
     "levelfield_world_size",
+    "levelfield_nodes",
+    "levelfield_local_batch_size",
     "levelfield_system_fingerprint",
     "levelfield_environment",
     "levelfield_dataset_digest",
@@ -89,6 +91,7 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
     assert by_key["levelfield_environment"]["value"]["packages"]["numpy"]
     assert not by_key["levelfield_submittable"]["value"]
     assert by_key["levelfield_world_size"]["value"] == world_size
+    assert by_key["levelfield_train_samples_per_s"]["value"] > 0 and by_key["levelfield_step_time_ms"]["value"] > 0
     # Each line's metadata names the trainer line that logged it (MLPerf's file/lineno), not the log wrapper.
     assert {r["metadata"]["file"] for r in records} == {"reference/harness/trainer.py"}
     if CPU_ONLY:

@@ -57,6 +57,8 @@ def test_summary_run_entries_keep_their_key_order(tmp_path):
         "peak_device_memory_mib",
         "device_memory_used_mib",
         "energy_j",
+        "train_samples_per_s",
+        "step_time_ms",
     ]
 
 

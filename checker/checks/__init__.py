@@ -4,10 +4,12 @@
 | --- | --- | --- |
 | CHK | structure.py | the checker itself (internal errors) |
 | STR | structure.py | layout, MANIFEST integrity, path and size safety |
-| SYS | system.py | system descriptions and declared versus observed hardware |
+| SYS | system.py | system descriptions and declared versus observed hardware, nodes and processes per node |
 | TRN | training.py | MLLOG training logs against the rules |
 | TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
+| TRN | process_shares.py | each process's share of the global batch and the batch-norm span against the rules |
+| TRN | throughput.py | each log's throughput figures against the log's own clock |
 | TRN | run_identity.py | one framework build, mode, device and size across a result's runs; the rules' metric |
 | TRN | convergence.py | epochs to target against the rules' reference convergence (Welch for 1.0, RCPs for 1.1) |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
@@ -30,6 +32,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     inference,
     log_order,
     log_values,
+    process_shares,
     repeats,
     reproducibility,
     result_file,
@@ -41,5 +44,6 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     structure,
     summary_file,
     system,
+    throughput,
     training,
 )

@@ -2,8 +2,8 @@
 
 The TRN checks of training.py hold a log's values to the rules (target,
 hyperparameters, sample counts); this one holds the values no rule sets to
-the only values the trainer can write: a seed it can draw, a process count of
-at least one, times and memory that are finite and not negative.
+the only values the trainer can write: a seed it can draw, process and node
+counts of at least one, times and memory that are finite and not negative.
 """
 
 from __future__ import annotations
@@ -28,19 +28,23 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     K.SEED: (f"an integer in [0, {LK.SEED_LIMIT})", lambda v: plain_int(v) and 0 <= v < LK.SEED_LIMIT),
     LK.RUN_INDEX: ("an integer >= 0", lambda v: plain_int(v) and v >= 0),
     LK.WORLD_SIZE: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
+    LK.NODES: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
+    LK.LOCAL_BATCH_SIZE: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
     LK.SUBMITTABLE: ("true or false", lambda v: isinstance(v, bool)),
     LK.TIME_TO_FIRST_STEP_S: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.ENERGY_J: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.TRAIN_SAMPLES_PER_S: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.STEP_TIME_MS: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
 }
 
 
 @check("TRN017", "log-value-out-of-domain", area="training")
 def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a training log holds a value the trainer cannot have written: a seed outside [0, 2^31),
-    a run index below 0, a process count below 1, a submittable flag that is not a boolean, or a time,
+    a run index below 0, a process or node count below 1, a submittable flag that is not a boolean, or a time,
     memory or energy figure that is negative or not a finite number.
     Why: the trainer writes these from what it measured or drew; a value outside the domain is an edit
     (or a corrupted file), and the figures shown next to the time to train would be made up.

@@ -1,5 +1,5 @@
-"""What every run of a training result says it is: one framework build, mode, device, precision and size,
-determinism settings, the framework version its own environment records, and the rules' quality metric.
+"""What every run of a training result says it is: one framework build, mode, device, precision, processes
+and nodes, determinism settings, the framework version its own environment records, and the rules' quality metric.
 
 A result's time to train is the olympic mean over its runs (TRN007 counts
 them); the runs are one measurement only when they ran the same software on
@@ -23,12 +23,30 @@ if TYPE_CHECKING:
     from levelfield.checker.records import Submission
 
 # The keys that say what ran a run; every run of a result must log the first run's values.
-IDENTITY_KEYS = (LK.FRAMEWORK_VERSION, LK.COMPILE_MODE, LK.DETERMINISM, LK.DEVICE, LK.PRECISION, LK.WORLD_SIZE)
+IDENTITY_KEYS = (
+    LK.FRAMEWORK_VERSION,
+    LK.COMPILE_MODE,
+    LK.DETERMINISM,
+    LK.DEVICE,
+    LK.PRECISION,
+    LK.WORLD_SIZE,
+    LK.NODES,
+)
+# What an optional key's absence means: logs written before levelfield_nodes existed ran on one node.
+ABSENT_MEANS = {LK.NODES: 1}
 _PRODUCE = "run every run of a result with one `levelfield train` command, in one environment, unedited"
 
 
 def _differs(found: object, want: object) -> bool:
     return not same_value(found, want, rel_tol=0.0)  # names and counts: exactly, and of one type
+
+
+def _logged(log: MllogFile, key: str) -> tuple[object, int | None] | None:
+    """(the key's first value, its line), (what its absence means, None) for an optional key, or None."""
+    line = log.first(key)
+    if line is not None:
+        return line.value, line.lineno
+    return (ABSENT_MEANS[key], None) if key in ABSENT_MEANS else None
 
 
 def _framework_package_version(log: MllogFile, framework: str) -> tuple[object, int] | None:
@@ -45,16 +63,17 @@ def _framework_package_version(log: MllogFile, framework: str) -> tuple[object, 
 @check("TRN020", "run-identity-mismatch", area="training")
 def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a run of a training result logs another levelfield_framework_version, levelfield_compile_mode,
-    levelfield_determinism, levelfield_device, levelfield_precision or levelfield_world_size than the
-    result's first run; a log's levelfield_framework_version is not its levelfield_environment's version of
-    that framework (packages[torch | tensorflow | jax]); its levelfield_determinism's mode is not its
-    levelfield_compile_mode; or its levelfield_quality_metric is not the rules' metric.
+    levelfield_determinism, levelfield_device, levelfield_precision, levelfield_world_size or
+    levelfield_nodes than the result's first run; a log's levelfield_framework_version is not its
+    levelfield_environment's version of that framework (packages[torch | tensorflow | jax]); its
+    levelfield_determinism's mode is not its levelfield_compile_mode; or its levelfield_quality_metric is
+    not the rules' metric.
     Absent values are TRN001's; a key the rules list in hyperparameter_log_keys (precision) is TRN016's;
-    levelfield_determinism is optional (older logs lack it).
+    levelfield_determinism is optional (older logs lack it), and so is levelfield_nodes (absent: 1 node).
     Why: the olympic mean over a result's runs measures one system only when every run ran the same
     framework build, compiled or eager alike, with the same determinism switches and thread counts, on the
-    same device and process count; a version that disagrees with the environment beside it, a mode that
-    disagrees with itself, or another metric, means the log was edited or merged.
+    same device, processes and nodes; a version that disagrees with the environment beside it, a mode
+    that disagrees with itself, or another metric, means the log was edited or merged.
     Bad: result_2.txt logs levelfield_compile_mode "eager" where result_0.txt logs "compiled".
     Fix: train every run of a result with one command line (`levelfield train --runs N`) in one
     environment; submit the logs unedited.
@@ -64,14 +83,14 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for training in sub.trainings:
         for first, log in runs_after_first(training):
             for key in keys:
-                want, line = first.first(key), log.first(key)
-                if want is not None and line is not None and _differs(line.value, want.value):
+                want, line = _logged(first, key), _logged(log, key)
+                if want is not None and line is not None and _differs(line[0], want[0]):
                     yield Finding.at(
                         log.path,
                         f"{key} differs from the result's first run ({first.path})",
-                        line=line.lineno,
-                        found=line.value,
-                        expected=want.value,
+                        line=line[1],
+                        found=line[0] if line[1] is not None else f"{line[0]} (not logged)",
+                        expected=want[0],
                         hint=_PRODUCE,
                     )
     for training, log in training_logs(sub):

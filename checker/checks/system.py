@@ -1,15 +1,18 @@
-"""System description checks: valid, filled in, matching its path, and matching the hardware the logs saw."""
+"""System description checks: valid, filled in, matching its path, and matching the hardware the logs saw
+(its fingerprint, its software, its nodes and the processes per node)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from levelfield.checker.checks.training import training_logs
 from levelfield.checker.engine import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.parse import MllogFile, plain_int
 
 
 def _systems(sub):
@@ -228,4 +231,78 @@ def fingerprint_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Findi
                 found=repr(observed["digest"]),
                 expected=digest,
                 hint="submit the files levelfield wrote, unedited",
+            )
+
+
+def _declared_int(data: dict, key: str, low: int) -> int | None:
+    """A per-node count of the description, or None when it is not an integer >= low (SYS001's)."""
+    value = data.get(key)
+    return value if plain_int(value) and value >= low else None
+
+
+def _logged_int(log: MllogFile, key: str) -> tuple[int | None, int | None]:
+    """(the key's first value when an integer >= 1, its line); (None, line) for any other value (TRN017's)."""
+    line = log.first(key)
+    if line is None:
+        return None, None
+    return (line.value if plain_int(line.value) and line.value >= 1 else None), line.lineno
+
+
+@check("SYS008", "process-layout-mismatch", area="system")
+def process_layout_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training log's levelfield_nodes (1 when not logged) differs from the system description's
+    number_of_nodes; its levelfield_world_size is not a multiple of that node count; or its processes per
+    node (world size / nodes) exceed the processing units a node declares: accelerators_per_node when it is
+    above 0 (one process per accelerator), else host_threads_per_node (a CPU system).
+    Why: the leaderboard shows a result next to the hardware its description declares and prices it per
+    node; a run on more hosts than declared, an uneven spread of processes, or more processes than a node
+    has accelerators (or CPU threads) was not measured on the system it is filed under.
+    Bad: levelfield_nodes 2 under a description declaring "number_of_nodes": 1; levelfield_world_size 3
+    over 2 nodes; 4 processes per node where "accelerators_per_node": 2.
+    Fix: describe the system the runs used (`levelfield sysinfo`, then set number_of_nodes), and train with
+    `levelfield train --nproc N --nnodes M`, N at most the accelerators (or CPU threads) of a node.
+    """
+    for training, log in training_logs(sub):
+        system = sub.systems.get(training.system)
+        if system is None or not isinstance(system.data, dict):
+            continue  # SYS004 / STR003
+        declared = _declared_int(system.data, "number_of_nodes", 1)
+        nodes, nodes_line = _logged_int(log, LK.NODES)
+        if nodes_line is None:
+            nodes = 1  # logs written before the key existed ran on one node
+        if nodes is None:
+            continue  # TRN017
+        if declared is not None and nodes != declared:
+            yield Finding.at(
+                log.path,
+                f"{LK.NODES} differs from the number_of_nodes of {system.path}",
+                line=nodes_line,
+                found=nodes if nodes_line is not None else "1 (not logged: one node)",
+                expected=declared,
+                hint="file the result under a description of the hosts it ran on",
+            )
+        world, world_line = _logged_int(log, LK.WORLD_SIZE)
+        if world is None:
+            continue  # TRN001 / TRN017
+        if world % nodes:
+            yield Finding.at(
+                log.path,
+                f"{LK.WORLD_SIZE} does not spread evenly over {nodes} nodes",
+                line=world_line,
+                found=world,
+                expected=f"a multiple of {nodes} (the same processes on every node)",
+                hint="train with `levelfield train --nproc N --nnodes M`: N processes on each of M nodes",
+            )
+            continue
+        accelerators = _declared_int(system.data, "accelerators_per_node", 0)
+        key = "accelerators_per_node" if accelerators else "host_threads_per_node"
+        units = accelerators or _declared_int(system.data, key, 1)
+        if units is not None and world // nodes > units:
+            yield Finding.at(
+                log.path,
+                f"more processes per node than {key} of {system.path}",
+                line=world_line,
+                found=f"{world // nodes} ({world} processes over {nodes} node{'s' if nodes > 1 else ''})",
+                expected=f"<= {units}",
+                hint="one process per accelerator (per CPU thread on a CPU system): lower --nproc",
             )

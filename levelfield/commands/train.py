@@ -3,6 +3,7 @@
 levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/fm-pt
 levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax
 levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --out runs/ctr-ddp
+levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 0 --rdzv-endpoint 198.18.0.1:29400 --out runs/c
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import signal
 from pathlib import Path
 
 from levelfield.commands import add_command, add_rules_options
-from levelfield.reference.harness.world import MAX_NPROC  # imports no framework
+from levelfield.reference.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
 def _assignment(text: str) -> tuple[str, float]:
@@ -41,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
             "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
             "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp",
+            "levelfield train --task seq-transformer --framework tensorflow --nproc 2 --profile smoke --out runs/s2",
+            "# on host 0 and host 1 of a two-host run (node 0 listens at 198.18.0.1:29400):",
+            "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 0 "
+            "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
+            "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 1 "
+            "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
         ],
     )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
@@ -90,9 +97,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         default=1,
         metavar="N",
-        help=f"processes for each run, 1 (default) to {MAX_NPROC}: PyTorch only, DDP under torchrun "
-        "(gloo on CPU, nccl on CUDA), at most one per GPU or CPU core; the global batch is "
-        "split among them, e.g. --nproc 2",
+        help=f"processes on this host for each run, 1 (default) to {MAX_NPROC}, at most one per GPU or CPU: "
+        "PyTorch DDP under torchrun, TensorFlow MultiWorkerMirroredStrategy, JAX multi-process "
+        "(docs/distributed.md); the global batch is split among all processes",
+    )
+    parser.add_argument(
+        "--nnodes",
+        type=int,
+        default=1,
+        metavar="M",
+        help=f"hosts of the run, 1 (default) to {MAX_NODES}; start the same command on each with its --node-rank",
+    )
+    parser.add_argument("--node-rank", type=int, default=0, metavar="R", help="this host's number, 0 to M-1")
+    parser.add_argument(
+        "--rdzv-endpoint",
+        metavar="HOST:PORT",
+        help="node 0's address and a free port there, the same on every host (with --nnodes 2 or more)",
     )
     add_rules_options(parser)
     parser.set_defaults(func=run)
@@ -101,11 +121,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
     from levelfield.reference.harness.trainer import TrainOptions, train, write_summary
-    from levelfield.reference.harness.world import check_nproc
+    from levelfield.reference.harness.world import Layout
 
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs: expected a positive number, got {args.runs}")
-    check_nproc(args.framework, args.nproc)
+    layout = Layout(nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint)
+    layout.check()
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
     if existing and not args.force:
         raise UserError(
@@ -135,16 +156,19 @@ def run(args: argparse.Namespace) -> int:
         save_weights=args.save_weights,
         overrides=dict(args.overrides),
     )
-    if args.nproc == 1:
+    if layout.world_size == 1:
         summary = train(options)
         write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
         interrupted_by = summary["interrupted_by"]
     else:
-        from levelfield.torchrun import launch
+        from levelfield.launch import launch
 
         summary_file = args.out / "summary.json"
         summary_file.unlink(missing_ok=True)  # replaced below only by this launch's rank 0
-        interrupted_by = launch(options, args.nproc)  # rank 0 writes the logs and summary.json
+        interrupted_by = launch(options, layout)  # rank 0 writes the logs and summary.json
+        if layout.node_rank:  # rank 0 lives on node 0: this host has no files of its own
+            print(f"node {layout.node_rank} of {layout.nnodes}: done; node 0 holds the logs and summary.json")
+            return 128 + getattr(signal, interrupted_by).value if interrupted_by else 0
         if not summary_file.exists():  # stopped before rank 0 could write it
             print(f"interrupted by {interrupted_by} before any run ended; no summary in {args.out}/")
             return 128 + getattr(signal, interrupted_by).value

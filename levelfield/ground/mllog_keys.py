@@ -30,7 +30,13 @@ COMPILE_MODE = "levelfield_compile_mode"  # compiled | eager
 # (Implementation.determinism_settings); optional in every rules version: older logs lack it.
 DETERMINISM = "levelfield_determinism"
 DEVICE = "levelfield_device"  # e.g. "cpu", "cuda:0"
-WORLD_SIZE = "levelfield_world_size"  # processes of the run (`--nproc`)
+WORLD_SIZE = "levelfield_world_size"  # processes of the run, over every node (`--nproc` x `--nnodes`)
+# hosts the run spanned (`--nnodes`); optional in every rules version (older logs lack it: one node)
+NODES = "levelfield_nodes"
+# samples each process takes per step, global_batch_size / WORLD_SIZE; optional (older logs lack it)
+LOCAL_BATCH_SIZE = "levelfield_local_batch_size"
+# MLPerf's MODEL_BN_SPAN (model_bn_span) is logged by tasks with batch norm: the samples one batch-norm
+# statistic is computed over (the global batch when synchronised, a rank's share when per process).
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
 SYSTEM_FINGERPRINT = "levelfield_system_fingerprint"  # SHA-256 of the collected system description
 ENVIRONMENT = "levelfield_environment"  # the environment fingerprint (ground/environment.py)
@@ -41,6 +47,10 @@ PEAK_RSS_MIB = "levelfield_peak_rss_mib"
 PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"  # GPUs only; absent on a CPU
 DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"  # GPUs only (NVML)
 ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
+# The timed steps' throughput (reference/harness/throughput.py): global-batch samples per second over the
+# train_steps calls, and the median of the calls' mean step times; absent when no step was timed
+TRAIN_SAMPLES_PER_S = "levelfield_train_samples_per_s"
+STEP_TIME_MS = "levelfield_step_time_ms"
 
 # -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
 LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
@@ -69,6 +79,8 @@ LOG_KEYS = (
     DETERMINISM,
     DEVICE,
     WORLD_SIZE,
+    NODES,
+    LOCAL_BATCH_SIZE,
     DISTRIBUTED_BACKEND,
     SYSTEM_FINGERPRINT,
     ENVIRONMENT,
@@ -77,6 +89,8 @@ LOG_KEYS = (
     PEAK_DEVICE_MEMORY_MIB,
     DEVICE_MEMORY_USED_MIB,
     ENERGY_J,
+    TRAIN_SAMPLES_PER_S,
+    STEP_TIME_MS,
     LOSS,
     PRECISION,
 )

@@ -83,10 +83,11 @@ def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> 
     from levelfield.reproduce.training import fresh_seeds, judge_training, replay_training
 
     recipe = training_recipe(result, tree.suite)
-    if recipe.world_size != 1:
+    if recipe.nodes != 1:
         raise UserError(
-            f"result {result.id}: trained on {recipe.world_size} processes; replaying multi-process results "
-            "is not supported yet (levelfield train --nproc N reproduces it by hand)"
+            f"result {result.id}: trained on {recipe.nodes} hosts; a reproduction replays on this host only",
+            hint=f"replay it by hand: levelfield train --nproc {recipe.world_size // recipe.nodes} --nnodes "
+            f"{recipe.nodes} --node-rank R --rdzv-endpoint HOST:PORT on each host (docs/distributed.md)",
         )
     seeds = recipe.seeds if options.seeds == "recorded" else fresh_seeds(len(recipe.seeds))
     reproduced = replay_training(recipe, options.out / "training", seeds, options.data_dir, options.rules_dir)

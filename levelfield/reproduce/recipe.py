@@ -96,7 +96,8 @@ class TrainingRecipe:
     division: str
     seeds: list[int]
     overrides: dict  # the tunable hyperparameters, by rules name
-    world_size: int
+    world_size: int  # processes over every node
+    nodes: int = 1  # hosts; logs written before levelfield_nodes existed ran on one
 
 
 def _logged(log: MllogFile, key: str, kind: type | tuple, what: str):
@@ -140,4 +141,5 @@ def training_recipe(result: TreeResult, suite: Suite) -> TrainingRecipe:
         seeds=seeds,
         overrides=overrides,
         world_size=_logged(first, LK.WORLD_SIZE, int, "a process count"),
+        nodes=_logged(first, LK.NODES, int, "a node count") if first.first(LK.NODES) is not None else 1,
     )

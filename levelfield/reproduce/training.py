@@ -59,26 +59,31 @@ def fresh_seeds(count: int) -> list[int]:
 def replay_training(
     recipe: TrainingRecipe, out: Path, seeds: list[int], data_dir: str | None, rules_dir: str | None
 ) -> list[MllogFile]:
-    """Train every seed with the recipe (the reference implementation, as `levelfield train` would) and
-    read back the logs it wrote, in run order."""
+    """Train every seed with the recipe (the reference implementation, as `levelfield train` would, on as
+    many processes of this host as the result used) and read back the logs it wrote, in run order."""
     from levelfield.reference.harness.trainer import TrainOptions, train
 
-    summary = train(
-        TrainOptions(
-            task_id=recipe.task,
-            framework=recipe.framework,
-            out=out,
-            profile=recipe.profile,
-            seeds=seeds,
-            mode=recipe.mode,
-            division=recipe.division,
-            data_dir=data_dir,
-            rules_dir=rules_dir,
-            rules_version=recipe.rules_version,
-            overrides=recipe.overrides,
-        )
+    options = TrainOptions(
+        task_id=recipe.task,
+        framework=recipe.framework,
+        out=out,
+        profile=recipe.profile,
+        seeds=seeds,
+        mode=recipe.mode,
+        division=recipe.division,
+        data_dir=data_dir,
+        rules_dir=rules_dir,
+        rules_version=recipe.rules_version,
+        overrides=recipe.overrides,
     )
-    if summary["interrupted_by"]:
+    if recipe.world_size == 1:
+        interrupted_by = train(options)["interrupted_by"]
+    else:
+        from levelfield.launch import launch
+        from levelfield.reference.harness.world import Layout
+
+        interrupted_by = launch(options, Layout(nproc=recipe.world_size))
+    if interrupted_by:
         raise KeyboardInterrupt
     logs = [parse_mllog(path.read_bytes(), str(path)) for path in out.glob("result_*.txt")]
     return sorted(logs, key=run_index)

@@ -2,8 +2,9 @@
 
     runlog.py          one MLLOG file per run, through mlperf_logging.mllog, written atomically
     trainer.py         `levelfield train`: init, timed epochs, evals, the stop-at-target decision
-    world.py           each process's place in a run of N processes (`--nproc N`; levelfield/torchrun.py
-                       starts them)
+    world.py           each process's place in a run of N processes, and where they are (`--nproc N
+                       --nnodes M`; levelfield/launch/ starts them)
+    throughput.py      a run's samples per second and steady step time, from the timed steps
     calibrate.py       resumable reference runs kept as data; targets and reference convergence points from them
     compliance.py      mlperf_logging's own checker over the trainer's logs
     runner.py          `levelfield infer`: LoadGen scenarios around an implementation's predict

@@ -13,10 +13,11 @@ triggered by one warm-up step (and one warm-up evaluation) whose effect is then
 undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
 
-With `levelfield train --nproc N` (PyTorch), N copies of this trainer run
-under torchrun, each with its `World` (reference/harness/world.py): each
-rank trains on its share of every global batch, and only rank 0 logs,
-evaluates and saves; the stop decision is broadcast so all ranks stop together.
+With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer
+run, started by the framework's engine (levelfield/launch/), each with its
+`World` (reference/harness/world.py): each rank trains on its share of every
+global batch, and only rank 0 logs, evaluates and saves; the stop decision is
+broadcast so all ranks stop together.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from levelfield.ground.stats import spread, time_to_train
 from levelfield.ground.training_log import reaches_target
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
+from levelfield.reference.harness.throughput import Throughput
 from levelfield.reference.harness.world import SINGLE
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
@@ -99,6 +101,10 @@ class RunOutcome:
     peak_device_memory_mib: float | None = None
     device_memory_used_mib: float | None = None
     energy_j: float | None = None
+    # Throughput of the timed steps (reference/harness/throughput.py); None on ranks other than 0 and
+    # before the first timed step.
+    train_samples_per_s: float | None = None
+    step_time_ms: float | None = None
 
     @classmethod
     def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:
@@ -198,7 +204,7 @@ class Trainer:
     """Runs `runs` independent time-to-accuracy runs of one task in one framework.
 
     `world` is this process's place among the processes of a run: one process
-    by default; levelfield/torchrun.py (worker_main) sets it before run().
+    by default; levelfield/launch/worker.py sets it before run() in each rank it starts.
     """
 
     def __init__(self, options: TrainOptions):
@@ -224,6 +230,7 @@ class Trainer:
         base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
         self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
         self.world = SINGLE
+        self.timed = Throughput(self.recipe.global_batch_size)  # this run's timed steps (rank 0)
         self.interrupted_by = None
         self._finishing = False  # while a run's end is logged, a signal is recorded, not raised
 
@@ -254,6 +261,7 @@ class Trainer:
         outcome = RunOutcome.started(index, seed, log.path)
         impl = gpu = None
         stopped = False  # run_stop logged
+        self.timed = Throughput(self.recipe.global_batch_size)
         self._finishing = False
         try:
             # Init, not timed: data, model, initial weights, compilation.
@@ -327,8 +335,12 @@ class Trainer:
         log.event(LK.DETERMINISM, impl.determinism_settings())  # what decides whether a rerun repeats it
         log.event(LK.DEVICE, impl.device)
         log.event(LK.WORLD_SIZE, self.world.size)
+        log.event(LK.NODES, self.world.nodes)
+        log.event(LK.LOCAL_BATCH_SIZE, self.recipe.global_batch_size // self.world.size)
         if self.world.size > 1:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
+        if impl.batch_norm_spans:
+            log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
         log.event(LK.SYSTEM_FINGERPRINT, fingerprint(collect_system_description()))
         log.event(LK.ENVIRONMENT, environment_fingerprint(self.o.framework))
         weights = self.spec_module.init_weights(seed)
@@ -337,6 +349,12 @@ class Trainer:
             log.event(self.suite.hyperparameter_log_keys[name], value)
         impl.set_train_data(data.train_inputs, data.train_labels)
         return weights
+
+    def _bn_span(self, impl) -> int:
+        """Samples one batch-norm statistic is computed over: the global batch, or a rank's share of it."""
+        device = "cuda" if _GPU_DEVICE.search(str(impl.device)) else "cpu"
+        batch = self.recipe.global_batch_size
+        return batch if impl.batch_norm_spans[device] == "global" else batch // self.world.size
 
     def _warm_up(self, outcome: RunOutcome, impl, data: RunData, schedule: Schedule, weights: dict) -> None:
         """Compile the train step and predict before run_start, then undo the step by loading the initial
@@ -406,7 +424,9 @@ class Trainer:
         process), in chunks that move rank 0's progress bar; the other ranks train them in one call."""
         chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
         for rows in chunks:
-            impl.train_steps(*rows)
+            started = time.perf_counter()
+            impl.train_steps(*rows)  # returns the losses on the host: the steps have run
+            self.timed.add(len(rows[0]), time.perf_counter() - started)
 
     def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
         """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
@@ -459,6 +479,8 @@ class Trainer:
         log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib)
         if impl is not None:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
+        if self.world.primary:
+            outcome.train_samples_per_s, outcome.step_time_ms = self.timed.samples_per_s(), self.timed.step_time_ms()
         if gpu is not None:
             from levelfield.ground.accelerators import energy_j
 
@@ -468,8 +490,10 @@ class Trainer:
             (LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
             (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
             (LK.ENERGY_J, outcome.energy_j),
+            (LK.TRAIN_SAMPLES_PER_S, outcome.train_samples_per_s),
+            (LK.STEP_TIME_MS, outcome.step_time_ms),
         ):
-            if value is not None:  # absent, never made up, where there is no GPU
+            if value is not None:  # absent, never made up: no GPU, or no step timed
                 log.event(key, value)
         log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
         return True

@@ -98,11 +98,10 @@ FIELDS: tuple[FieldRule, ...] = (
         "SYS001",
     ),
     must("systems/<system>.json software/*", "SYS001 SYS006", "the software the leaderboard shows next to the result"),
-    typed(
+    must(
         "systems/<system>.json number_of_nodes",
-        "integer >= 1",
-        "declared; no run records its node count yet (issue 20 adds it to the logs and a check)",
-        "SYS001",
+        "SYS001 SYS008",
+        "the hosts the result ran on: every run's levelfield_nodes (1 when not logged)",
     ),
     typed(
         "systems/<system>.json host_processor_core_count",
@@ -174,7 +173,37 @@ FIELDS: tuple[FieldRule, ...] = (
     ),
     must("training/result_N.txt levelfield_device value", "TRN020", "one device per result"),
     must("training/result_N.txt levelfield_precision value", "TRN008 TRN016 TRN020", "one precision per result"),
-    must("training/result_N.txt levelfield_world_size value", "TRN017 TRN020", "the processes of the run"),
+    must(
+        "training/result_N.txt levelfield_world_size value",
+        "SYS008 TRN017 TRN020",
+        "the processes of the run, over every node",
+    ),
+    must(
+        "training/result_N.txt levelfield_nodes value",
+        "SYS008 TRN017 TRN020",
+        "the hosts the run spanned: the system's number_of_nodes",
+    ),
+    must(
+        "training/result_N.txt levelfield_local_batch_size value",
+        "TRN017 TRN022",
+        "each process's share of the global batch: global_batch_size / levelfield_world_size",
+    ),
+    must(
+        "training/result_N.txt levelfield_train_samples_per_s value",
+        "TRN017 TRN023",
+        "the timed steps' throughput, within what the log's own clock allows",
+    ),
+    typed(
+        "training/result_N.txt levelfield_step_time_ms value",
+        "number > 0",
+        "shown beside the result (a median of the timed calls); the score is run_start to run_stop",
+        "TRN017",
+    ),
+    must(
+        "training/result_N.txt model_bn_span value",
+        "TRN022",
+        "the samples batch norm normalised over: a span the task's rules allow",
+    ),
     must("training/result_N.txt levelfield_quality_metric value", "TRN020", "the rules' metric of the task"),
     must("training/result_N.txt levelfield_quality_target value", "TRN005", "the rules' target of the task"),
     must("training/result_N.txt levelfield_profile value", "TRN010", "the profile the result is judged by"),

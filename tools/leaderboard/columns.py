@@ -58,6 +58,15 @@ def _accelerators(row: dict) -> str:
     return f"{row['accelerator_count']} x {row['accelerator']}" if row["accelerator_count"] else "none"
 
 
+def _processes(row: dict) -> str:
+    """`per node x nodes`: "2 x 1 node", "4 x 2 nodes" (DASH where the logs hold no process count)."""
+    total, nodes = row["processes"], row["process_nodes"]
+    if total is None or not nodes:
+        return DASH
+    plural = "node" if nodes == 1 else "nodes"
+    return f"{total // nodes} x {nodes} {plural}" if total % nodes == 0 else f"{total} over {nodes} {plural}"
+
+
 def _framework(row: dict) -> str:
     return f"{row['framework']} {row['framework_version']}" if row.get("framework_version") else row["framework"]
 
@@ -123,7 +132,15 @@ SYSTEM_COLUMNS = [
     Column("compile-mode", "compile mode", lambda r: r["compile_mode"] or DASH),
 ]
 
-TRAINING_COLUMNS = SYSTEM_COLUMNS + [
+# A training row also shows, beside the hardware, the processes the result trained on.
+_AFTER_CPU = [c.key for c in SYSTEM_COLUMNS].index("cpu") + 1
+_TRAINING_SYSTEM_COLUMNS = [
+    *SYSTEM_COLUMNS[:_AFTER_CPU],
+    Column("processes", "processes (per node x nodes)", _processes),
+    *SYSTEM_COLUMNS[_AFTER_CPU:],
+]
+
+TRAINING_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
     Column(
         "batch",
         "batch",
@@ -133,6 +150,9 @@ TRAINING_COLUMNS = SYSTEM_COLUMNS + [
     Column("time-to-target", "time to target s (olympic mean)", _time_to_target, numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
+    # Throughput beside the time to target: what practitioners compare first (older logs lack it).
+    Column("samples-per-s", "train samples/s", _num("train_samples_per_s"), optional=True, numeric=True),
+    Column("step-time", "step ms", _num("step_time_ms"), optional=True, numeric=True),
     Column(
         "vs-fastest", "vs fastest on system (Welch)", vs_fastest, noise=lambda r: _within_noise(r.get("vs_fastest"))
     ),

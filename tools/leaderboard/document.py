@@ -25,6 +25,9 @@ from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 SCHEMA_VERSION = "1.0"
 # Frameworks are compared only where everything else is equal: one system of one org, one task.
 SAME_SYSTEM = ("rules_version", "division", "org", "system", "task")
+# Training results are peers only on the same processes too: 1 process against 2 compares two layouts,
+# not two frameworks.
+TRAINING_PEERS = (*SAME_SYSTEM, "processes", "process_nodes")
 TABLE_KEY = ("rules_version", "division", "task")
 
 
@@ -51,12 +54,13 @@ def successful_times(row: dict) -> list[float]:
 
 
 def comparisons(training: list[dict], alpha: float = ALPHA) -> list[dict]:
-    """Welch's test for every pair of frameworks on one system and task, the faster one (olympic score) first."""
+    """Welch's test for every pair of frameworks on one system, task and process layout, the faster one (olympic
+    score) first."""
     groups: dict[tuple, list[dict]] = {}
     for row in training:
-        groups.setdefault(tuple(row[k] for k in SAME_SYSTEM), []).append(row)
+        groups.setdefault(tuple(row[k] for k in TRAINING_PEERS), []).append(row)
     out = []
-    for key, rows in sorted(groups.items()):
+    for key, rows in sorted(groups.items(), key=lambda item: tuple(str(k) for k in item[0])):
         rows = sorted(rows, key=lambda r: (*_fastest_first(r), r["framework"]))
         for faster, slower in combinations(rows, 2):
             test = welch_test(successful_times(slower), successful_times(faster), alpha)
@@ -65,7 +69,7 @@ def comparisons(training: list[dict], alpha: float = ALPHA) -> list[dict]:
             )
             out.append(
                 {
-                    **dict(zip(SAME_SYSTEM, key, strict=True)),
+                    **dict(zip(SAME_SYSTEM, key[: len(SAME_SYSTEM)], strict=True)),
                     "faster": faster["framework"],
                     "slower": slower["framework"],
                     "faster_id": faster["id"],
@@ -203,7 +207,8 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
             "confidence": CONFIDENCE,
             "inference": "mean over the performance repeats (run_<i>/) of each scenario, the metric read from "
             "each repeat's LoadGen detail log; stdev and CI over the repeats",
-            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system and task; "
+            "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system, task and "
+            "processes; "
             "for inference on the repeats' values against the best framework's (highest samples/s, "
             "lowest latency), same system, task and scenario",
             "alpha": alpha,

@@ -42,6 +42,8 @@ IDENTITY = [
     "compile_mode",
 ]
 TRAINING = {
+    "processes": ("processes",),
+    "process_nodes": ("process_nodes",),
     "quality_metric": ("quality_metric",),
     "quality_target": ("quality_target",),
     "global_batch_size": ("global_batch_size",),
@@ -57,6 +59,8 @@ TRAINING = {
     "vs_fastest_framework": ("vs_fastest", "framework"),
     "vs_fastest_p_value": ("vs_fastest", "p_value"),
     "within_noise_of_fastest": ("vs_fastest", "within_noise"),
+    "train_samples_per_s": ("train_samples_per_s",),
+    "step_time_ms": ("step_time_ms",),
     "time_to_first_step_s": ("time_to_first_step_s",),
     "peak_host_memory_mib": ("peak_host_memory_mib",),
     "peak_device_memory_mib": ("peak_device_memory_mib",),

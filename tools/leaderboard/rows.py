@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from statistics import median
 from typing import TYPE_CHECKING
 
 from levelfield.ground import mllog_keys as LK
@@ -110,12 +111,30 @@ def run_record(log: MllogFile) -> dict:
         "peak_host_memory_mib": _number(log.value(LK.PEAK_RSS_MIB)),
         "peak_device_memory_mib": _number(log.value(LK.PEAK_DEVICE_MEMORY_MIB)),
         "energy_j": _number(log.value(LK.ENERGY_J)),
+        "train_samples_per_s": _number(log.value(LK.TRAIN_SAMPLES_PER_S)),
+        "step_time_ms": _number(log.value(LK.STEP_TIME_MS)),
     }
+
+
+def processes(log: MllogFile | None) -> dict:
+    """The processes a result trained on (levelfield_world_size, over every node) and the nodes they spanned
+    (levelfield_nodes; a log written before that key existed ran on one node). The first run's: every run
+    logs the same (TRN020), and the nodes are the system's number_of_nodes (SYS008)."""
+    if log is None:
+        return {"processes": None, "process_nodes": None}
+    nodes = log.first(LK.NODES)
+    return {"processes": _int(log.value(LK.WORLD_SIZE)), "process_nodes": 1 if nodes is None else _int(nodes.value)}
 
 
 def _mean_of(runs: list[dict], key: str) -> float | None:
     values = [r[key] for r in runs if r[key] is not None]
     return mean(values) if values else None
+
+
+def _median_of(runs: list[dict], key: str) -> float | None:
+    """The typical run's figure: a run slowed by the machine's other work moves a median less than a mean."""
+    values = [r[key] for r in runs if r[key] is not None]
+    return median(values) if values else None
 
 
 def _max_of(runs: list[dict], key: str) -> float | None:
@@ -140,6 +159,7 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         **system,
         "framework_version": None if first is None else _text(first.value(LK.FRAMEWORK_VERSION)),
         "compile_mode": None if first is None else _text(first.value(LK.COMPILE_MODE)),
+        **processes(first),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
         "quality_metric": tree.task(training.task).quality["metric"],
         "quality_target": tree.task(training.task).quality["target"],
@@ -147,6 +167,8 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         "failed_runs": sum(r["time_to_target_s"] is None for r in runs),
         "time_to_target_s": times,
         "time_to_first_step_s": _mean_of(runs, "time_to_first_step_s"),
+        "train_samples_per_s": _median_of(runs, "train_samples_per_s"),
+        "step_time_ms": _median_of(runs, "step_time_ms"),
         "peak_host_memory_mib": _max_of(runs, "peak_host_memory_mib"),
         "peak_device_memory_mib": _max_of(runs, "peak_device_memory_mib"),
         "energy_per_run_j": _mean_of(runs, "energy_j"),

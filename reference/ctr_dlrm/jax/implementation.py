@@ -12,6 +12,11 @@ arrays, takes `jax.value_and_grad` of the loss and applies the update. The
 learning rate is `optax.inject_hyperparams` state, written by the step from
 its argument, so a new LR every step reuses the same compiled step.
 Eager mode calls the same functions without jax.jit (op-by-op dispatch).
+
+With N processes (`levelfield train --nproc N`) the same step runs on global
+arrays (reference/jax_parallel.py): state and training set replicated, the
+batch split over the processes' devices, and XLA all-reduces the gradient;
+predict uses this process's copy of the parameters (only rank 0 predicts).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.jax_optimizers import adam
+from levelfield.reference.jax_parallel import local_device, placement
 from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 
 
@@ -53,12 +59,14 @@ class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "jax"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): jax.devices()[0] is the GPU when one is present.
-        self._device = jax.devices()[0]
+        # GPU path untested here (CPU-only machine): this process's first device is its GPU when it has one.
+        self._device = local_device()
         self.device = device or str(self._device)
+        self.place = placement(self._device)  # one device, or data-parallel over N processes
         self.model = DLRMSmall()
         fixed = recipe.fixed
         if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; optax.adamw's is not
@@ -66,7 +74,7 @@ class Implementation(BaseImplementation):
         self.tx = adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
         if mode == COMPILED:
             # The state is donated: its buffers are reused for the updated state.
-            self._step = jax.jit(_train_step, donate_argnums=0)
+            self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
             self._forward = jax.jit(_predict_batch, static_argnums=0)
         else:
             self._step, self._forward = _train_step, _predict_batch
@@ -84,10 +92,10 @@ class Implementation(BaseImplementation):
         state = train_state.TrainState.create(apply_fn=self.model.apply, params=to_params(weights), tx=self.tx)
         # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
         # step's outputs are: otherwise the second step sees different argument types and recompiles.
-        self.state = jax.device_put(state, self._device)
+        self.state = self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
-        return to_neutral(self.state.params)
+        return to_neutral(self.place.local(self.state.params))
 
     # -- inference ----------------------------------------------------------------
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -98,20 +106,23 @@ class Implementation(BaseImplementation):
         compiles a handful of shapes only. Eager mode runs the exact shape.
         """
         n = check_inputs(inputs)
+        # This process's copy: with N processes only rank 0 predicts, and must not wait for the others.
+        params = self.place.local(self.state.params)
         outputs = []
         for start, stop, size in predict_chunks(n):
             if self.mode != COMPILED:
                 size = stop - start
             dense = jax.device_put(pad_rows(inputs["dense"][start:stop], size), self._device)
             sparse = jax.device_put(pad_rows(inputs["sparse"][start:stop], size), self._device)
-            outputs.append(self._forward(self.model.apply, self.state.params, dense, sparse))
+            outputs.append(self._forward(self.model.apply, params, dense, sparse))
         return host_rows(outputs, predict_chunks(n))
 
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
+        # Every process holds the whole training set; each step gathers its rows on the device.
         self._train = tuple(
-            jax.device_put(np.asarray(a, dtype), self._device)
+            self.place.replicate(np.asarray(a, dtype))
             for a, dtype in ((inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32))
         )
 
@@ -122,7 +133,7 @@ class Implementation(BaseImplementation):
         def step(state, rows, lr):
             return self._step(state, self._train, rows, lr)
 
-        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._device)
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
         return losses
 
     def hyperparameters(self) -> dict:

@@ -14,6 +14,11 @@ batch from the training tensors on the device, so only row indices and rates
 cross from the host. The step's signature never changes (the data tensors,
 int64 [B] rows, a float32 scalar LR), so it is traced once per batch size; the
 per-step LR goes into the optimizer's learning-rate variable inside the step.
+
+Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+optimizer are mirrored by MultiWorkerMirroredStrategy and the optimizer sums
+the ranks' gradients of loss / N (tf_steps.py `train_step`), their mean; the
+embeddings' gradients are made dense before that all-reduce (tf_steps.py).
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchAdam
-from levelfield.reference.tf_steps import determinism_settings, run_steps
+from levelfield.reference.tf_parallel import scale_loss_for_distribution, strategy_scope
+from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "tensorflow"
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -44,7 +51,7 @@ class Implementation(BaseImplementation):
         fixed = recipe.fixed
         if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; Keras' is decoupled
             raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
-        with tf.device(self.device):
+        with tf.device(self.device), strategy_scope():  # mirrored under --nproc N
             self.model = build_model()
             self.optimizer = TorchAdam(
                 learning_rate=recipe.learning_rate,
@@ -55,11 +62,9 @@ class Implementation(BaseImplementation):
             self.optimizer.build(self.model.trainable_variables)
         # Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form).
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
-        if mode == COMPILED:
-            self._step = tf.function(self._train_step, jit_compile=True)
-            self._forward = tf.function(self._predict_batch, jit_compile=True)
-        else:
-            self._step, self._forward = self._train_step, self._predict_batch
+        # (dense, sparse, labels, rows, lr) -> loss
+        self._step = train_step(self._gradients, self._apply, mode == COMPILED)
+        self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
         self._train = None  # (dense, sparse, labels) tensors on self.device
 
     def version(self) -> str:
@@ -116,16 +121,23 @@ class Implementation(BaseImplementation):
                 tf.constant(np.asarray(labels, np.float32)),
             )
 
-    def _train_step(self, dense, sparse, labels, rows, lr):
-        """One Adam step on the batch `rows` (int64 [B]) with learning rate `lr`; returns the loss."""
+    def _gradients(self, dense, sparse, labels, rows):
+        """The loss on the batch `rows` (int64 [B]) and its gradients."""
         batch = {"dense": tf.gather(dense, rows), "sparse": tf.gather(sparse, rows)}
         variables = self.model.trainable_variables
         with tf.GradientTape() as tape:
             loss = self.loss_fn(tf.gather(labels, rows), self.model(batch, training=True))
-        gradients = tape.gradient(loss, variables)
+            # Under --nproc N a Keras loss is divided by N, so that the optimizer's all-reduced SUM of the
+            # ranks' gradients is their mean; Keras skips that for a loss already reduced to a scalar, as
+            # BCE over [B] logits is (its mean over the last axis is the batch mean): divide here as Keras
+            # does elsewhere. Nothing happens in one process.
+            loss = scale_loss_for_distribution(loss)
+        return loss, tape.gradient(loss, variables)
+
+    def _apply(self, gradients, lr) -> None:
+        """One Adam step with learning rate `lr` (the gradients all-reduced by the optimizer under --nproc N)."""
         self.optimizer.learning_rate.assign(lr)
-        self.optimizer.apply_gradients(zip(gradients, variables, strict=True))
-        return loss
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self._train is None:

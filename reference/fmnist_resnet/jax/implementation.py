@@ -12,6 +12,16 @@ inject_hyperparams: g + wd * p, then trace (buf = momentum * buf + g, from a
 zero buffer, so buf = g at step 1), then p - lr * buf, as torch.optim.SGD.
 The learning rate is written into the optimizer state inside the jitted step,
 from an argument, so changing it never recompiles.
+
+With N processes (`levelfield train --nproc N`, reference/jax_parallel.py)
+the step runs on global arrays: state and training set replicated, the batch
+split over the processes' devices, XLA all-reducing the gradient. Batch norm
+is then global on every device type: the batch axis flax's BatchNorm averages
+over is the global batch's, so XLA all-reduces the statistics too and the
+step is one process's step (tests/test_multiprocess_step.py). That is JAX's
+idiom (the model sees the global batch; no per-device code, no
+SyncBatchNorm); per-process statistics would need the step rewritten under
+shard_map with a per-device batch axis. predict uses this process's copy.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_c
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_optimizers import sgd_with_l2
+from levelfield.reference.jax_parallel import local_device, placement
 from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 
 
@@ -40,14 +51,17 @@ class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "jax"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
+    # The step sees the global batch (one array over every process), so BatchNorm's statistics are global.
+    batch_norm_spans = {"cpu": "global", "cuda": "global"}
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         fixed = recipe.fixed
-        # GPU path untested here (CPU-only machine): arrays are placed on jax.devices()[0].
-        devices = {str(d): d for d in jax.devices()}
-        self._jax_device = devices[device] if device else jax.devices()[0]
+        # GPU path untested here (CPU-only machine): arrays are placed on this process's first device.
+        self._jax_device = local_device(device)
         self.device = str(self._jax_device)
+        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         self.model = ResNetSmall()
         self.nesterov = bool(fixed["nesterov"])
         self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
@@ -58,7 +72,9 @@ class Implementation(interface.Implementation):
         )
         compiled = mode == interface.COMPILED
         # donate the state: its buffers are reused for the next state instead of copied.
-        self._step = jax.jit(self._train_step, donate_argnums=0) if compiled else self._train_step
+        self._step = (
+            jax.jit(self._train_step, donate_argnums=0, **self.place.jit_options) if compiled else self._train_step
+        )
         self._forward = jax.jit(self._predict_batch) if compiled else self._predict_batch
         self.state = None
         self.train_images = self.train_labels = None
@@ -76,10 +92,10 @@ class Implementation(interface.Implementation):
         )
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
-        self.state = jax.device_put(state, self._jax_device)
+        self.state = self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
-        return to_neutral({"params": self.state.params, "batch_stats": self.state.batch_stats})
+        return to_neutral(self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats}))
 
     def _predict_batch(self, params, batch_stats, images):
         return self.model.apply({"params": params, "batch_stats": batch_stats}, images, train=False)
@@ -93,17 +109,18 @@ class Implementation(interface.Implementation):
         """
         images = inputs["images"]
         chunks = predict_chunks(len(images))
+        # This process's copy: with N processes only rank 0 predicts, and must not wait for the others.
+        params, batch_stats = self.place.local((self.state.params, self.state.batch_stats))
         outputs = []
         for start, stop, size in chunks:
             x = jax.device_put(pad_rows(images[start:stop], size)[..., None], self._jax_device)  # NHWC
-            outputs.append(self._forward(self.state.params, self.state.batch_stats, x))
+            outputs.append(self._forward(params, batch_stats, x))
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_images = jax.device_put(
-            np.asarray(inputs["images"], np.float32)[..., None], self._jax_device
-        )  # [N, 28, 28, 1]
-        self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)  # [N]
+        # Every process holds the whole training set; each step gathers its rows on the device.
+        self.train_images = self.place.replicate(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
+        self.train_labels = self.place.replicate(np.asarray(labels, np.int32))  # [N]
 
     @staticmethod
     def _train_step(state: TrainState, images, labels, rows, learning_rate):
@@ -129,7 +146,7 @@ class Implementation(interface.Implementation):
         def step(state, rows, lr):
             return self._step(state, self.train_images, self.train_labels, rows, lr)
 
-        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
         return losses
 
     def hyperparameters(self) -> dict:

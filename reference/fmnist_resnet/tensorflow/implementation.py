@@ -13,6 +13,18 @@ with that step's row indices (int32 [B]) and learning rate, made tensors once
 per call on the host, and the step gathers the batch on the device. The
 learning rate is an argument of the step (assigned to the optimizer's variable
 inside it), so changing it never retraces.
+
+Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+optimizer are mirrored by MultiWorkerMirroredStrategy, each rank computes the
+gradient of its share of the global batch, and Keras averages the ranks'
+gradients (tf_steps.py `train_step`). Batch norm is per process on every
+device: Keras' BatchNormalization normalises each replica's share unless it is
+built with synchronized=True, and unsynchronised batch norm is TensorFlow's
+default under a strategy (as in the TF Model Garden's ResNet, whose sync BN is
+an opt-in flag). It also keeps the compiled forward pass free of collectives,
+which XLA cannot compile on a CPU; MLPerf's ResNet and the rules 1.1 spans
+allow it, and the log states it (model_bn_span = B / N). Each rank's moving
+statistics are its own: rank 0 evaluates with those of its shares.
 """
 
 from __future__ import annotations
@@ -26,13 +38,18 @@ from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_steps import determinism_settings, run_steps
+from levelfield.reference.tf_parallel import strategy_scope
+from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "tensorflow"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
+    # Keras' BatchNormalization under a strategy normalises each replica's share (synchronized=False, its
+    # default): see the module docstring.
+    batch_norm_spans = {"cpu": "per_process", "cuda": "per_process"}
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -40,13 +57,13 @@ class Implementation(interface.Implementation):
         # GPU path untested here (CPU-only machine): it only places tensors and ops on the first GPU.
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
-        with tf.device(self.device):
+        with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             self.model = ResNetSmall()
         # Mean over the batch of softmax cross-entropy on logits.
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
-        with tf.device(self.device):
+        with tf.device(self.device), strategy_scope():
             self.optimizer = TorchSGD(
                 learning_rate=recipe.learning_rate,
                 momentum=fixed["momentum"],
@@ -54,7 +71,7 @@ class Implementation(interface.Implementation):
                 nesterov=fixed["nesterov"],
             )
             self.optimizer.build(self.model.trainable_variables)
-        self._step = tf.function(self._train_step, jit_compile=True) if compiled else self._train_step
+        self._step = train_step(self._gradients, self._apply, compiled)  # (images, labels, rows, lr) -> loss
         self.train_images = self.train_labels = None
 
     def _new_optimizer(self) -> None:
@@ -100,17 +117,18 @@ class Implementation(interface.Implementation):
             self.train_images = tf.constant(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
             self.train_labels = tf.constant(np.asarray(labels, np.int32))  # [N]
 
-    def _train_step(self, images, labels, rows, learning_rate):
-        """One SGD step on rows [batch] of the resident training set; returns the loss before the update."""
+    def _gradients(self, images, labels, rows):
+        """The loss on rows [batch] of the resident training set and its gradients."""
         x = tf.gather(images, rows)
         y = tf.gather(labels, rows)
         with tf.GradientTape() as tape:
             loss = self.loss_fn(y, self.model(x, training=True))
-        variables = self.model.trainable_variables
-        grads = tape.gradient(loss, variables)
+        return loss, tape.gradient(loss, self.model.trainable_variables)
+
+    def _apply(self, grads, learning_rate) -> None:
+        """One SGD update with `grads` (all-reduced by the optimizer under --nproc N)."""
         self.optimizer.learning_rate = learning_rate
-        self.optimizer.apply_gradients(zip(grads, variables, strict=True))
-        return loss
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:

@@ -16,6 +16,11 @@ optimizer state, where the step writes each step's rate from an argument, so
 it never recompiles. The step and predict functions are module-level and the
 optimizer is built once per configuration, so every Implementation in a
 process (e.g. the 5 runs of a task) shares one compiled program per shape.
+
+With N processes (`levelfield train --nproc N`) the same step runs on global
+arrays (reference/jax_parallel.py): state and training set replicated, the
+batch split over the processes' devices, and XLA all-reduces the gradient;
+predict uses this process's copy of the parameters (only rank 0 predicts).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from flax.training.train_state import TrainState
 
 from levelfield.reference import interface
 from levelfield.reference.jax_optimizers import adamw
+from levelfield.reference.jax_parallel import local_device, placement
 from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
 from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
@@ -67,16 +73,15 @@ class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "jax"
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         fixed = recipe.fixed
-        # GPU path untested here (CPU-only machine): arrays are placed on jax.devices()[0].
-        devices = {str(d): d for d in jax.devices()}
-        if device is not None and device not in devices:
-            raise ValueError(f"no JAX device named {device!r} (have {', '.join(devices)})")
-        self._jax_device = devices[device] if device else jax.devices()[0]
+        # GPU path untested here (CPU-only machine): arrays are placed on this process's first device.
+        self._jax_device = local_device(device)
         self.device = str(self._jax_device)
+        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         self.model = MODEL
         self.tx = adamw(
             float(recipe.learning_rate),
@@ -87,6 +92,8 @@ class Implementation(interface.Implementation):
         )
         compiled = mode == interface.COMPILED
         self._step = _train_step_jit if compiled else _train_step
+        if compiled and self.place.jit_options:  # N processes: the step's outputs stay replicated
+            self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
         self._forward = _predict_batch_jit if compiled else _predict_batch
         self.state = None
         self.train_tokens = self.train_labels = None
@@ -101,10 +108,10 @@ class Implementation(interface.Implementation):
         state = TrainState.create(apply_fn=self.model.apply, params=to_params(weights, self._jax_device), tx=self.tx)
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
-        self.state = jax.device_put(state, self._jax_device)
+        self.state = self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
-        return from_params(self.state.params)
+        return from_params(self.place.local(self.state.params))
 
     @property
     def params(self) -> dict:
@@ -119,15 +126,18 @@ class Implementation(interface.Implementation):
         """
         tokens = np.asarray(inputs["tokens"], np.int32)
         chunks = predict_chunks(len(tokens))
+        # This process's copy: with N processes only rank 0 predicts, and must not wait for the others.
+        params = self.place.local(self.state.params)
         outputs = [
-            self._forward(self.state.params, jax.device_put(pad_rows(tokens[start:stop], size), self._jax_device))
+            self._forward(params, jax.device_put(pad_rows(tokens[start:stop], size), self._jax_device))
             for start, stop, size in chunks
         ]
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_tokens = jax.device_put(np.asarray(inputs["tokens"], np.int32), self._jax_device)  # [N, 12]
-        self.train_labels = jax.device_put(np.asarray(labels, np.int32), self._jax_device)  # [N, 12]
+        # Every process holds the whole training set; each step gathers its rows on the device.
+        self.train_tokens = self.place.replicate(np.asarray(inputs["tokens"], np.int32))  # [N, 12]
+        self.train_labels = self.place.replicate(np.asarray(labels, np.int32))  # [N, 12]
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:
@@ -136,7 +146,7 @@ class Implementation(interface.Implementation):
         def step(state, rows, lr):
             return self._step(state, self.train_tokens, self.train_labels, rows, lr)
 
-        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self._jax_device)
+        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
         return losses
 
     def hyperparameters(self) -> dict:

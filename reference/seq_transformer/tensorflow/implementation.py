@@ -21,6 +21,11 @@ p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). Keras' own decoupled
 decay (p -= lr*wd*p, before the update, on every trainable variable) is
 already torch's. Embedding gradients are densified: torch's AdamW updates
 every row (moments decay, weight decay) whether it was looked up or not.
+
+Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+optimizer are mirrored by MultiWorkerMirroredStrategy: Keras divides the loss
+by N in each replica and the optimizer sums the ranks' gradients, their mean
+(tf_steps.py `train_step`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.tf_optimizers import TorchAdamW
-from levelfield.reference.tf_steps import determinism_settings, run_steps
+from levelfield.reference.tf_parallel import strategy_scope
+from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 _TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)  # tokens or labels [N, 12]
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
@@ -46,13 +52,14 @@ class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "tensorflow"
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         # GPU path untested here (CPU-only machine): it only places variables and steps on the first GPU.
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
-        with tf.device(self.device):
+        with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             self.model = build_model()
         # Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels).
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
@@ -64,13 +71,10 @@ class Implementation(interface.Implementation):
             if mode == interface.COMPILED
             else self._predict_batch
         )
-        self._new_optimizer()
-
-    def _new_optimizer(self) -> None:
-        fixed = self.recipe.fixed
-        with tf.device(self.device):
+        fixed = recipe.fixed
+        with tf.device(self.device), strategy_scope():
             self.optimizer = TorchAdamW(
-                learning_rate=self.recipe.learning_rate,
+                learning_rate=recipe.learning_rate,
                 beta_1=fixed["beta1"],
                 beta_2=fixed["beta2"],
                 epsilon=fixed["epsilon"],
@@ -78,12 +82,19 @@ class Implementation(interface.Implementation):
                 amsgrad=False,
             )
             self.optimizer.build(self.model.trainable_variables)  # slots exist before any trace
-        # A new optimizer means new variables, so a new traced step (one trace for any data size).
-        self._step = (
-            tf.function(self._train_step, jit_compile=True, input_signature=[_TOKENS, _TOKENS, _ROWS, _LR])
-            if self.mode == interface.COMPILED
-            else self._train_step
+        # One trace for any data size; `load` resets the optimizer's variables in place, so never again.
+        self._step = train_step(
+            self._gradients, self._apply, mode == interface.COMPILED, [_TOKENS, _TOKENS, _ROWS, _LR]
         )
+
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state: step count, moments and LR zeroed (the LR is assigned at every step).
+
+        The same variables, not a new optimizer: new variables would mean a new traced step, and so an XLA
+        compilation inside the timed run after the trainer's warm-up reloads the weights (5 s here).
+        """
+        for variable in self.optimizer.variables:
+            variable.assign(tf.zeros_like(variable))
 
     def version(self) -> str:
         return tf.__version__
@@ -120,15 +131,18 @@ class Implementation(interface.Implementation):
             self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))  # int32 [N, 12]
             self.train_labels = tf.constant(np.asarray(labels, np.int32))  # int32 [N, 12]
 
-    def _train_step(self, tokens, labels, rows, lr):
-        """One AdamW step on rows [B] of tokens / labels [N, 12]; returns the loss before the update."""
-        self.optimizer.learning_rate.assign(lr)  # read by the decay and by update_step
+    def _gradients(self, tokens, labels, rows):
+        """The loss on rows [B] of tokens / labels [N, 12] (before the update) and its gradients."""
         x, y = tf.gather(tokens, rows), tf.gather(labels, rows)  # [B, 12]
         with tf.GradientTape() as tape:
             loss = self.loss_fn(y, self.model(x, training=True))  # logits [B, 12, 10]
+        return loss, tape.gradient(loss, self.model.trainable_variables)
+
+    def _apply(self, gradients, lr) -> None:
+        """One AdamW step (the gradients all-reduced by the optimizer under --nproc N)."""
+        self.optimizer.learning_rate.assign(lr)  # read by the decay and by update_step
         variables = self.model.trainable_variables
-        self.optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
-        return loss
+        self.optimizer.apply_gradients(zip(gradients, variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_tokens is None:

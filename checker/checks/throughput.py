@@ -1,0 +1,88 @@
+"""A training log's throughput figures against the log's own clock.
+
+The trainer logs the timed steps' samples per second and median step time
+(reference/harness/throughput.py). Both come from timers inside the training
+time the log itself records: run_start to run_stop, less the evaluations
+(eval_start to eval_stop). The samples trained over that time give a rate the
+logged one must come close to: the timed calls cover all of it but the loop's
+own bookkeeping (a progress bar, the data order), so an honest rate is at most
+MAX_RATE_OVER_LOG times the log's; a higher one was not measured by this run.
+That bookkeeping is a few milliseconds per evaluation, whatever the speed of
+the steps, so the log's clock tells only over a long enough training time,
+MIN_CHECKED_S. Measured on this 2-core CPU: a demo run of fmnist-resnet in JAX
+(161 s of training) logged 1.0003 times its log's rate; smoke runs of
+ctr-dlrm (43 ms to 1.3 s of training) 1.01 to 1.54 times, which is why they
+are not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from mlperf_logging.mllog import constants as K
+
+from levelfield.checker.checks.training import training_logs
+from levelfield.checker.findings import Finding, check
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.parse import MllogFile, finite_number, plain_int
+
+if TYPE_CHECKING:
+    from levelfield.checker.engine import Context
+    from levelfield.checker.records import Submission
+
+MAX_RATE_OVER_LOG = 1.25
+MIN_CHECKED_S = 10.0  # shorter training times are left unjudged: the loop's own milliseconds dominate them
+# Each timestamp is whole milliseconds: the training time read from the log may be short by this per interval.
+_MS_ROUNDING = 1.0
+_ENDED_AT_AN_EVALUATION = ("target reached", "max epochs", "calibration stop")
+
+
+def log_rate(log: MllogFile) -> tuple[float, float] | None:
+    """(samples per second the log's clock allows, the training seconds it is over), or None when the run
+    did not end at an evaluation or the log lacks what it needs (other checks report that)."""
+    start, stop, samples = log.first(K.RUN_START), log.last(K.RUN_STOP), log.value(K.TRAIN_SAMPLES)
+    evals = log.all(K.EVAL_ACCURACY)
+    if start is None or stop is None or not evals or not plain_int(samples):
+        return None
+    if not isinstance(stop.metadata, dict) or stop.metadata.get("reason") not in _ENDED_AT_AN_EVALUATION:
+        return None
+    epoch_num = evals[-1].metadata.get(K.EPOCH_NUM) if isinstance(evals[-1].metadata, dict) else None
+    times = [start.time_ms, stop.time_ms]
+    pairs = list(zip(log.all(K.EVAL_START), log.all(K.EVAL_STOP), strict=False))
+    times += [t for pair in pairs for t in (pair[0].time_ms, pair[1].time_ms)]
+    if not finite_number(epoch_num) or not all(finite_number(t) for t in times):
+        return None
+    training_ms = stop.time_ms - start.time_ms - sum(b.time_ms - a.time_ms for a, b in pairs)
+    training_ms += _MS_ROUNDING * (1 + 2 * len(pairs))  # the longest the rounded stamps allow
+    if training_ms <= 0:
+        return None
+    return samples * epoch_num / (training_ms / 1000), training_ms / 1000
+
+
+@check("TRN023", "throughput-beyond-the-log", area="training")
+def throughput_beyond_the_log(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training log's levelfield_train_samples_per_s is more than 1.25 times the rate its own clock
+    allows: the samples trained (train_samples x the last evaluation's epoch_num) over the time from
+    run_start to run_stop without the evaluations, where that time is at least 10 s.
+    Why: the throughput shown beside the time to train must be the run's; the timed steps lie inside that
+    time, so a rate far above it was not measured there.
+    Bad: levelfield_train_samples_per_s 9000 where the log trained 240,000 samples in 40 s (6,000/s).
+    Fix: submit the logs `levelfield train` wrote, unedited.
+    """
+    for _training, log in training_logs(sub):
+        line = log.first(LK.TRAIN_SAMPLES_PER_S)
+        allowed = log_rate(log)
+        if line is None or allowed is None or not finite_number(line.value):
+            continue
+        rate, seconds = allowed
+        if seconds >= MIN_CHECKED_S and line.value > MAX_RATE_OVER_LOG * rate:
+            yield Finding.at(
+                log.path,
+                f"{LK.TRAIN_SAMPLES_PER_S} is above what the log's own clock allows ({rate:.0f} samples/s over "
+                f"{seconds:.3f} s of training)",
+                line=line.lineno,
+                found=line.value,
+                expected=f"at most {MAX_RATE_OVER_LOG:g} x {rate:.0f}",
+                hint="submit the logs `levelfield train` wrote, unedited",
+            )

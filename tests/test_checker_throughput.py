@@ -1,0 +1,44 @@
+"""A training log's throughput against the log's own clock (TRN023), and the trainer's throughput record.
+
+The failing case lives with the other plants (tests/throughput_plants.py, test_checker_fixtures.py); here
+are its passing twins: an honest rate over a long enough training time, and any rate over a time too short
+to judge.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_checker_fixtures import EXAMPLE
+
+from levelfield.checker.engine import check_tree
+from levelfield.ground import mllog_keys as LK
+from levelfield.reference.harness.throughput import Throughput
+from tests.node_plants import log_beside_world_size
+from tests.submission_edit import copy_tree, reseal
+from tests.throughput_plants import MIN_CHECKED_S, log_rate_of, stretch_training
+
+
+def _tree_with_rate(tmp_path, *, stretch_s: float, times_the_log: float) -> list:
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    log = next(tree.rglob("ctr-dlrm/pytorch/training/result_0.txt"))
+    stretch_training(log, stretch_s)
+    log_beside_world_size(log, LK.TRAIN_SAMPLES_PER_S, times_the_log * log_rate_of(log))
+    reseal(tree)
+    return check_tree(tree).active
+
+
+def test_a_rate_the_log_allows_passes(tmp_path):
+    assert _tree_with_rate(tmp_path, stretch_s=2 * MIN_CHECKED_S, times_the_log=1.1) == []
+
+
+def test_a_training_time_too_short_to_judge_is_not_judged(tmp_path):
+    assert _tree_with_rate(tmp_path, stretch_s=0, times_the_log=3) == []
+
+
+def test_the_rate_is_global_batches_over_the_timed_calls_and_the_step_time_their_median():
+    timed = Throughput(global_batch_size=256)
+    assert (timed.samples_per_s(), timed.step_time_ms()) == (None, None)
+    for steps, seconds in ((10, 1.0), (10, 1.2), (5, 2.5), (0, 0.3)):  # a call slowed 5x; an empty call
+        timed.add(steps, seconds)
+    assert timed.samples_per_s() == pytest.approx(256 * 25 / 4.7)
+    assert timed.step_time_ms() == pytest.approx(120.0)  # the median of 100, 120 and 500 ms
