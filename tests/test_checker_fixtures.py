@@ -577,11 +577,10 @@ def plant_acc003(tree, tmp):
     edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
 
 
-from tests.node_plants import plant_sys008, plant_trn022  # noqa: E402, F401
-from tests.signature_plants import plant_sig001, plant_sig002, plant_sig003, plant_sig004, plant_sig005  # noqa: E402, F401
-from tests.throughput_plants import plant_trn023  # noqa: E402, F401
+from tests import node_plants, signature_plants, throughput_plants  # noqa: E402 - plants kept beside their checks
 
-PLANTS = {name[len("plant_") :].upper(): fn for name, fn in globals().items() if name.startswith("plant_")}
+_SCOPES = (globals(), vars(node_plants), vars(signature_plants), vars(throughput_plants))
+PLANTS = {n[len("plant_") :].upper(): fn for scope in _SCOPES for n, fn in scope.items() if n.startswith("plant_")}
 
 
 @pytest.mark.parametrize("code", sorted(PLANTS))
