@@ -26,7 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from flax import linen as nn
 
 from levelfield.reference.interface import determinism_record
 from levelfield.reference.jax_parallel import DataParallel, OneDevice
@@ -80,3 +82,20 @@ def determinism_settings(mode: str) -> dict:
         },
         threads={"schedulable_cpus": len(os.sched_getaffinity(0))},
     )
+
+
+# Rules precision -> the Flax modules' computation dtype (param_dtype stays float32: float32 master weights).
+# fp16 would need a loss scale, which Flax leaves to the user (the ImageNet example's dynamic_scale).
+COMPUTE_DTYPES = {"fp32": jnp.float32, "bf16": jnp.bfloat16}
+
+
+def precision_in_use(model: nn.Module, params: Any) -> str:
+    """The rules' name of what runs, read back from the module's dtype and its parameters' dtypes: fp32 or
+    bf16 (float32 parameters, bfloat16 computation); anything else by its dtypes, which no rules allow."""
+    dtypes = {jnp.dtype(p.dtype) for p in jax.tree.leaves(params)}
+    compute = jnp.dtype(model.dtype)
+    if dtypes <= {jnp.dtype(jnp.float32)}:
+        for name, dtype in COMPUTE_DTYPES.items():
+            if jnp.dtype(dtype) == compute:
+                return name
+    return ",".join(sorted(map(str, dtypes | {compute})))

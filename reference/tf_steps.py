@@ -35,6 +35,7 @@ import tensorflow as tf
 from tensorflow.python.framework.config import is_op_determinism_enabled
 
 from levelfield.reference.interface import determinism_record
+from levelfield.reference.keras_backend import keras
 from levelfield.reference.tf_parallel import distributed, local_loss, replicated
 
 
@@ -114,3 +115,21 @@ def determinism_settings(mode: str) -> dict:
             "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
         },
     )
+
+
+# Rules precision -> Keras dtype policy (variables float32; computation float32 or bfloat16). fp16 would be
+# "mixed_float16" with the optimizer wrapped in keras.optimizers.LossScaleOptimizer.
+DTYPE_POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16"}
+
+
+def precision_in_use(model: keras.Model) -> str:
+    """The rules' name of what runs, read back from the dtype policies of the model's layers and the dtypes
+    of its variables: fp32 or bf16; anything else by the policies and dtypes found, which no rules allow."""
+    # _flatten_layers: Keras 3's own walk over nested layers (it has no public one).
+    policies = {layer.dtype_policy.name for layer in model._flatten_layers(include_self=False) if layer.weights}
+    dtypes = {v.dtype for v in model.variables}
+    if dtypes == {"float32"} and len(policies) == 1:
+        for name, policy in DTYPE_POLICIES.items():
+            if policies == {policy}:
+                return name
+    return ",".join(sorted(policies | dtypes))

@@ -60,3 +60,29 @@ def determinism_settings(mode: str) -> dict:
         # OpenMP's pool for one op, and the pool that runs independent ops (torch.jit's fork) side by side.
         threads={"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
     )
+
+
+# Rules precision -> autocast's compute dtype; fp32: autocast off. (fp16 would add torch.amp.GradScaler.)
+AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16}
+
+
+def autocast(device: str | torch.device, precision: str) -> torch.autocast:
+    """PyTorch's mixed-precision idiom (torchvision references' --amp): the forward pass and loss run under
+    `torch.autocast`, which computes convs and matmuls in bfloat16 and keeps the float32 parameters, the
+    loss and batch norm's statistics (torch's autocast lists) in float32; the optimizer sees float32
+    gradients. One object, entered around every forward (it is reusable, not re-entrant)."""
+    dtype = AUTOCAST_DTYPES[precision]
+    kind = torch.device(device).type
+    return torch.autocast(device_type=kind, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+
+
+def precision_in_use(context: torch.autocast, model: torch.nn.Module) -> str:
+    """The rules' name of what runs, read back from the autocast context and the parameters: fp32 or bf16
+    (float32 parameters, autocast to bfloat16); anything else by its dtypes, which no rules allow."""
+    dtypes = {p.dtype for p in model.parameters()}
+    compute = context.fast_dtype if context._enabled else torch.float32
+    if dtypes == {torch.float32}:
+        for name, dtype in AUTOCAST_DTYPES.items():
+            if (dtype or torch.float32) == compute:
+                return name
+    return ",".join(sorted(map(str, dtypes | {compute})))

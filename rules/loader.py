@@ -258,11 +258,21 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
             problems.append(f"{where}: min {low} is above max {high}")
         if "choices" in spec and spec["default"] not in spec["choices"]:
             problems.append(f"{where}.default: expected one of {spec['choices']}, got {show(spec['default'])}")
+        named = name == "precision" or isinstance(spec["default"], str)
+        if named or any(isinstance(c, str) for c in spec.get("choices", [])):
+            # A named choice (precision): nothing between two names, so choices only, all names.
+            if "choices" not in spec or low is not None or high is not None:
+                problems.append(f"{where}: a named tunable takes choices only, got {sorted(spec)}")
+            elif not all(isinstance(c, str) for c in [*spec["choices"], spec["default"]]):
+                problems.append(f"{where}: expected names only in default and choices, got {spec}")
+            continue
         if (low is not None and spec["default"] < low) or (high is not None and spec["default"] > high):
             problems.append(f"{where}.default: expected a value within [{low}, {high}], got {show(spec['default'])}")
     overlap = set(raw["hyperparameters"]["fixed"]) & set(raw["hyperparameters"]["tunable"])
     for name in sorted(overlap):
         problems.append(f"$.hyperparameters: {name!r} is both fixed and tunable")
+    if "precision" not in {*raw["hyperparameters"]["fixed"], *raw["hyperparameters"]["tunable"]}:
+        problems.append("$.hyperparameters: 'precision' is neither fixed nor tunable (expected one of them)")
     training = raw["training"]
     if 2 * training["olympic_drop"] >= training["runs"]:
         problems.append(

@@ -17,14 +17,15 @@ from levelfield.commands import add_command, add_rules_options
 from levelfield.reference.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
-def _assignment(text: str) -> tuple[str, float]:
+def _assignment(text: str) -> tuple[str, float | str]:
+    """NAME=NUMBER (learning_rate=0.05) or NAME=CHOICE (precision=bf16); the rules judge the value."""
     name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER or NAME=CHOICE, got {text!r}")
     try:
-        if not sep:
-            raise ValueError
         return name.strip(), float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER, got {text!r}") from None
+        return name.strip(), value.strip()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,6 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
             "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
             "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
+            "levelfield train --task fmnist-resnet --framework jax --rules-version 1.1 --set precision=bf16 "
+            "--profile smoke --out runs/bf16",
             "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp",
             "levelfield train --task seq-transformer --framework tensorflow --nproc 2 --profile smoke --out runs/s2",
             "# on host 0 and host 1 of a two-host run (node 0 listens at 198.18.0.1:29400):",
@@ -80,7 +83,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="NAME=V",
-        help="a tunable hyperparameter (closed division: within the rules' bounds)",
+        help="a tunable hyperparameter (closed division: within the rules' bounds), e.g. learning_rate=0.05; "
+        "rules 1.1 fmnist-resnet: precision=bf16 (mixed precision) or fp32",
     )
     parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
     parser.add_argument("--division", default="closed", help="closed (default) or open")

@@ -224,6 +224,9 @@ class Trainer:
         except ValueError as e:
             raise UserError(f"{self.task.path}: {e}") from None
         self.impl_class = load_implementation(options.task_id, options.framework)
+        refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
+        if refusal:
+            raise UserError(f"{self.task.path}: {refusal}")
         self.inputs_module = task_module(self.task, "inputs")
         self.metric_module = task_module(self.task, "metric")
         self.spec_module = task_module(self.task, "model_spec")

@@ -29,7 +29,6 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from flax.training import train_state
@@ -40,7 +39,7 @@ from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_optimizers import sgd_with_l2
 from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
+from levelfield.reference.jax_steps import COMPUTE_DTYPES, determinism_settings, host_rows, precision_in_use, run_steps
 
 
 class TrainState(train_state.TrainState):
@@ -50,7 +49,8 @@ class TrainState(train_state.TrainState):
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "jax"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
+    precisions = ("fp32", "bf16")  # bf16: the Flax modules' dtype=bfloat16, param_dtype float32 (model.py)
     multiprocess_devices = ("cpu", "cuda")
     # The step sees the global batch (one array over every process), so BatchNorm's statistics are global.
     batch_norm_spans = {"cpu": "global", "cuda": "global"}
@@ -62,7 +62,8 @@ class Implementation(interface.Implementation):
         self._jax_device = local_device(device)
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
-        self.model = ResNetSmall()
+        # Training and predict run in the same precision (what was trained is what is served).
+        self.model = ResNetSmall(dtype=COMPUTE_DTYPES[recipe.precision])
         self.nesterov = bool(fixed["nesterov"])
         self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
             learning_rate=recipe.learning_rate,
@@ -154,7 +155,7 @@ class Implementation(interface.Implementation):
         # is its shortest decimal, so 0.9 reads back as 0.9, not 0.8999999761581421.
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
         hyper = {k: float(str(np.float32(v))) for k, v in jax.device_get(opt_state.hyperparams).items()}
-        dtypes = {p.dtype for p in jax.tree.leaves(self.state.params)} if self.state is not None else set()
+        params = self.state.params if self.state is not None else {}
         return {
             **self.recipe.as_dict(),
             "optimizer": "sgd",  # sgd_with_l2 is optax.sgd after coupled decay
@@ -162,5 +163,5 @@ class Implementation(interface.Implementation):
             "nesterov": self.nesterov,
             "weight_decay": hyper["weight_decay"],
             "loss": "softmax_cross_entropy",  # optax.softmax_cross_entropy_with_integer_labels, mean
-            "precision": "fp32" if dtypes <= {jnp.dtype("float32")} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model, params),
         }

@@ -39,13 +39,14 @@ from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
 from levelfield.reference.tf_parallel import strategy_scope
-from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
+from levelfield.reference.tf_steps import DTYPE_POLICIES, determinism_settings, precision_in_use, run_steps, train_step
 
 
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "tensorflow"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
+    precisions = ("fp32", "bf16")  # bf16: the Keras dtype policy mixed_bfloat16 (model.py)
     multiprocess_devices = ("cpu", "cuda")
     # Keras' BatchNormalization under a strategy normalises each replica's share (synchronized=False, its
     # default): see the module docstring.
@@ -58,7 +59,8 @@ class Implementation(interface.Implementation):
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
-            self.model = ResNetSmall()
+            # Training and predict run under the same policy (what was trained is what is served).
+            self.model = ResNetSmall(DTYPE_POLICIES[recipe.precision])
         # Mean over the batch of softmax cross-entropy on logits.
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
         compiled = mode == interface.COMPILED
@@ -145,7 +147,6 @@ class Implementation(interface.Implementation):
             and loss.reduction == "sum_over_batch_size"
             and loss.get_config().get("from_logits")
         )
-        dtypes = {v.dtype for v in self.model.trainable_variables}
         return {
             **self.recipe.as_dict(),
             "optimizer": "sgd" if isinstance(opt, TorchSGD) else type(opt).__name__.lower(),
@@ -153,5 +154,5 @@ class Implementation(interface.Implementation):
             "nesterov": opt.nesterov,
             "weight_decay": opt.coupled_weight_decay,
             "loss": "softmax_cross_entropy" if is_mean_xent else repr(loss),
-            "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model),
         }
