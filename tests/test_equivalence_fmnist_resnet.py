@@ -25,6 +25,22 @@ data seeds in brackets):
   inside the momentum buffer (Keras' SGD) moves weights by 3e-4 here, 30x
   PARAM_ATOL. Weight decay is too small to see in 3 such steps, so
   test_optimizer_update_matches_torch checks the configured optimizers alone.
+Mixed precision bf16 (rules 1.1; each framework's idiom: torch.autocast, Keras'
+mixed_bfloat16 policy, Flax dtype=bfloat16 with float32 params): bfloat16 keeps
+8 significant bits (relative rounding 2^-9 = 2e-3 per cast), so a logit ~1
+after ~10 layers of bf16 convs lands ~5e-3 from the float64 network. One
+tolerance each, 3x the worst seen on this 2-core CPU (compiled, 8 input seeds
+for the forward, 4 data seeds for the steps; worst in brackets):
+- BF16_FORWARD_ATOL 3e-2 on eval-mode logits, each framework against the
+  float64 numpy network [9.7e-3, jax; torch and TF 6.8e-3].
+- BF16_LOSS_ATOL 2e-3 on per-step losses and BF16_PARAM_ATOL 3e-3 on weights and
+  BN statistics after the same 3 steps, pairwise among the three bf16
+  frameworks and JAX's fp32 [losses 4.7e-4; weights 9.8e-4, all in BN
+  running statistics, which average bf16 activations; trainable weights move
+  by lr x grad ~1e-4 and differ far less].
+bf16 must be what ran: each framework's bf16 logits differ from the float64
+network by more than 100 x FORWARD_ATOL (a bf16 run that silently stayed fp32
+fails), the fp32 tolerances reject the bf16 steps, and the weights stay float32.
 BN running variance: torch updates it with the unbiased batch variance
 (n / (n - 1) times the biased one, n = batch x H x W of that layer), Flax and
 Keras with the biased one, and none of the three can be switched. Since n is
@@ -40,13 +56,19 @@ import numpy as np
 import pytest
 from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build, worst_pair
 
+from levelfield.ground.registry import load_implementation
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
+from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
+from levelfield.rules import load_suite
 
 TASK = "fmnist-resnet"
 FORWARD_ATOL = 1e-5
 LOSS_ATOL = 5e-6
 PARAM_ATOL = 1e-5
+BF16_FORWARD_ATOL = 3e-2
+BF16_LOSS_ATOL = 2e-3
+BF16_PARAM_ATOL = 3e-3
 
 BATCH = 32  # training batch and predict batch (a power of two: one predict bucket)
 STEPS = 3
@@ -254,3 +276,72 @@ def test_optimizer_update_matches_torch(impls):
     for fw, impl in impls.items():
         got = apply_configured_optimizer(fw, impl, param, grads, lrs)
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6, err_msg=fw)
+
+
+# --- mixed precision bf16 (rules 1.1), compiled: the mode a run trains in ---------------------------
+
+
+def build_precision(fw: str, precision: str, weights: dict):
+    """An implementation of rules 1.1's recipe with `precision`, compiled, loaded with `weights`."""
+    recipe = Recipe.from_task(load_suite("1.1").task(TASK), precision=precision)
+    impl = load_implementation(TASK, fw)(recipe, mode="compiled")
+    impl.load({k: v.copy() for k, v in weights.items()})
+    return impl
+
+
+@pytest.fixture(scope="module")
+def bf16_impls():
+    return {fw: build_precision(fw, "bf16", spec.init_weights(0)) for fw in FRAMEWORKS}
+
+
+def test_bf16_forward_is_bf16_and_within_its_tolerance(bf16_impls):
+    weights, images = forward_weights(), random_images(BATCH, seed=5)
+    reference = numpy_forward(weights, images)
+    outputs = predict_all(bf16_impls, weights, images)
+    for fw, impl in bf16_impls.items():
+        assert impl.hyperparameters()["precision"] == "bf16", fw  # read back from the framework's objects
+        assert outputs[fw].dtype == np.float32
+        worst = np.abs(outputs[fw] - reference).max()
+        assert 100 * FORWARD_ATOL < worst <= BF16_FORWARD_ATOL, (fw, worst)  # bf16 ran, and ran right
+
+
+def test_bf16_tolerance_catches_a_perturbed_weight(bf16_impls):
+    """A test of the test: one kernel element off by 1.0 in one framework, which moves the float64 logits
+    by well over BF16_FORWARD_ATOL, must be caught at that tolerance."""
+    weights = forward_weights()
+    perturbed = {k: v.copy() for k, v in weights.items()}
+    perturbed["block2.conv1.kernel"][1, 1, 3, 5] += 1.0
+    images = random_images(BATCH, seed=5)
+    assert np.abs(numpy_forward(perturbed, images) - numpy_forward(weights, images)).max() > 3 * BF16_FORWARD_ATOL
+    outputs = predict_all(bf16_impls, weights, images, override={"jax": perturbed})
+    with pytest.raises(AssertionError, match="jax"):
+        assert_close_across("bf16 eval-mode logits", outputs, BF16_FORWARD_ATOL)
+
+
+def test_bf16_sgd_steps_agree_with_each_other_and_fp32(bf16_impls):
+    initial = spec.init_weights(0)
+    images = random_images(TRAIN_ROWS, seed=6)
+    labels = np.random.default_rng(7).integers(0, spec.NUM_CLASSES, TRAIN_ROWS).astype(np.int64)
+    batches = batch_order(seed=8, epoch=0, num_samples=TRAIN_ROWS, batch_size=BATCH)[:STEPS]
+    impls = {
+        **{f"{fw} bf16": impl for fw, impl in bf16_impls.items()},
+        "jax fp32": build_precision("jax", "fp32", initial),
+    }
+    results = {}
+    for name, impl in impls.items():
+        impl.load({k: v.copy() for k, v in initial.items()})
+        impl.set_train_data({"images": images}, labels)
+        losses = impl.train_steps(batches, LEARNING_RATES)
+        exported = impl.export()
+        assert {v.dtype for v in exported.values()} == {np.dtype(np.float32)}, name  # float32 master weights
+        results[name] = (losses, exported)
+    losses, torch_weights = results["pytorch bf16"]
+    results["pytorch bf16"] = (losses, torch_var_as_biased(torch_weights, initial, BATCH, STEPS))
+    assert_training_equivalent(results, loss_atol=BF16_LOSS_ATOL, param_atol=BF16_PARAM_ATOL)
+    # The fp32 tolerances reject what bf16 changes: the comparison above is not fp32 in disguise.
+    with pytest.raises(AssertionError, match="fp32"):
+        assert_training_equivalent(
+            {"jax fp32": results["jax fp32"], "pytorch bf16": results["pytorch bf16"]},
+            loss_atol=LOSS_ATOL,
+            param_atol=PARAM_ATOL,
+        )
