@@ -58,7 +58,7 @@ def _predict_batch(apply_fn, params, dense, sparse):
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "jax"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):

@@ -44,7 +44,7 @@ _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entro
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "pytorch"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):

@@ -40,7 +40,7 @@ from levelfield.reference.tf_steps import determinism_settings, run_steps, train
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "tensorflow"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):

@@ -72,7 +72,7 @@ _predict_batch_jit = jax.jit(_predict_batch)
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "jax"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):

@@ -46,7 +46,7 @@ _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "pytorch"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):

@@ -51,7 +51,7 @@ _LR = tf.TensorSpec([], tf.float32)  # this step's learning rate
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "tensorflow"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
