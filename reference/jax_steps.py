@@ -85,7 +85,7 @@ def determinism_settings(mode: str) -> dict:
 
 
 # Rules precision -> the Flax modules' computation dtype (param_dtype stays float32: float32 master weights).
-# fp16 would need a loss scale, which Flax leaves to the user (the ImageNet example's dynamic_scale).
+# fp16 would add Flax's dynamic loss scale (flax.training.dynamic_scale, as the ImageNet example).
 COMPUTE_DTYPES = {"fp32": jnp.float32, "bf16": jnp.bfloat16}
 
 
