@@ -80,6 +80,7 @@ def precision_in_use(context: torch.autocast, model: torch.nn.Module) -> str:
     """The rules' name of what runs, read back from the autocast context and the parameters: fp32 or bf16
     (float32 parameters, autocast to bfloat16); anything else by its dtypes, which no rules allow."""
     dtypes = {p.dtype for p in model.parameters()}
+    # torch.autocast keeps its settings as fast_dtype and _enabled; it has no public getter for them.
     compute = context.fast_dtype if context._enabled else torch.float32
     if dtypes == {torch.float32}:
         for name, dtype in AUTOCAST_DTYPES.items():
