@@ -76,7 +76,7 @@ class Recipe:
 
     @property
     def precision(self) -> str:
-        """fp32 or bf16 (rules 1.1 fmnist-resnet's choices), fixed or chosen; fp32 where the rules predate it."""
+        """fp32, bf16 or fp16 (rules 1.1 fmnist-resnet's choices), fixed or chosen; fp32 where the rules predate it."""
         return self.named.get("precision", self.fixed.get("precision", "fp32"))
 
     def as_dict(self) -> dict:
@@ -97,7 +97,7 @@ class Implementation(abc.ABC):
     framework: ClassVar[str]
     # The fixed recipe choices the code is written for (rules names -> values); any other recipe is refused.
     implements: ClassVar[dict] = {}
-    # The precisions the code runs (Recipe.precision: fp32, bf16 = mixed with float32 master weights); any
+    # The precisions the code runs (Recipe.precision: fp32; bf16, fp16 = mixed with float32 master weights); any
     # other is refused.
     precisions: ClassVar[tuple[str, ...]] = ("fp32",)
     # Device types ("cpu", "cuda") on which N processes (`levelfield train --nproc N`) train the same

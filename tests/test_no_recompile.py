@@ -22,7 +22,6 @@ from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 
-
 # Every task in rules 1.0, and rules 1.1's mixed precision (bf16 compute, float32 state) for fmnist-resnet.
 STEP_CASES = [("fmnist-resnet", "1.0", {}), ("seq-transformer", "1.0", {}), ("ctr-dlrm", "1.0", {})]
 STEP_CASES += [("fmnist-resnet", "1.1", {"precision": "bf16"})]

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m pytest tests/test_precision.py -q
 
-Rules 1.1 makes fmnist-resnet's `precision` a named tunable (fp32, bf16); rules
+Rules 1.1 makes fmnist-resnet's `precision` a named tunable (fp32, bf16, fp16); rules
 1.0 and the other 1.1 tasks keep it fixed at fp32. The numbers each precision
 must agree to are tests/test_equivalence_fmnist_resnet.py's.
 """
@@ -25,7 +25,7 @@ from tests.submission_edit import copy_tree, edit_mllog, files, reseal, set_valu
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
 TASK = "fmnist-resnet"
-PRECISION = {"default": "fp32", "choices": ["fp32", "bf16"]}
+PRECISION = {"default": "fp32", "choices": ["fp32", "bf16", "fp16"]}
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -37,7 +37,7 @@ def edit(path: Path, old: str, new: str) -> None:
 # --- rules and recipe ----------------------------------------------------------------------------
 
 
-def test_rules_1_1_offer_bf16_for_fmnist_resnet_only_and_1_0_keep_fp32():
+def test_rules_1_1_offer_mixed_precision_for_fmnist_resnet_only_and_1_0_keep_fp32():
     assert load_suite("1.1").task(TASK).hyperparameters["tunable"]["precision"] == PRECISION
     for version in ("1.0", "1.1"):
         for task in load_suite(version).tasks.values():
@@ -49,22 +49,22 @@ def test_rules_1_1_offer_bf16_for_fmnist_resnet_only_and_1_0_keep_fp32():
     "old, new, message",
     [
         (
-            "precision: {default: fp32, choices: [fp32, bf16]}",
-            "precision: {default: fp32, min: 0, choices: [fp32, bf16]}",
+            "precision: {default: fp32, choices: [fp32, bf16, fp16]}",
+            "precision: {default: fp32, min: 0, choices: [fp32, bf16, fp16]}",
             "$.hyperparameters.tunable.precision: a named tunable takes choices only",
         ),
         (
-            "precision: {default: fp32, choices: [fp32, bf16]}",
-            "precision: {default: fp16, choices: [fp32, bf16]}",
-            "$.hyperparameters.tunable.precision.default: expected one of ['fp32', 'bf16'], got 'fp16'",
+            "precision: {default: fp32, choices: [fp32, bf16, fp16]}",
+            "precision: {default: fp8, choices: [fp32, bf16, fp16]}",
+            "$.hyperparameters.tunable.precision.default: expected one of ['fp32', 'bf16', 'fp16'], got 'fp8'",
         ),
         (
-            "precision: {default: fp32, choices: [fp32, bf16]}",
+            "precision: {default: fp32, choices: [fp32, bf16, fp16]}",
             "precision: {default: fp32, choices: [fp32, 16]}",
             "$.hyperparameters.tunable.precision: expected names only",
         ),
         (
-            "    precision: {default: fp32, choices: [fp32, bf16]}\n",
+            "    precision: {default: fp32, choices: [fp32, bf16, fp16]}\n",
             "",
             "$.hyperparameters: 'precision' is neither fixed nor tunable",
         ),
@@ -81,8 +81,9 @@ def test_the_recipe_carries_the_chosen_precision():
     assert Recipe.from_task(task).precision == "fp32"  # the default: the target was calibrated in fp32
     chosen = Recipe.from_task(task, precision="bf16")
     assert chosen.precision == "bf16" and chosen.as_dict()["precision"] == "bf16"
-    with pytest.raises(ValueError, match="precision: expected one of fp32, bf16, got 'fp16'"):
-        Recipe.from_task(task, precision="fp16")
+    assert Recipe.from_task(task, precision="fp16").precision == "fp16"
+    with pytest.raises(ValueError, match="precision: expected one of fp32, bf16, fp16, got 'fp8'"):
+        Recipe.from_task(task, precision="fp8")
     assert Recipe.from_task(load_suite("1.0").task(TASK)).precision == "fp32"  # from `fixed`
 
 
@@ -91,7 +92,10 @@ def test_the_recipe_carries_the_chosen_precision():
     [
         # rules 1.0 (the default) fixes precision
         (["--set", "precision=bf16"], "fmnist-resnet.yaml: not tunable in fmnist-resnet: precision"),
-        (["--rules-version", "1.1", "--set", "precision=fp16"], "precision: expected one of fp32, bf16, got 'fp16'"),
+        (
+            ["--rules-version", "1.1", "--set", "precision=fp8"],
+            "precision: expected one of fp32, bf16, fp16, got 'fp8'",
+        ),
         (["--rules-version", "1.1", "--set", "learning_rate=fast"], "expected numbers for the numeric tunables"),
         (["--rules-version", "1.1", "--set", "precision="], "expected NAME=NUMBER or NAME=CHOICE, got 'precision='"),
     ],

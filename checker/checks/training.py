@@ -279,7 +279,7 @@ def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Findin
     Why: the closed division compares frameworks on one recipe; a different recipe is a different
     benchmark (the open division allows it).
     Bad: opt_momentum 0.95 where the rules fix momentum at 0.9; levelfield_precision bf16 under rules 1.0
-    (fp32 fixed) or fp16 under rules 1.1 (choices fp32, bf16).
+    (fp32 fixed) or fp8 under rules 1.1 (choices fp32, bf16, fp16).
     Fix: use the rules' recipe (`levelfield rules show --task T`), tune only what is tunable.
     """
     if sub.division != "closed":
@@ -317,7 +317,7 @@ def _same(found, want) -> bool:
 
 
 def _allowed(found, spec: dict) -> bool:
-    if "choices" in spec:  # numbers (batch sizes) or names (rules 1.1 precision: fp32, bf16)
+    if "choices" in spec:  # numbers (batch sizes) or names (rules 1.1 precision: fp32, bf16, fp16)
         return any(_same(found, choice) for choice in spec["choices"])
     if not finite_number(found):
         return False

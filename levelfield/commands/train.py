@@ -84,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME=V",
         help="a tunable hyperparameter (closed division: within the rules' bounds), e.g. learning_rate=0.05; "
-        "rules 1.1 fmnist-resnet: precision=bf16 (mixed precision) or fp32",
+        "rules 1.1 fmnist-resnet: precision=bf16 or fp16 (mixed precision) or fp32",
     )
     parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
     parser.add_argument("--division", default="closed", help="closed (default) or open")

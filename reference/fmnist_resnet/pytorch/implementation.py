@@ -39,7 +39,13 @@ from levelfield.reference.torch_parallel import (
     distributed,
     peak_device_memory_mib,
 )
-from levelfield.reference.torch_steps import autocast, determinism_settings, precision_in_use, run_steps
+from levelfield.reference.torch_steps import (
+    autocast,
+    determinism_settings,
+    grad_scaler,
+    precision_in_use,
+    run_steps,
+)
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -50,7 +56,7 @@ class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "pytorch"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
-    precisions = ("fp32", "bf16")  # bf16: torch.autocast (torch_steps.autocast)
+    precisions = ("fp32", "bf16", "fp16")  # torch.autocast; fp16 with torch.amp.GradScaler (torch_steps.py)
     multiprocess_devices = ("cpu", "cuda")
     # SyncBatchNorm exists for CUDA only: on a CPU each rank's BatchNorm sees its 1/N of the global batch.
     batch_norm_spans = {"cpu": "per_process", "cuda": "global"}
@@ -81,6 +87,7 @@ class Implementation(interface.Implementation):
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
+        self.scaler = grad_scaler(self.device, self.recipe.precision)  # fp16's loss scale, from its start
         # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
         self.optimizer = torch.optim.SGD(
             self.model.parameters(),
@@ -133,7 +140,7 @@ class Implementation(interface.Implementation):
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device); under
-        autocast (bf16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
+        autocast (bf16, fp16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
         with self._autocast:
             return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
 
@@ -141,7 +148,9 @@ class Implementation(interface.Implementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
+        return run_steps(
+            self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler
+        )
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
@@ -161,5 +170,5 @@ class Implementation(interface.Implementation):
                 and self.criterion.label_smoothing == 0.0
                 else repr(self.criterion)
             ),
-            "precision": precision_in_use(self._autocast, self.model),
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

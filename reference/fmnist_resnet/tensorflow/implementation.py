@@ -39,14 +39,24 @@ from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
 from levelfield.reference.tf_parallel import strategy_scope
-from levelfield.reference.tf_steps import DTYPE_POLICIES, determinism_settings, precision_in_use, run_steps, train_step
+from levelfield.reference.tf_steps import (
+    DTYPE_POLICIES,
+    determinism_settings,
+    inner,
+    loss_scaled,
+    precision_in_use,
+    reset_loss_scale,
+    run_steps,
+    train_step,
+)
 
 
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "tensorflow"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
-    precisions = ("fp32", "bf16")  # bf16: the Keras dtype policy mixed_bfloat16 (model.py)
+    # Keras dtype policies (model.py); fp16 with a LossScaleOptimizer (tf_steps.loss_scaled).
+    precisions = ("fp32", "bf16", "fp16")
     multiprocess_devices = ("cpu", "cuda")
     # Keras' BatchNormalization under a strategy normalises each replica's share (synchronized=False, its
     # default): see the module docstring.
@@ -66,12 +76,13 @@ class Implementation(interface.Implementation):
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
         with tf.device(self.device), strategy_scope():
-            self.optimizer = TorchSGD(
+            sgd = TorchSGD(
                 learning_rate=recipe.learning_rate,
                 momentum=fixed["momentum"],
                 weight_decay=fixed["weight_decay"],
                 nesterov=fixed["nesterov"],
             )
+            self.optimizer = loss_scaled(sgd, recipe.precision)  # fp16: inside a LossScaleOptimizer
             self.optimizer.build(self.model.trainable_variables)
         self._step = train_step(self._gradients, self._apply, compiled)  # (images, labels, rows, lr) -> loss
         self.train_images = self.train_labels = None
@@ -79,9 +90,11 @@ class Implementation(interface.Implementation):
     def _new_optimizer(self) -> None:
         """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
         the step)."""
-        for buf in self.optimizer.momentums:
+        for buf in inner(self.optimizer).momentums:
             buf.assign(np.zeros(buf.shape, np.float32))
+        inner(self.optimizer).iterations.assign(0)
         self.optimizer.iterations.assign(0)
+        reset_loss_scale(self.optimizer)
 
     def version(self) -> str:
         return tf.__version__
@@ -125,7 +138,8 @@ class Implementation(interface.Implementation):
         y = tf.gather(labels, rows)
         with tf.GradientTape() as tape:
             loss = self.loss_fn(y, self.model(x, training=True))
-        return loss, tape.gradient(loss, self.model.trainable_variables)
+            scaled = self.optimizer.scale_loss(loss)  # fp16: times the dynamic loss scale; else the loss
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
 
     def _apply(self, grads, learning_rate) -> None:
         """One SGD update with `grads` (all-reduced by the optimizer under --nproc N)."""
@@ -140,7 +154,7 @@ class Implementation(interface.Implementation):
         )
 
     def hyperparameters(self) -> dict:
-        opt = self.optimizer
+        opt = inner(self.optimizer)
         loss = self.loss_fn
         is_mean_xent = (
             isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
@@ -154,5 +168,5 @@ class Implementation(interface.Implementation):
             "nesterov": opt.nesterov,
             "weight_decay": opt.coupled_weight_decay,
             "loss": "softmax_cross_entropy" if is_mean_xent else repr(loss),
-            "precision": precision_in_use(self.model),
+            "precision": precision_in_use(self.model, self.optimizer),
         }

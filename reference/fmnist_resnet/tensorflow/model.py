@@ -10,8 +10,9 @@ Stride-2 3x3 convs pad explicitly with ZeroPadding2D(1) and use 'valid': Keras'
 (1, 1), and the two sample different pixels. Stride-1 3x3 convs use 'same',
 which is (1, 1) there.
 
-Mixed precision is Keras' dtype policy, given to every layer ("mixed_bfloat16":
-variables float32, computation bfloat16; the mixed-precision guide's per-layer
+Mixed precision is Keras' dtype policy, given to every layer ("mixed_bfloat16"
+or "mixed_float16": variables float32, computation bfloat16 or float16; fp16's
+loss scaling is the optimizer's, implementation.py; the guide's per-layer
 form rather than the global `keras.mixed_precision.set_global_policy`, so two
 models of different precision can live in one process, as the tests build
 them). BatchNormalization computes its statistics in float32 under any policy
@@ -74,7 +75,7 @@ class BasicBlock(layers.Layer):
 
 class ResNetSmall(keras.Model):
     def __init__(self, dtype_policy: str = "float32", **kwargs: Any):
-        """`dtype_policy`: "float32" (rules precision fp32) or "mixed_bfloat16" (bf16)."""
+        """`dtype_policy`: "float32" (rules precision fp32), "mixed_bfloat16" (bf16) or "mixed_float16" (fp16)."""
         super().__init__(name="resnet_small", dtype=dtype_policy, **kwargs)
         dtype = self.dtype_policy
         (self.conv,) = conv3x3(spec.STEM_CHANNELS, 1, "stem_conv", dtype)
