@@ -129,4 +129,4 @@ def precision_in_use(model: nn.Module, params: Any, dynamic_scale: DynamicScale 
             if jnp.dtype(dtype) == compute:
                 return name
     unscaled = {"float16 without loss scaling"} if compute == jnp.dtype(jnp.float16) and not scaled else set()
-    return ",".join(sorted(map(str, dtypes | {compute}) | unscaled))
+    return ",".join(sorted({str(d) for d in dtypes | {compute}} | unscaled))

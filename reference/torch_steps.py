@@ -109,4 +109,4 @@ def precision_in_use(context: torch.autocast, model: torch.nn.Module, scaler: to
             if (dtype or torch.float32) == compute:
                 return name
     unscaled = {"float16 without loss scaling"} if compute == torch.float16 and not scaler.is_enabled() else set()
-    return ",".join(sorted(map(str, dtypes | {compute}) | unscaled))
+    return ",".join(sorted({str(d) for d in dtypes | {compute}} | unscaled))

@@ -117,6 +117,38 @@ def test_a_precision_the_code_does_not_run_is_refused_before_training(rules_copy
     assert not list(out.glob("result_*"))
 
 
+def test_the_logged_precision_is_read_back_not_echoed():
+    """Each framework names what its objects do: half of a precision (the low-precision compute without
+    fp16's loss scale, or the scale without the compute) is logged as what it is, which no rules allow."""
+    import jax
+    import jax.numpy as jnp
+
+    from levelfield.reference import jax_steps, tf_steps, torch_steps
+    from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall as FlaxResNet
+    from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall as TorchResNet
+    from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall as KerasResNet
+    from levelfield.reference.tf_optimizers import TorchSGD
+
+    choices = PRECISION["choices"]
+    model = TorchResNet()
+    for compute, scale in (("fp16", "fp32"), ("bf16", "fp16")):
+        found = torch_steps.precision_in_use(
+            torch_steps.autocast("cpu", compute), model, torch_steps.grad_scaler("cpu", scale)
+        )
+        assert found not in choices, (compute, scale, found)
+    model.half()  # float16 parameters: no float32 master weights
+    found = torch_steps.precision_in_use(
+        torch_steps.autocast("cpu", "fp16"), model, torch_steps.grad_scaler("cpu", "fp16")
+    )
+    assert found not in choices and "torch.float16" in found
+    sgd = TorchSGD(learning_rate=0.1, momentum=0.9, weight_decay=0.0, nesterov=False)
+    assert tf_steps.precision_in_use(KerasResNet("mixed_float16"), sgd) not in choices  # no LossScaleOptimizer
+    assert tf_steps.precision_in_use(KerasResNet("mixed_bfloat16"), sgd) == "bf16"
+    params = FlaxResNet().init(jax.random.key(0), jnp.zeros((1, 28, 28, 1)))["params"]
+    assert jax_steps.precision_in_use(FlaxResNet(dtype=jnp.float16), params, None) not in choices  # no scale
+    assert jax_steps.precision_in_use(FlaxResNet(dtype=jnp.float16), params, jax_steps.loss_scale("fp16")) == "fp16"
+
+
 # --- checker: TRN008 judges the logged precision against the rules --------------------------------
 
 
