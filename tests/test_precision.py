@@ -212,9 +212,10 @@ def test_a_replay_takes_the_logged_precision(rules_copy, tmp_path):
 # bf16 only: the acceptance run (issue 23). fp16 goes through the same trainer code (the precision is a
 # name until the implementation), and its implementations are tested compiled in
 # tests/test_equivalence_fmnist_resnet.py; an fp16 smoke run takes 80-100 s in PyTorch on this CPU,
-# whose float16 convs are slow. Each framework in its cheaper mode on this 2-core CPU: torch.compile of
-# the ResNet takes minutes (eager ~40 s a run), while XLA compiles it in seconds and eager TF/JAX dispatch op by op (JAX eager
-# ~70 s, compiled ~20 s). The compiled bf16 torch step is tests/test_equivalence_fmnist_resnet.py's.
+# whose float16 convs are slow. Each framework runs in its cheaper mode on this 2-core CPU:
+# torch.compile of the ResNet takes minutes (eager ~40 s a run), while XLA compiles it in seconds and
+# eager TF/JAX dispatch op by op (JAX eager ~70 s, compiled ~20 s). The compiled bf16 torch step is
+# tests/test_equivalence_fmnist_resnet.py's.
 SMOKE_MODES = {"pytorch": "eager", "tensorflow": "compiled", "jax": "compiled"}
 
 
