@@ -22,6 +22,11 @@ step is one process's step (tests/test_multiprocess_step.py). That is JAX's
 idiom (the model sees the global batch; no per-device code, no
 SyncBatchNorm); per-process statistics would need the step rewritten under
 shard_map with a per-device batch axis. predict uses this process's copy.
+
+Precision (rules 1.1: fp32, bf16, fp16) is Flax's: the modules' `dtype`
+(bfloat16 or float16 compute, float32 params, model.py), and for fp16 Flax's
+DynamicScale in the train state, as the Flax ImageNet example
+(reference/jax_steps.py); predict uses the same module.
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ On CUDA BatchNorm becomes SyncBatchNorm (statistics of the global batch;
 untested here, no GPU); PyTorch runs SyncBatchNorm on CUDA only, so on a CPU
 each rank normalises over its own share (per-process statistics, as MLPerf's
 ResNet allows; the rules list both spans and the log states model_bn_span).
+
+Precision (rules 1.1: fp32, bf16, fp16) is PyTorch's AMP recipe: forward and
+loss under `torch.autocast` (bfloat16 or float16 compute, float32 parameters),
+and for fp16 a `torch.amp.GradScaler` around backward and the fused SGD step;
+predict runs under the same autocast (reference/torch_steps.py).
 """
 
 from __future__ import annotations

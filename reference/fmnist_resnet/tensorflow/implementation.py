@@ -25,6 +25,11 @@ an opt-in flag). It also keeps the compiled forward pass free of collectives,
 which XLA cannot compile on a CPU; MLPerf's ResNet and the rules 1.1 spans
 allow it, and the log states it (model_bn_span = B / N). Each rank's moving
 statistics are its own: rank 0 evaluates with those of its shares.
+
+Precision (rules 1.1: fp32, bf16, fp16) is Keras' mixed precision: the model's
+layers take the dtype policy mixed_bfloat16 or mixed_float16 (model.py), and
+for fp16 the optimizer is wrapped in a LossScaleOptimizer, whose `scale_loss`
+the step differentiates (reference/tf_steps.py); predict uses the same policy.
 """
 
 from __future__ import annotations
