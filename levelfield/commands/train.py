@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
             "# training throughput alone (no target, never a result): 200 timed steps, 3 runs; then on 2 processes",
             "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
-            "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/t2",
+            "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
         ],
     )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
