@@ -23,13 +23,14 @@ import statistics
 from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
+from levelfield.ground.training_log import THROUGHPUT_ONLY_REASON
 
 if TYPE_CHECKING:
     from levelfield.reference.harness.trainer import RunOutcome, TrainOptions
     from levelfield.reference.interface import Recipe
     from levelfield.rules.loader import Task
 
-REASON = "throughput only"  # run_stop's reason: never "target reached", and its status is aborted
+REASON = THROUGHPUT_ONLY_REASON  # run_stop's reason: never "target reached", and its status is aborted
 
 
 def check_options(options: TrainOptions, task: Task, recipe: Recipe, max_epochs: int) -> None:
