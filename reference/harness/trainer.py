@@ -590,10 +590,10 @@ def write_summary(summary: dict, out: Path, rules_dir: str | None = None) -> Pat
     from levelfield.rules import load_suite
 
     suite = load_suite(summary["rules_version"], rules_dir)
+    # A throughput-only log has no evaluation, which every MLPerf training log needs: not judged (None).
+    judged = summary.get("throughput_only_steps") is None
     for entry in summary["runs"]:
-        # A throughput-only log has no evaluation, which every MLPerf training log needs: not judged (None).
-        throughput_only_run = summary.get("throughput_only_steps") is not None
-        entry["peer_compliance"] = None if throughput_only_run else peer_compliance(Path(entry["log"]), suite)[0]
+        entry["peer_compliance"] = peer_compliance(Path(entry["log"]), suite)[0] if judged else None
     path = Path(out) / "summary.json"
     atomic_write_text(path, json.dumps(summary, indent=2) + "\n", overwrite=True)
     return path
