@@ -8,6 +8,8 @@ accelerator, which the checker enforces (TRN024; fixture: tests/provisional_plan
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import assert_user_error, run_cli
@@ -86,6 +88,16 @@ def test_an_unknown_size_class_is_refused_in_one_line(rules_copy):
     edit(rules_copy / "1.1" / "tasks" / f"{STANDARD}.yaml", "size_class: standard", "size_class: huge")
     result = run_cli("rules", "validate", "--rules-version", "1.1", "--rules-dir", str(rules_copy))
     assert_user_error(result, "$.size_class")
+
+
+def test_the_1_1_mllog_ruleset_names_every_1_1_task_as_a_benchmark():
+    """mlperf_logging's compliance checker reads submission_benchmark's allowed values from this file:
+    a task missing there fails every one of its training logs (peer_compliance NO)."""
+    suite = load_suite("1.1")
+    ruleset = (suite.path / "mllog" / "training.yaml").read_text()
+    allowed = re.search(r"submission_benchmark\n.*\n\s*CHECK: \" v\['value'\] in \[([^\]]*)\]", ruleset)
+    assert allowed, "no submission_benchmark CHECK in the 1.1 ruleset"
+    assert sorted(name.strip(" '") for name in allowed.group(1).split(",")) == sorted(suite.tasks)
 
 
 def test_rules_show_gives_each_task_s_size_class():
