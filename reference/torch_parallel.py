@@ -4,7 +4,7 @@
     self.device = device or default_device()
     self.train_model = data_parallel(self.model, self.device)   # the model itself in one process
 
-Imports torch: only the PyTorch implementations and the launcher (levelfield/torchrun.py) use it.
+Imports torch: only the PyTorch implementations and the rank worker (levelfield/launch/worker.py) use it.
 """
 
 from __future__ import annotations

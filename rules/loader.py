@@ -45,6 +45,10 @@ class Task:
     scenarios: dict
     profiles: dict
     reference_convergence: dict | None = None  # absent until the task is calibrated
+    # Rules 1.1 (docs/scale.md): the task family and size class; a 1.0 task file has neither, and its
+    # tasks are all tiny, so an absent size class means tiny and an absent family is unstated (None).
+    family: str | None = None
+    size_class: str = "tiny"
 
     @property
     def package(self) -> str:
@@ -298,7 +302,25 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
         )
     problems += _cross_check_convergence(raw, suite_raw)
     problems += _cross_check_profiles(raw, suite_raw)
+    problems += _cross_check_table_cap(raw)
     return problems
+
+
+def _cross_check_table_cap(raw: dict) -> list[str]:
+    """A model whose tables are capped (model.architecture.max_table_rows) must generate its data with
+    exactly the capped source cardinalities, so the rules cannot say one size and train another."""
+    architecture = raw["model"].get("architecture", {})
+    if "max_table_rows" not in architecture:
+        return []
+    source, cap = architecture.get("source_cardinalities", []), architecture["max_table_rows"]
+    expected = [min(int(rows), cap) for rows in source]
+    found = raw["dataset"].get("params", {}).get("cardinalities")
+    if found != expected:
+        return [
+            f"$.dataset.params.cardinalities: found {show(found)} / expected {expected} "
+            f"(model.architecture.source_cardinalities each capped at max_table_rows {cap})"
+        ]
+    return []
 
 
 def convergence_test(suite_checks: dict) -> str:

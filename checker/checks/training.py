@@ -404,3 +404,27 @@ def init_too_long(sub: Submission, ctx: Context) -> Iterator[Finding]:
                     found=f"{took_s:.1f} s",
                     expected=f"<= {limit_s} s",
                 )
+
+
+@check("TRN025", "provisional-target", area="training")
+def provisional_target(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training result for a task whose quality target the rules mark `provisional: true`,
+    checked against a submittable profile.
+    Why: a provisional target is a placeholder (every standard-size task's, until it is calibrated on
+    an accelerator: docs/scale.md); a time to reach it ranks nothing and must not pass as a
+    time-to-accuracy result.
+    Bad: a submission-profile training result for ctr-dlrm-standard under rules 1.1.
+    Fix: submit the task's inference results only, or wait for a rules version with a calibrated target.
+    """
+    if not ctx.suite.profiles[ctx.profile]["submittable"]:
+        return  # smoke and demo runs are not results; TRN010 judges their profile
+    for training in sub.trainings:
+        quality = ctx.task(training.task).quality
+        if quality["provisional"]:
+            yield Finding.at(
+                training.folder,
+                "the rules' quality target for this task is provisional, not a time-to-accuracy target",
+                found=f"target {quality['target']} (provisional: true)",
+                expected="a task whose target is calibrated (provisional: false)",
+                hint=f"rules {ctx.suite.version}, {ctx.task(training.task).path.name}: quality.provisional",
+            )
