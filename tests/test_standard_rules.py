@@ -1,4 +1,4 @@
-"""Size classes in the rules (docs/scale.md) and the first standard-size task, ctr-dlrm-standard.
+"""Size classes in the rules (docs/scale.md) and the standard-size tasks (ctr-dlrm-standard, seq-transformer-standard)
 
 Rules 1.1 gives every task a family and a size class; 1.0 has neither and loads unchanged (all
 tiny). A standard task's numbers are data: its model's parameter count follows from the shapes in
@@ -19,6 +19,7 @@ from levelfield.rules import load_suite
 from levelfield.rules.loader import available_versions, rules_root
 
 STANDARD = "ctr-dlrm-standard"
+STANDARD_SEQ = "seq-transformer-standard"
 
 
 def edit(path, old: str, new: str) -> None:
@@ -40,6 +41,7 @@ def test_rules_1_1_classes_every_task_and_each_family_has_a_tiny_one():
         "seq-transformer": ("sequence-encoder", "tiny"),
         "ctr-dlrm": ("recommendation", "tiny"),
         STANDARD: ("recommendation", "standard"),
+        STANDARD_SEQ: ("sequence-encoder", "standard"),
     }
 
 
@@ -52,7 +54,7 @@ def test_every_standard_task_of_every_version_is_provisional():
         for task in load_suite(version).tasks.values()
         if task.size_class == "standard"
     ]
-    assert [t.id for t in standard] == [STANDARD]
+    assert [t.id for t in standard] == [STANDARD, STANDARD_SEQ]
     for task in standard:
         assert task.quality["provisional"] is True and task.inference["reference_value_provisional"] is True
         assert task.reference_convergence is None
@@ -107,3 +109,34 @@ def test_rules_show_gives_each_task_s_size_class():
     assert "| standard " in row and "286,313,473" in row and "0.8025*" in row
     detail = run_cli("rules", "show", "--rules-version", "1.1", "--task", STANDARD)
     assert "(recommendation, size class standard)" in detail.stdout.splitlines()[0]
+
+
+def test_seq_parameter_count_from_shapes_is_the_rules_model_parameters():
+    """BERT-base's encoder sizes counted from the spec's shapes (nothing allocated: 0.49 GiB); the tiny
+    task's spec is the one its rules describe, in both versions."""
+    for version, task_id in (("1.1", STANDARD_SEQ), ("1.1", "seq-transformer"), ("1.0", "seq-transformer")):
+        task = load_suite(version).task(task_id)
+        spec = task_module(task, "model_spec").SPEC
+        assert spec.__class__.from_task(task) == spec  # the module's spec is the rules'
+        assert spec.trainable_count() == task.model["parameters"], (version, task_id)
+    spec = task_module(STANDARD_SEQ, "model_spec").SPEC
+    assert (spec.num_layers, spec.d_model, spec.num_heads, spec.ff_dim) == (12, 768, 12, 3072)
+    assert (spec.vocab_size, spec.seq_len, spec.head_dim) == (30522, 128, 64)
+    head = 768 * 30522 + 30522  # untied per-position head; without it, BERT-base's ~110M at 128 positions
+    assert spec.trainable_count() == 132_066_618 and spec.trainable_count() - head == 108_595_200
+
+
+def test_an_architecture_of_neither_kind_is_refused_in_one_line(rules_copy):
+    edit(rules_copy / "1.1" / "tasks" / f"{STANDARD_SEQ}.yaml", "    ff_dim: 3072\n", "")
+    result = run_cli("rules", "validate", "--rules-version", "1.1", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "$.model.architecture")
+
+
+def test_the_linear_schedule_warms_up_then_decays_to_zero_as_bert_s():
+    from levelfield.reference.interface import Recipe
+    from levelfield.reference.schedule import learning_rates
+
+    recipe = Recipe.from_task(load_suite("1.1").task(STANDARD_SEQ))  # peak 1e-4, 1 warm-up epoch
+    lrs = learning_rates(recipe, steps_per_epoch=4, epochs=3)
+    expected = [0.25, 0.5, 0.75, 1.0, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125]
+    assert lrs == pytest.approx([1e-4 * f for f in expected], rel=1e-12)
