@@ -1,4 +1,5 @@
-"""markov-mlm-v1, seq-transformer-standard's generator: the structure it promises, on a small draw.
+"""markov-mlm-v1, seq-transformer-standard's generator: the structure it promises, on a small draw; and the
+task's metric, token_accuracy.
 
 Its bytes at the rules' sizes are pinned by the rules' SHA-256 (tests/test_datasets_generated.py
 recomputes every generated task's digest); here: every target follows the successor table, masked
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from levelfield.reference.seq_transformer_standard.common import metric
 from levelfield.reference.seq_transformer_standard.common.dataset import (
     MASK_TOKEN,
     generate,
@@ -62,3 +64,21 @@ def test_the_same_params_give_the_same_bytes_and_eval_does_not_move_with_train(a
 def test_bad_params_are_refused_naming_the_value(change, message):
     with pytest.raises(ValueError, match=f"markov-mlm-v1: {message}"):
         generate({**PARAMS, **change})
+
+
+def test_token_accuracy_hand_computed_from_ids_and_from_logits():
+    labels = np.array([[5, 6, 7, 8], [1, 2, 3, 4]])
+    ids = np.array([[5, 6, 0, 8], [1, 2, 3, 4]], dtype=np.int32)  # 7 of 8 positions right
+    assert metric.score(ids, labels) == 7 / 8
+    logits = np.zeros((2, 4, 300), np.float32)
+    logits[np.arange(2)[:, None], np.arange(4)[None], ids] = 1.0
+    assert metric.score(logits, labels) == 7 / 8
+    assert metric.score(np.zeros((2, 4), np.float32), labels) == 0.0  # the harness-only model's zeros
+
+
+def test_token_accuracy_refuses_fractional_outputs_and_mismatched_shapes():
+    labels = np.zeros((2, 4), np.int64)
+    with pytest.raises(ValueError, match="token_accuracy: outputs must be token ids"):
+        metric.score(np.full((2, 4), 0.5, np.float32), labels)
+    with pytest.raises(ValueError, match=r"token_accuracy: predictions \(2, 3\) do not match labels \(2, 4\)"):
+        metric.score(np.zeros((2, 3), np.int32), labels)

@@ -21,11 +21,14 @@ NAME = "token_accuracy"
 
 
 def predicted_tokens(outputs: np.ndarray) -> np.ndarray:
-    """int16 [N, 128] token ids from ids (any integer dtype) or from logits [N, 128, classes] (argmax)."""
+    """int16 [N, 128] token ids from ids (integers, or whole-number floats) or from logits [N, 128, classes]."""
     outputs = np.asarray(outputs)
     if outputs.ndim == 3:
         return np.argmax(outputs, axis=-1).astype(np.int16)
     if outputs.ndim == 2 and np.issubdtype(outputs.dtype, np.integer):
+        return outputs.astype(np.int16)
+    # Whole-number floats are ids too: the harness-only model `none` answers float32 zeros [N, 128].
+    if outputs.ndim == 2 and np.issubdtype(outputs.dtype, np.floating) and np.all(outputs == np.floor(outputs)):
         return outputs.astype(np.int16)
     raise ValueError(
         f"{NAME}: outputs must be token ids int [N, seq_len] or logits [N, seq_len, classes], "
