@@ -24,6 +24,6 @@ def rules_with_provisional_target(tmp: Path, task_id: str = "ctr-dlrm") -> Path:
     return target
 
 
-def plant_trn024(tree, tmp):
+def plant_trn025(tree, tmp):
     # The example's ctr-dlrm training results, judged by rules in which ctr-dlrm's target is provisional.
     return {"rules_dir": str(rules_with_provisional_target(tmp))}
