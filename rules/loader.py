@@ -214,6 +214,18 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
     )
 
 
+def newest_task(task_id: str, rules_dir: str | os.PathLike | None = None) -> Task:
+    """`task_id` as the newest rules version that has it defines it: for a task that enters in a version
+    newer than the default one (the standard size class enters in 1.1), so its model spec can be built
+    whatever version a run later names."""
+    root = rules_root(rules_dir)
+    for version in reversed(available_versions(root)):
+        suite = load_suite(version, rules_dir)
+        if task_id in suite.tasks:
+            return suite.task(task_id)
+    raise UserError(f"{display_path(root)}: no rules version has task {task_id!r}")
+
+
 def _load_validated(path: Path, schema: str) -> Any:
     shown = display_path(path)
     if not path.is_file():

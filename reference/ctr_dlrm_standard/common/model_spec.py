@@ -19,8 +19,6 @@ Neutral names and layouts are ctr-dlrm's (embedding{f}.table, {bottom,top}.dense
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from levelfield.reference.ctr_dlrm.common.model_spec import (  # noqa: F401 - part of this module's interface
@@ -30,25 +28,11 @@ from levelfield.reference.ctr_dlrm.common.model_spec import (  # noqa: F401 - pa
     DLRMSpec,
     to_response,
 )
+from levelfield.rules.loader import newest_task
 
 TASK_ID = "ctr-dlrm-standard"
 
-
-@functools.lru_cache(maxsize=1)
-def _task():
-    """This task's rules: the newest rules version that has it (it enters in 1.1; the default version,
-    1.0, predates it)."""
-    from levelfield.rules import load_suite
-    from levelfield.rules.loader import available_versions, rules_root
-
-    for version in reversed(available_versions(rules_root())):
-        suite = load_suite(version)
-        if TASK_ID in suite.tasks:
-            return suite.task(TASK_ID)
-    raise LookupError(f"no rules version has task {TASK_ID}")
-
-
-SPEC = DLRMSpec.from_task(_task())
+SPEC = DLRMSpec.from_task(newest_task(TASK_ID))
 PARAMETER_SHAPES: dict[str, tuple] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
 

@@ -18,31 +18,15 @@ Neutral names and layouts are seq-transformer's.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from levelfield.reference.seq_transformer.common.model_spec import TransformerSpec
 from levelfield.reference.seq_transformer_standard.common.metric import predicted_tokens
+from levelfield.rules.loader import newest_task
 
 TASK_ID = "seq-transformer-standard"
 
-
-@functools.lru_cache(maxsize=1)
-def _task():
-    """This task's rules: the newest rules version that has it (it enters in 1.1; the default version,
-    1.0, predates it)."""
-    from levelfield.rules import load_suite
-    from levelfield.rules.loader import available_versions, rules_root
-
-    for version in reversed(available_versions(rules_root())):
-        suite = load_suite(version)
-        if TASK_ID in suite.tasks:
-            return suite.task(TASK_ID)
-    raise LookupError(f"no rules version has task {TASK_ID}")
-
-
-SPEC = TransformerSpec.from_task(_task())
+SPEC = TransformerSpec.from_task(newest_task(TASK_ID))
 PARAMETER_SHAPES: dict[str, tuple[int, ...]] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
 
