@@ -37,6 +37,7 @@ _FILE_READERS = {"idx-files": "fmnist-resnet"}
 _GENERATORS = {
     "sort-digits-v1": "seq-transformer",
     "ctr-synthetic-v1": "ctr-dlrm",
+    "markov-mlm-v1": "seq-transformer-standard",
 }
 
 

@@ -45,21 +45,39 @@ class Recipe:
     learning_rate: float
     warmup_epochs: float
     fixed: dict = field(default_factory=dict)  # optimizer, momentum, weight_decay, loss, ... from rules
+    # Tunable choices by name (rules 1.1 fmnist-resnet: precision), as chosen; a name is here or in `fixed`.
+    named: dict = field(default_factory=dict)
 
     @classmethod
     def from_task(cls, task: Task, **overrides: object) -> Recipe:
         """Rules defaults for `task` (a levelfield.rules.Task); `overrides` set tunable values."""
-        tunable = {name: spec["default"] for name, spec in task.hyperparameters["tunable"].items()}
+        specs = task.hyperparameters["tunable"]
+        tunable = {name: spec["default"] for name, spec in specs.items()}
         unknown = set(overrides) - set(tunable)
         if unknown:
             raise ValueError(f"not tunable in {task.id}: {', '.join(sorted(unknown))}")
         tunable.update(overrides)
-        return cls(
-            global_batch_size=int(tunable["global_batch_size"]),
-            learning_rate=float(tunable["learning_rate"]),
-            warmup_epochs=float(tunable.get("warmup_epochs", 0)),
-            fixed=dict(task.hyperparameters["fixed"]),
-        )
+        named = {name: value for name, value in tunable.items() if isinstance(specs[name]["default"], str)}
+        for name, value in named.items():
+            # A name has no nearby value to round to: one the rules do not list is refused here (open
+            # division too), while numbers are judged by the checker (closed division only).
+            if value not in specs[name]["choices"]:
+                raise ValueError(f"{name}: expected one of {', '.join(specs[name]['choices'])}, got {value!r}")
+        try:
+            return cls(
+                global_batch_size=int(tunable["global_batch_size"]),
+                learning_rate=float(tunable["learning_rate"]),
+                warmup_epochs=float(tunable.get("warmup_epochs", 0)),
+                fixed=dict(task.hyperparameters["fixed"]),
+                named=named,
+            )
+        except ValueError as e:  # a name where a number belongs (--set learning_rate=fast)
+            raise ValueError(f"expected numbers for the numeric tunables: {e}") from None
+
+    @property
+    def precision(self) -> str:
+        """fp32, bf16 or fp16 (rules 1.1 fmnist-resnet's choices), fixed or chosen; fp32 where the rules predate it."""
+        return self.named.get("precision", self.fixed.get("precision", "fp32"))
 
     def as_dict(self) -> dict:
         """Every hyperparameter by its rules name, for logs and for the closed-division check."""
@@ -68,6 +86,7 @@ class Recipe:
             "global_batch_size": self.global_batch_size,
             "learning_rate": self.learning_rate,
             "warmup_epochs": self.warmup_epochs,
+            **self.named,
         }
 
 
@@ -78,6 +97,9 @@ class Implementation(abc.ABC):
     framework: ClassVar[str]
     # The fixed recipe choices the code is written for (rules names -> values); any other recipe is refused.
     implements: ClassVar[dict] = {}
+    # The precisions the code runs (Recipe.precision: fp32; bf16, fp16 = mixed with float32 master weights); any
+    # other is refused.
+    precisions: ClassVar[tuple[str, ...]] = ("fp32",)
     # Device types ("cpu", "cuda") on which N processes (`levelfield train --nproc N`) train the same
     # model as one process; empty: one process only.
     multiprocess_devices: ClassVar[tuple[str, ...]] = ()
@@ -89,12 +111,27 @@ class Implementation(abc.ABC):
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        asked = {name: recipe.fixed.get(name) for name in self.implements}
-        if asked != self.implements:
-            raise ValueError(f"{self.name} implements {self.implements}, the recipe asks for {asked}")
+        refusal = self.refusal(recipe)
+        if refusal:
+            raise ValueError(refusal)
         self.recipe = recipe
         self.mode = mode
         self.device = device  # subclasses resolve None to their best device and store its name
+
+    @classmethod
+    def refusal(cls, recipe: Recipe) -> str | None:
+        """Why this implementation cannot run `recipe`, in one line; None if it can. The trainer asks before
+        the first run, so a user's --set precision=... fails at once with the reason."""
+        values = recipe.as_dict()
+        asked = {name: values.get(name) for name in cls.implements}
+        if asked != cls.implements:
+            return f"{cls.task_id}/{cls.framework} implements {cls.implements}, the recipe asks for {asked}"
+        if recipe.precision not in cls.precisions:
+            return (
+                f"{cls.task_id}/{cls.framework} runs precision {', '.join(cls.precisions)}, "
+                f"the recipe asks for {recipe.precision}"
+            )
+        return None
 
     @property
     def name(self) -> str:

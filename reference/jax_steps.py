@@ -26,7 +26,10 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+from flax import linen as nn
+from flax.training.dynamic_scale import DynamicScale
 
 from levelfield.reference.interface import determinism_record
 from levelfield.reference.jax_parallel import DataParallel, OneDevice
@@ -80,3 +83,50 @@ def determinism_settings(mode: str) -> dict:
         },
         threads={"schedulable_cpus": len(os.sched_getaffinity(0))},
     )
+
+
+# Rules precision -> the Flax modules' computation dtype (param_dtype stays float32: float32 master weights).
+# fp16 adds Flax's dynamic loss scale (loss_scale).
+COMPUTE_DTYPES = {"fp32": jnp.float32, "bf16": jnp.bfloat16, "fp16": jnp.float16}
+# fp16's first loss scale: Keras' default, which the PyTorch and TensorFlow implementations use too
+# (torch_steps.LOSS_SCALE_INIT says why); growth and backoff are Flax's defaults, the same as theirs.
+LOSS_SCALE_INIT = 2.0**15
+
+
+def loss_scale(precision: str) -> DynamicScale | None:
+    """fp16: Flax's dynamic loss scale (flax.training.dynamic_scale, the Flax ImageNet example's fp16
+    path), carried in the train state; None for fp32 and bf16, which need no scaling."""
+    return DynamicScale(scale=jnp.float32(LOSS_SCALE_INIT)) if precision == "fp16" else None
+
+
+def scaled_value_and_grad(loss_fn: Callable, dynamic_scale: DynamicScale | None, params: Any) -> tuple:
+    """(dynamic scale after the step, gradients finite?, (loss, aux), gradients) of `loss_fn(params) ->
+    (loss, aux)`. Under fp16's scale the loss is multiplied before differentiating and the gradients
+    divided after, and the scale adapts; without one it is jax.value_and_grad."""
+    if dynamic_scale is None:
+        value, grads = jax.value_and_grad(loss_fn, has_aux=True)(params)
+        return None, True, value, grads
+    return tuple(dynamic_scale.value_and_grad(loss_fn, has_aux=True)(params))
+
+
+def keep_if_finite(finite: Any, new: Any, old: Any) -> Any:
+    """`new` where the step's gradients were finite, else `old`: how the Flax example skips an fp16 step
+    that overflowed (jnp.where, no branch in the compiled step). With no loss scale, `new` as it is."""
+    if finite is True:
+        return new
+    return jax.tree.map(lambda a, b: jnp.where(finite, a, b), new, old)
+
+
+def precision_in_use(model: nn.Module, params: Any, dynamic_scale: DynamicScale | None) -> str:
+    """The rules' name of what runs, read back from the module's dtype, its parameters' dtypes and the
+    loss scale: fp32, bf16 (float32 parameters, bfloat16 computation) or fp16 (float16 computation with a
+    dynamic loss scale); anything else by its dtypes, which no rules allow."""
+    dtypes = {jnp.dtype(p.dtype) for p in jax.tree.leaves(params)}
+    compute = jnp.dtype(model.dtype)
+    scaled = dynamic_scale is not None
+    if dtypes <= {jnp.dtype(jnp.float32)} and scaled == (compute == jnp.dtype(jnp.float16)):
+        for name, dtype in COMPUTE_DTYPES.items():
+            if jnp.dtype(dtype) == compute:
+                return name
+    unscaled = {"float16 without loss scaling"} if compute == jnp.dtype(jnp.float16) and not scaled else set()
+    return ",".join(sorted({str(d) for d in dtypes | {compute}} | unscaled))

@@ -35,7 +35,9 @@ def learning_rates(recipe: Recipe, steps_per_epoch: int, epochs: int) -> np.ndar
     """Per-step learning rates: linear warmup over `warmup_epochs`, then the rules' schedule.
 
     `constant` keeps the peak rate; `cosine` decays from the peak to 0 at the
-    end of `epochs` (half a cosine period), as torchvision's references do.
+    end of `epochs` (half a cosine period), as torchvision's references do;
+    `linear` decays from the peak to 0 in a straight line, as BERT's reference
+    (google-research/bert optimization.py, polynomial decay of power 1).
     """
     total = steps_per_epoch * epochs
     warmup = int(round(recipe.warmup_epochs * steps_per_epoch))
@@ -47,6 +49,9 @@ def learning_rates(recipe: Recipe, steps_per_epoch: int, epochs: int) -> np.ndar
     elif kind == "cosine":
         progress = (step - warmup) / max(1, total - warmup)
         lrs = peak * 0.5 * (1.0 + np.cos(math.pi * np.clip(progress, 0.0, 1.0)))
+    elif kind == "linear":
+        progress = (step - warmup) / max(1, total - warmup)
+        lrs = peak * (1.0 - np.clip(progress, 0.0, 1.0))
     else:
         raise ValueError(f"unknown lr_schedule {kind!r}")
     if warmup:

@@ -35,6 +35,7 @@ import tensorflow as tf
 from tensorflow.python.framework.config import is_op_determinism_enabled
 
 from levelfield.reference.interface import determinism_record
+from levelfield.reference.keras_backend import keras
 from levelfield.reference.tf_parallel import distributed, local_loss, replicated
 
 
@@ -114,3 +115,47 @@ def determinism_settings(mode: str) -> dict:
             "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
         },
     )
+
+
+# Rules precision -> Keras dtype policy (variables float32; computation float32, bfloat16 or float16).
+# fp16 also wraps the optimizer in keras.optimizers.LossScaleOptimizer (loss_scaled).
+DTYPE_POLICIES = {"fp32": "float32", "bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+# fp16's first loss scale: Keras' default, which the PyTorch and JAX implementations use too
+# (torch_steps.LOSS_SCALE_INIT says why).
+LOSS_SCALE_INIT = 2.0**15
+
+
+def loss_scaled(optimizer: keras.optimizers.Optimizer, precision: str) -> keras.optimizers.Optimizer:
+    """Keras' idiom for fp16: the optimizer inside a LossScaleOptimizer (dynamic scale; the train step
+    multiplies the loss by `optimizer.scale_loss`, apply_gradients unscales and skips a step whose
+    gradients overflowed). The optimizer itself for fp32 and bf16, which need no scaling."""
+    if precision != "fp16":
+        return optimizer
+    return keras.optimizers.LossScaleOptimizer(optimizer, initial_scale=LOSS_SCALE_INIT)
+
+
+def inner(optimizer: keras.optimizers.Optimizer) -> keras.optimizers.Optimizer:
+    """The optimizer that updates the weights (under fp16's LossScaleOptimizer, the wrapped one)."""
+    return getattr(optimizer, "inner_optimizer", optimizer)
+
+
+def reset_loss_scale(optimizer: keras.optimizers.Optimizer) -> None:
+    """fp16: the loss scale back to its start, as a fresh LossScaleOptimizer (same variables: no retrace)."""
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        optimizer.dynamic_scale.assign(optimizer.initial_scale)
+        optimizer.step_counter.assign(0)
+
+
+def precision_in_use(model: keras.Model, optimizer: keras.optimizers.Optimizer) -> str:
+    """The rules' name of what runs, read back from the dtype policies of the model's layers, the dtypes of
+    its variables and the optimizer (fp16: a LossScaleOptimizer): fp32, bf16 or fp16; anything else by the
+    policies and dtypes found, which no rules allow."""
+    # _flatten_layers: Keras 3's own walk over nested layers (it has no public one).
+    policies = {layer.dtype_policy.name for layer in model._flatten_layers(include_self=False) if layer.weights}
+    dtypes = {v.dtype for v in model.variables}
+    scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    if dtypes == {"float32"} and len(policies) == 1 and scaled == (policies == {DTYPE_POLICIES["fp16"]}):
+        for name, policy in DTYPE_POLICIES.items():
+            if policies == {policy}:
+                return name
+    return ",".join(sorted(policies | dtypes | ({"loss scaling"} if scaled else set())))

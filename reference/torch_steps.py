@@ -27,8 +27,13 @@ def run_steps(
     batch_indices: np.ndarray,
     learning_rates: np.ndarray,
     device: str | torch.device,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> np.ndarray:
-    """float32 losses [steps]; `loss(rows) -> scalar tensor` is the mean loss of the batch of int64 `rows` [batch]."""
+    """float32 losses [steps]; `loss(rows) -> scalar tensor` is the mean loss of the batch of int64 `rows` [batch].
+
+    `scaler` (fp16, `grad_scaler`): the loss is scaled before backward, the step unscales the gradients and
+    is skipped where they overflowed, and the scale adapts (torch.amp's recipe); the loss returned is unscaled.
+    """
     if len(batch_indices) == 0:  # the trainer may hand over an empty chunk; torch.stack([]) would raise
         return np.zeros(0, np.float32)
     indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(device)  # [steps, batch]
@@ -40,8 +45,13 @@ def run_steps(
             group["lr"] = float(lr)
         optimizer.zero_grad(set_to_none=True)
         step_loss = loss(rows)
-        step_loss.backward()
-        optimizer.step()
+        if scaler is not None and scaler.is_enabled():
+            scaler.scale(step_loss).backward()
+            scaler.step(optimizer)  # the fused SGD unscales in its kernel and skips on inf/NaN
+            scaler.update()
+        else:
+            step_loss.backward()
+            optimizer.step()
         losses.append(step_loss.detach())
     return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync: every loss at once
 
@@ -60,3 +70,43 @@ def determinism_settings(mode: str) -> dict:
         # OpenMP's pool for one op, and the pool that runs independent ops (torch.jit's fork) side by side.
         threads={"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
     )
+
+
+# Rules precision -> autocast's compute dtype; fp32: autocast off. fp16 adds a GradScaler (grad_scaler).
+AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+# fp16's first loss scale in every framework: Keras' default (torch's and Flax's are 2**16), so a step
+# that overflows, and is skipped, does so in all three alike. Growth (x2 after 2000 finite steps) and
+# backoff (x0.5 on overflow) are the three frameworks' common defaults.
+LOSS_SCALE_INIT = 2.0**15
+
+
+def autocast(device: str | torch.device, precision: str) -> torch.autocast:
+    """PyTorch's mixed-precision idiom (torchvision references' --amp): the forward pass and loss run under
+    `torch.autocast`, which computes convs and matmuls in bfloat16 and keeps the float32 parameters, the
+    loss and batch norm's statistics (torch's autocast lists) in float32; the optimizer sees float32
+    gradients. One object, entered around every forward (it is reusable, not re-entrant). fp16: float16
+    instead of bfloat16, with `grad_scaler`'s dynamic loss scale."""
+    dtype = AUTOCAST_DTYPES[precision]
+    kind = torch.device(device).type
+    return torch.autocast(device_type=kind, dtype=dtype or torch.bfloat16, enabled=dtype is not None)
+
+
+def grad_scaler(device: str | torch.device, precision: str) -> torch.amp.GradScaler:
+    """torch.amp's dynamic loss scale, enabled for fp16 only (bfloat16 has float32's range, needs none)."""
+    kind = torch.device(device).type
+    return torch.amp.GradScaler(kind, init_scale=LOSS_SCALE_INIT, enabled=precision == "fp16")
+
+
+def precision_in_use(context: torch.autocast, model: torch.nn.Module, scaler: torch.amp.GradScaler) -> str:
+    """The rules' name of what runs, read back from the autocast context, the loss scaler and the
+    parameters: fp32, bf16 (float32 parameters, autocast to bfloat16) or fp16 (autocast to float16 with
+    loss scaling); anything else by its dtypes, which no rules allow."""
+    dtypes = {p.dtype for p in model.parameters()}
+    # torch.autocast keeps its settings as fast_dtype and _enabled; it has no public getter for them.
+    compute = context.fast_dtype if context._enabled else torch.float32
+    if dtypes == {torch.float32} and scaler.is_enabled() == (compute == torch.float16):
+        for name, dtype in AUTOCAST_DTYPES.items():
+            if (dtype or torch.float32) == compute:
+                return name
+    unscaled = {"float16 without loss scaling"} if compute == torch.float16 and not scaler.is_enabled() else set()
+    return ",".join(sorted({str(d) for d in dtypes | {compute}} | unscaled))

@@ -45,6 +45,10 @@ class Task:
     scenarios: dict
     profiles: dict
     reference_convergence: dict | None = None  # absent until the task is calibrated
+    # Rules 1.1 (docs/scale.md): the task family and size class; a 1.0 task file has neither, and its
+    # tasks are all tiny, so an absent size class means tiny and an absent family is unstated (None).
+    family: str | None = None
+    size_class: str = "tiny"
 
     @property
     def package(self) -> str:
@@ -210,6 +214,18 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
     )
 
 
+def newest_task(task_id: str, rules_dir: str | os.PathLike | None = None) -> Task:
+    """`task_id` as the newest rules version that has it defines it: for a task that enters in a version
+    newer than the default one (the standard size class enters in 1.1), so its model spec can be built
+    whatever version a run later names."""
+    root = rules_root(rules_dir)
+    for version in reversed(available_versions(root)):
+        suite = load_suite(version, rules_dir)
+        if task_id in suite.tasks:
+            return suite.task(task_id)
+    raise UserError(f"{display_path(root)}: no rules version has task {task_id!r}")
+
+
 def _load_validated(path: Path, schema: str) -> Any:
     shown = display_path(path)
     if not path.is_file():
@@ -258,11 +274,21 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
             problems.append(f"{where}: min {low} is above max {high}")
         if "choices" in spec and spec["default"] not in spec["choices"]:
             problems.append(f"{where}.default: expected one of {spec['choices']}, got {show(spec['default'])}")
+        named = name == "precision" or isinstance(spec["default"], str)
+        if named or any(isinstance(c, str) for c in spec.get("choices", [])):
+            # A named choice (precision): nothing between two names, so choices only, all names.
+            if "choices" not in spec or low is not None or high is not None:
+                problems.append(f"{where}: a named tunable takes choices only, got {sorted(spec)}")
+            elif not all(isinstance(c, str) for c in [*spec["choices"], spec["default"]]):
+                problems.append(f"{where}: expected names only in default and choices, got {spec}")
+            continue
         if (low is not None and spec["default"] < low) or (high is not None and spec["default"] > high):
             problems.append(f"{where}.default: expected a value within [{low}, {high}], got {show(spec['default'])}")
     overlap = set(raw["hyperparameters"]["fixed"]) & set(raw["hyperparameters"]["tunable"])
     for name in sorted(overlap):
         problems.append(f"$.hyperparameters: {name!r} is both fixed and tunable")
+    if "precision" not in {*raw["hyperparameters"]["fixed"], *raw["hyperparameters"]["tunable"]}:
+        problems.append("$.hyperparameters: 'precision' is neither fixed nor tunable (expected one of them)")
     training = raw["training"]
     if 2 * training["olympic_drop"] >= training["runs"]:
         problems.append(
@@ -288,7 +314,25 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
         )
     problems += _cross_check_convergence(raw, suite_raw)
     problems += _cross_check_profiles(raw, suite_raw)
+    problems += _cross_check_table_cap(raw)
     return problems
+
+
+def _cross_check_table_cap(raw: dict) -> list[str]:
+    """A model whose tables are capped (model.architecture.max_table_rows) must generate its data with
+    exactly the capped source cardinalities, so the rules cannot say one size and train another."""
+    architecture = raw["model"].get("architecture", {})
+    if "max_table_rows" not in architecture:
+        return []
+    source, cap = architecture.get("source_cardinalities", []), architecture["max_table_rows"]
+    expected = [min(int(rows), cap) for rows in source]
+    found = raw["dataset"].get("params", {}).get("cardinalities")
+    if found != expected:
+        return [
+            f"$.dataset.params.cardinalities: found {show(found)} / expected {expected} "
+            f"(model.architecture.source_cardinalities each capped at max_table_rows {cap})"
+        ]
+    return []
 
 
 def convergence_test(suite_checks: dict) -> str:

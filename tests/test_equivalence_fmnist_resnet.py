@@ -25,6 +25,26 @@ data seeds in brackets):
   inside the momentum buffer (Keras' SGD) moves weights by 3e-4 here, 30x
   PARAM_ATOL. Weight decay is too small to see in 3 such steps, so
   test_optimizer_update_matches_torch checks the configured optimizers alone.
+Mixed precision (rules 1.1; each framework's idiom: torch.autocast, Keras'
+mixed_bfloat16 / mixed_float16 policy, Flax dtype with float32 params; fp16
+adds each one's dynamic loss scale). bfloat16 keeps 8 significant bits
+(rounding up to 2^-8 = 3.9e-3 relative per cast), float16 11 (2^-11 = 4.9e-4),
+so a logit ~1 after ~10 low-precision layers lands ~5e-3 (bf16) or ~8e-4
+(fp16) from the float64 network. MIXED_ATOL holds one tolerance each, 3x the
+worst seen on this 2-core CPU (compiled; 8 input seeds for the forward, 4 data
+seeds for the 3 steps; worst in brackets):
+- forward, each framework's eval-mode logits against the float64 numpy
+  network: bf16 3e-2 [9.7e-3, jax; torch and TF 6.8e-3], fp16 3e-3 [1.05e-3].
+- loss per step and param (weights and BN statistics after the same 3
+  steps), pairwise among the three frameworks in that precision and JAX's
+  fp32: bf16 2e-3 and 3e-3 [4.7e-4 and 9.8e-4], fp16 5e-4 and 5e-4 [1e-4 and
+  1.3e-4]. The weights' worst is in the BN running statistics, which average
+  low-precision activations; trainable weights move by lr x grad ~1e-4 and
+  differ far less. No step overflowed (all three scalers start at 2^15).
+The low precision must be what ran: each framework's logits differ from the
+float64 network by more than 10 x FORWARD_ATOL (a run that silently stayed
+fp32 fails), the fp32 tolerances reject the low-precision steps, and the
+weights stay float32.
 BN running variance: torch updates it with the unbiased batch variance
 (n / (n - 1) times the biased one, n = batch x H x W of that layer), Flax and
 Keras with the biased one, and none of the three can be switched. Since n is
@@ -40,13 +60,21 @@ import numpy as np
 import pytest
 from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build, worst_pair
 
+from levelfield.ground.registry import load_implementation
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
+from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
+from levelfield.rules import load_suite
 
 TASK = "fmnist-resnet"
 FORWARD_ATOL = 1e-5
 LOSS_ATOL = 5e-6
 PARAM_ATOL = 1e-5
+# Mixed precision (rules 1.1), by precision: see the module docstring.
+MIXED_ATOL = {
+    "bf16": {"forward": 3e-2, "loss": 2e-3, "param": 3e-3},
+    "fp16": {"forward": 3e-3, "loss": 5e-4, "param": 5e-4},
+}
 
 BATCH = 32  # training batch and predict batch (a power of two: one predict bucket)
 STEPS = 3
@@ -254,3 +282,78 @@ def test_optimizer_update_matches_torch(impls):
     for fw, impl in impls.items():
         got = apply_configured_optimizer(fw, impl, param, grads, lrs)
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6, err_msg=fw)
+
+
+# --- mixed precision bf16 and fp16 (rules 1.1), compiled: the mode a run trains in ----------------------
+
+
+def build_precision(fw: str, precision: str, weights: dict):
+    """An implementation of rules 1.1's recipe with `precision`, compiled, loaded with `weights`."""
+    recipe = Recipe.from_task(load_suite("1.1").task(TASK), precision=precision)
+    impl = load_implementation(TASK, fw)(recipe, mode="compiled")
+    impl.load({k: v.copy() for k, v in weights.items()})
+    return impl
+
+
+@pytest.fixture(scope="module", params=sorted(MIXED_ATOL))
+def mixed(request):
+    """(precision, {framework: implementation}) for bf16 and for fp16, built once per module."""
+    return request.param, {fw: build_precision(fw, request.param, spec.init_weights(0)) for fw in FRAMEWORKS}
+
+
+def test_mixed_forward_is_what_it_says_and_within_its_tolerance(mixed):
+    precision, impls = mixed
+    weights, images = forward_weights(), random_images(BATCH, seed=5)
+    reference = numpy_forward(weights, images)
+    outputs = predict_all(impls, weights, images)
+    for fw, impl in impls.items():
+        assert impl.hyperparameters()["precision"] == precision, fw  # read back from the framework's objects
+        assert outputs[fw].dtype == np.float32
+        worst = np.abs(outputs[fw] - reference).max()
+        # > 10 x the fp32 tolerance: the low precision ran (fp32 lands ~3e-7 away); <= its own: it ran right.
+        assert 10 * FORWARD_ATOL < worst <= MIXED_ATOL[precision]["forward"], (fw, worst)
+
+
+def test_mixed_tolerance_catches_a_perturbed_weight(mixed):
+    """A test of the test: one kernel element off by 1.0 in one framework, which moves the float64 logits
+    by well over the precision's forward tolerance, must be caught at that tolerance."""
+    precision, impls = mixed
+    atol = MIXED_ATOL[precision]["forward"]
+    weights = forward_weights()
+    perturbed = {k: v.copy() for k, v in weights.items()}
+    perturbed["block2.conv1.kernel"][1, 1, 3, 5] += 1.0
+    images = random_images(BATCH, seed=5)
+    assert np.abs(numpy_forward(perturbed, images) - numpy_forward(weights, images)).max() > 3 * atol
+    outputs = predict_all(impls, weights, images, override={"jax": perturbed})
+    with pytest.raises(AssertionError, match="jax"):
+        assert_close_across(f"{precision} eval-mode logits", outputs, atol)
+
+
+def test_mixed_sgd_steps_agree_with_each_other_and_fp32(mixed):
+    precision, impls = mixed
+    initial = spec.init_weights(0)
+    images = random_images(TRAIN_ROWS, seed=6)
+    labels = np.random.default_rng(7).integers(0, spec.NUM_CLASSES, TRAIN_ROWS).astype(np.int64)
+    batches = batch_order(seed=8, epoch=0, num_samples=TRAIN_ROWS, batch_size=BATCH)[:STEPS]
+    runs = {**{f"{fw} {precision}": impl for fw, impl in impls.items()}}
+    runs["jax fp32"] = build_precision("jax", "fp32", initial)
+    results = {}
+    for name, impl in runs.items():
+        impl.load({k: v.copy() for k, v in initial.items()})
+        impl.set_train_data({"images": images}, labels)
+        losses = impl.train_steps(batches, LEARNING_RATES)
+        exported = impl.export()
+        assert {v.dtype for v in exported.values()} == {np.dtype(np.float32)}, name  # float32 master weights
+        results[name] = (losses, exported)
+    torch_run = f"pytorch {precision}"
+    losses, torch_weights = results[torch_run]
+    results[torch_run] = (losses, torch_var_as_biased(torch_weights, initial, BATCH, STEPS))
+    atol = MIXED_ATOL[precision]
+    assert_training_equivalent(results, loss_atol=atol["loss"], param_atol=atol["param"])
+    # The fp32 tolerances reject what the low precision changes: the comparison above is not fp32 in disguise.
+    with pytest.raises(AssertionError, match="fp32"):
+        assert_training_equivalent(
+            {"jax fp32": results["jax fp32"], torch_run: results[torch_run]},
+            loss_atol=LOSS_ATOL,
+            param_atol=PARAM_ATOL,
+        )

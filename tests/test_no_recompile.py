@@ -22,14 +22,18 @@ from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 
+# Every task in rules 1.0, and rules 1.1's mixed precision (bf16 compute, float32 state) for fmnist-resnet.
+STEP_CASES = [("fmnist-resnet", "1.0", {}), ("seq-transformer", "1.0", {}), ("ctr-dlrm", "1.0", {})]
+STEP_CASES += [("fmnist-resnet", "1.1", {"precision": "bf16"})]
 
-@pytest.mark.parametrize("task_id", ["fmnist-resnet", "seq-transformer", "ctr-dlrm"])
-def test_jax_steps_after_warmup_and_reload_do_not_compile(task_id, caplog):
-    task = load_suite().task(task_id)
+
+@pytest.mark.parametrize("task_id, rules_version, overrides", STEP_CASES)
+def test_jax_steps_after_warmup_and_reload_do_not_compile(task_id, rules_version, overrides, caplog):
+    task = load_suite(rules_version).task(task_id)
     common = f"levelfield.reference.{task.package}.common"
     inputs, spec = importlib.import_module(f"{common}.inputs"), importlib.import_module(f"{common}.model_spec")
     arrays = load_dataset(task)
-    impl = load_implementation(task_id, "jax")(Recipe.from_task(task))
+    impl = load_implementation(task_id, "jax")(Recipe.from_task(task, **overrides))
     weights = spec.init_weights(0)
     impl.load(weights)
     batch = impl.recipe.global_batch_size

@@ -1,4 +1,4 @@
-"""The planted defect for TRN023 (collected into PLANTS by test_checker_fixtures.py) and its log edits.
+"""The planted defects for TRN023 and TRN024 (collected into PLANTS by test_checker_fixtures.py), their log edits.
 
 The example's runs train for about 2 s, too short for the log's clock to judge a rate (MIN_CHECKED_S);
 `stretch_training` moves every line from the first epoch on by the same offset, as a run that spent that
@@ -41,3 +41,10 @@ def plant_trn023(tree, tmp):
     log = next(tree.rglob("ctr-dlrm/pytorch/training/result_0.txt"))
     stretch_training(log, 2 * MIN_CHECKED_S)
     log_beside_world_size(log, LK.TRAIN_SAMPLES_PER_S, 3 * log_rate_of(log))
+
+
+def plant_trn024(tree, tmp):
+    # A log that says it is a throughput-only run's (levelfield train --throughput-only --steps 3), filed as a
+    # result; the real log, with its own findings besides TRN024, is in test_throughput_only_results.py.
+    log = next(tree.rglob("ctr-dlrm/pytorch/training/result_0.txt"))
+    log_beside_world_size(log, LK.THROUGHPUT_ONLY, 3)

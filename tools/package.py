@@ -10,10 +10,12 @@ holding result.json an inference run (task, framework, scenario, mode from
 it). A performance run folder holds its repeats in run_1/ .. run_N/, each
 with LoadGen's summary and detail logs; a folder without them (written
 before `levelfield infer` ran repeats) or with a gap in their numbering is
-refused. Files are copied into the layout of `levelfield/ground/layout.py`, never edited;
-the tree is built in a temporary folder beside --out, its MANIFEST written
-last, and renamed into place, so an interrupted package leaves no partial
-tree and two concurrent packages to one --out cannot interleave.
+refused, and so is a throughput-only training log (`levelfield train
+--throughput-only`: no evaluation, no target). Files are copied into the
+layout of `levelfield/ground/layout.py`, never edited; the tree is built
+in a temporary folder beside --out, its MANIFEST written last, and renamed
+into place, so an interrupted package leaves no partial tree and two
+concurrent packages to one --out cannot interleave.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from levelfield.ground.fsutil import (
 )
 from levelfield.ground.parse import parse_json, parse_mllog
 from levelfield.ground.signing import private_key_paths
+from levelfield.ground.training_log import throughput_only_mark
 
 MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # the checker's own per-file limit
 
@@ -116,6 +119,13 @@ def _training_log(path: Path) -> TrainingLog:
     if not isinstance(task, str) or not isinstance(framework, str):
         raise UserError(
             f"{path}: no submission_benchmark / levelfield_framework lines (expected a log written by levelfield train)"
+        )
+    mark = throughput_only_mark(log)
+    if mark is not None:  # trained N steps with no evaluation and no target: nothing to rank by time to train
+        raise UserError(
+            f"{path}: line {mark[0].lineno} holds {mark[1]}: a throughput-only run "
+            f"(levelfield train --throughput-only) is never a time-to-accuracy result",
+            hint=f"leave {path.parent} out of --runs; package the folders of time-to-accuracy runs",
         )
     return TrainingLog(path, task, framework, log.value(LK.ENVIRONMENT), log.value(LK.RULES_VERSION))
 

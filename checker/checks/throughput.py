@@ -1,4 +1,4 @@
-"""A training log's throughput figures against the log's own clock.
+"""A training log's throughput figures against the log's own clock (TRN023); a throughput-only log (TRN024).
 
 The trainer logs the timed steps' samples per second and median step time
 (reference/harness/throughput.py). Both come from timers inside the training
@@ -26,6 +26,7 @@ from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, plain_int
+from levelfield.ground.training_log import throughput_only_mark
 
 if TYPE_CHECKING:
     from levelfield.checker.engine import Context
@@ -85,4 +86,29 @@ def throughput_beyond_the_log(sub: Submission, ctx: Context) -> Iterator[Finding
                 found=line.value,
                 expected=f"at most {MAX_RATE_OVER_LOG:g} x {rate:.0f}",
                 hint="submit the logs `levelfield train` wrote, unedited",
+            )
+
+
+@check("TRN024", "throughput-only-run", area="training")
+def throughput_only_run(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training log holds levelfield_throughput_only (or a run_stop with reason "throughput only"): it
+    was written by `levelfield train --throughput-only --steps N`, which trains N steps after the warm-up with
+    no evaluation and no target.
+    Why: such a run measures samples/s and step time alone; it has no time to train, so it is never a
+    time-to-accuracy result and must not reach the leaderboard as one (`levelfield package` refuses it).
+    Bad: training/result_0.txt with `levelfield_throughput_only` 200 and run_stop aborted, reason
+    "throughput only".
+    Fix: submit the logs of time-to-accuracy runs: `levelfield train` without --throughput-only.
+    """
+    for _training, log in training_logs(sub):
+        mark = throughput_only_mark(log)
+        if mark is not None:
+            line, said = mark
+            yield Finding.at(
+                log.path,
+                f"a throughput-only run's log ({said}): no evaluation, no target, never a time-to-accuracy result",
+                line=line.lineno,
+                found=said,
+                expected=f"a time-to-accuracy log, without {LK.THROUGHPUT_ONLY}",
+                hint="submit the logs of `levelfield train` runs made without --throughput-only",
             )

@@ -278,7 +278,8 @@ def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Findin
     the tunable bounds or choices, or is not logged at all.
     Why: the closed division compares frameworks on one recipe; a different recipe is a different
     benchmark (the open division allows it).
-    Bad: opt_momentum 0.95 where the rules fix momentum at 0.9.
+    Bad: opt_momentum 0.95 where the rules fix momentum at 0.9; levelfield_precision bf16 under rules 1.0
+    (fp32 fixed) or fp8 under rules 1.1 (choices fp32, bf16, fp16).
     Fix: use the rules' recipe (`levelfield rules show --task T`), tune only what is tunable.
     """
     if sub.division != "closed":
@@ -316,10 +317,10 @@ def _same(found, want) -> bool:
 
 
 def _allowed(found, spec: dict) -> bool:
+    if "choices" in spec:  # numbers (batch sizes) or names (rules 1.1 precision: fp32, bf16, fp16)
+        return any(_same(found, choice) for choice in spec["choices"])
     if not finite_number(found):
         return False
-    if "choices" in spec:
-        return any(_same(found, choice) for choice in spec["choices"])
     low, high = spec.get("min", -math.inf), spec.get("max", math.inf)
     return low * (1 - HYPERPARAMETER_RTOL) <= found <= high * (1 + HYPERPARAMETER_RTOL)
 
@@ -403,3 +404,27 @@ def init_too_long(sub: Submission, ctx: Context) -> Iterator[Finding]:
                     found=f"{took_s:.1f} s",
                     expected=f"<= {limit_s} s",
                 )
+
+
+@check("TRN025", "provisional-target", area="training")
+def provisional_target(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training result for a task whose quality target the rules mark `provisional: true`,
+    checked against a submittable profile.
+    Why: a provisional target is a placeholder (every standard-size task's, until it is calibrated on
+    an accelerator: docs/scale.md); a time to reach it ranks nothing and must not pass as a
+    time-to-accuracy result.
+    Bad: a submission-profile training result for ctr-dlrm-standard under rules 1.1.
+    Fix: submit the task's inference results only, or wait for a rules version with a calibrated target.
+    """
+    if not ctx.suite.profiles[ctx.profile]["submittable"]:
+        return  # smoke and demo runs are not results; TRN010 judges their profile
+    for training in sub.trainings:
+        quality = ctx.task(training.task).quality
+        if quality["provisional"]:
+            yield Finding.at(
+                training.folder,
+                "the rules' quality target for this task is provisional, not a time-to-accuracy target",
+                found=f"target {quality['target']} (provisional: true)",
+                expected="a task whose target is calibrated (provisional: false)",
+                hint=f"rules {ctx.suite.version}, {ctx.task(training.task).path.name}: quality.provisional",
+            )

@@ -124,6 +124,7 @@ def task_rows(suite: Suite) -> list[dict]:
         rows.append(
             {
                 "task": task.id,
+                "class": task.size_class,  # tiny or standard (docs/scale.md); rules 1.0: all tiny
                 "dataset": task.dataset["name"],
                 "model (params)": f"{task.model['id']} ({task.model['parameters']:,})",
                 "metric": quality["metric"],
@@ -147,7 +148,8 @@ def task_detail(task: Task) -> str:
     from tabulate import tabulate
 
     dataset = {k: v for k, v in task.dataset.items() if k not in ("files", "arrays")}
-    parts = [f"{task.id}: {task.title}", _kv_table("dataset", dataset)]
+    family = f"{task.family}, " if task.family else ""
+    parts = [f"{task.id}: {task.title} ({family}size class {task.size_class})", _kv_table("dataset", dataset)]
     if "files" in task.dataset:
         parts.append(
             tabulate(

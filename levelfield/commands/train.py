@@ -4,6 +4,7 @@ levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out 
 levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax
 levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --out runs/ctr-ddp
 levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 0 --rdzv-endpoint 198.18.0.1:29400 --out runs/c
+levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/fm-tput
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from levelfield.commands import add_command, add_rules_options
 from levelfield.reference.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
-def _assignment(text: str) -> tuple[str, float]:
+def _assignment(text: str) -> tuple[str, float | str]:
+    """NAME=NUMBER (learning_rate=0.05) or NAME=CHOICE (precision=bf16); the rules judge the value."""
     name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER or NAME=CHOICE, got {text!r}")
     try:
-        if not sep:
-            raise ValueError
         return name.strip(), float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER, got {text!r}") from None
+        return name.strip(), value.strip()
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,12 +37,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train one task in one framework until the rules' quality target, N times with distinct "
         "seeds. Each run writes result_<i>.txt (MLLOG); summary.json holds each run's time to "
         "target, the olympic mean (a failed run counting as the slowest, as the leaderboard scores "
-        "it) and the successful runs' mean with its 95%% confidence interval.",
+        "it) and the successful runs' mean with its 95%% confidence interval. With --throughput-only "
+        "--steps N, each run trains exactly N steps with no evaluation and no target and reports its "
+        "samples/s and step time only: a throughput figure, never a time-to-accuracy result.",
         examples=[
             "levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/smoke",
             "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
             "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
             "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
+            "levelfield train --task fmnist-resnet --framework jax --rules-version 1.1 --set precision=bf16 "
+            "--profile smoke --out runs/bf16",
             "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp",
             "levelfield train --task seq-transformer --framework tensorflow --nproc 2 --profile smoke --out runs/s2",
             "# on host 0 and host 1 of a two-host run (node 0 listens at 198.18.0.1:29400):",
@@ -48,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
             "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 1 "
             "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
+            "# training throughput alone (no target, never a result): 200 timed steps, 3 runs; then on 2 processes",
+            "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
+            "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
         ],
     )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
@@ -80,7 +89,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="NAME=V",
-        help="a tunable hyperparameter (closed division: within the rules' bounds)",
+        help="a tunable hyperparameter (closed division: within the rules' bounds), e.g. learning_rate=0.05; "
+        "rules 1.1 fmnist-resnet: precision=bf16 or fp16 (mixed precision) or fp32",
     )
     parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
     parser.add_argument("--division", default="closed", help="closed (default) or open")
@@ -91,6 +101,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
     )
     parser.add_argument("--save-weights", action="store_true", help="save weights_<i>.npz of each successful run")
+    parser.add_argument(
+        "--throughput-only",
+        action="store_true",
+        help="time exactly --steps optimizer steps after the usual warm-up: no evaluation, no target; reports "
+        "samples/s and step time (docs/training.md, Throughput only); never a result to package",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        metavar="N",
+        help="with --throughput-only (required there): the timed steps of each run, the first N of a full run",
+    )
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
     parser.add_argument(
         "--nproc",
@@ -125,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs: expected a positive number, got {args.runs}")
+    _check_throughput_only(args)
     layout = Layout(nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint)
     layout.check()
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
@@ -155,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         save_weights=args.save_weights,
         overrides=dict(args.overrides),
+        throughput_steps=args.steps if args.throughput_only else None,
     )
     if layout.world_size == 1:
         summary = train(options)
@@ -174,10 +198,71 @@ def run(args: argparse.Namespace) -> int:
             return 128 + getattr(signal, interrupted_by).value
         summary = json.loads(summary_file.read_text())
         interrupted_by = interrupted_by or summary["interrupted_by"]
-    print_summary(summary, args.out)
+    if summary["throughput_only_steps"] is None:
+        print_summary(summary, args.out)
+    else:
+        print_throughput_summary(summary, args.out)
     if interrupted_by:
         return 128 + getattr(signal, interrupted_by).value  # the shell's convention: 130 SIGINT, 143 SIGTERM
     return 0
+
+
+def _check_throughput_only(args: argparse.Namespace) -> None:
+    """--throughput-only needs --steps, --steps needs it, and it refuses what only a result has."""
+    from levelfield.ground.errors import UserError
+
+    if args.throughput_only and args.steps is None:
+        raise UserError(
+            "--throughput-only: needs --steps N, the number of timed optimizer steps of each run",
+            hint="for example --throughput-only --steps 200",
+        )
+    if args.steps is not None and not args.throughput_only:
+        raise UserError(
+            f"--steps {args.steps}: only with --throughput-only; a time-to-accuracy run trains until the target",
+            hint="add --throughput-only, or leave --steps out",
+        )
+    if args.throughput_only and args.steps < 1:
+        raise UserError(f"--steps {args.steps}: expected a positive number of steps")
+    if args.throughput_only and args.save_weights:
+        raise UserError("--save-weights: a throughput-only run is never a result and keeps no weights")
+
+
+def print_throughput_summary(summary: dict, out: Path) -> None:
+    """Throughput-only runs: each run's samples/s and step time, then their median and range."""
+    from tabulate import tabulate
+
+    def shown(value, digits: int) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    rows = [
+        [
+            r["index"],
+            r["seed"],
+            r["reason"],
+            shown(r["train_samples_per_s"], 1),
+            shown(r["step_time_ms"], 2),
+            f"{r['time_to_first_step_s']:.1f}",
+            f"{r['peak_rss_mib']:.0f}",
+        ]
+        for r in summary["runs"]
+    ]
+    headers = ["run", "seed", "reason", "train samples/s", "step ms", "first step s", "peak RSS MiB"]
+    print(tabulate(rows, headers=headers, tablefmt="github"))
+    steps, tput = summary["throughput_only_steps"], summary["throughput"]
+    for name, unit, digits in (("train_samples_per_s", "samples/s", 1), ("step_time_ms", "ms", 2)):
+        f = tput[name]
+        if f["n"]:
+            print(
+                f"{name}: median {f['median']:.{digits}f} {unit} over {f['n']} run(s) "
+                f"(min {f['min']:.{digits}f}, max {f['max']:.{digits}f})"
+            )
+    print(
+        f"throughput only: {steps} timed steps per run after the warm-up, no evaluation, no target; "
+        f"not a time-to-accuracy result (`levelfield package` refuses these logs)"
+    )
+    if summary["interrupted_by"]:
+        print(f"interrupted by {summary['interrupted_by']}: the interrupted run is logged as aborted")
+    print(f"logs and summary.json in {out}/")
 
 
 def print_summary(summary: dict, out: Path) -> None:

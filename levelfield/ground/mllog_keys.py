@@ -21,6 +21,10 @@ SUBMITTABLE = "levelfield_submittable"  # whether the profile may be submitted
 QUALITY_METRIC = "levelfield_quality_metric"  # e.g. "top1"
 QUALITY_TARGET = "levelfield_quality_target"  # the value eval_accuracy must reach
 DATASET_DIGEST = "levelfield_dataset_digest"  # {file or array label: SHA-256}
+# N of `levelfield train --throughput-only --steps N`: the run trained N steps with no evaluation and no
+# target, so it is never a time-to-accuracy result (`levelfield package` refuses it, TRN024 reports it);
+# absent from every time-to-accuracy log
+THROUGHPUT_ONLY = "levelfield_throughput_only"
 
 # -- the software and hardware that ran it --------------------------------------------------------
 FRAMEWORK = "levelfield_framework"  # pytorch | tensorflow | jax
@@ -51,6 +55,9 @@ ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
 # train_steps calls, and the median of the calls' mean step times; absent when no step was timed
 TRAIN_SAMPLES_PER_S = "levelfield_train_samples_per_s"
 STEP_TIME_MS = "levelfield_step_time_ms"
+# Throughput-only runs: the optimizer steps the framework reported having run (one loss each) over the
+# timed calls, counted as they returned, which must equal THROUGHPUT_ONLY's N
+TIMED_STEPS = "levelfield_timed_steps"
 
 # -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
 LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
@@ -73,6 +80,7 @@ LOG_KEYS = (
     QUALITY_METRIC,
     QUALITY_TARGET,
     DATASET_DIGEST,
+    THROUGHPUT_ONLY,
     FRAMEWORK,
     FRAMEWORK_VERSION,
     COMPILE_MODE,
@@ -91,6 +99,7 @@ LOG_KEYS = (
     ENERGY_J,
     TRAIN_SAMPLES_PER_S,
     STEP_TIME_MS,
+    TIMED_STEPS,
     LOSS,
     PRECISION,
 )

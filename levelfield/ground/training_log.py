@@ -13,15 +13,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, MllogLine, finite_number
 from levelfield.ground.stats import time_to_train
 
 MS_PER_S = 1000.0
+# run_stop's reason in the log of `levelfield train --throughput-only` (status aborted): N steps, no evaluation
+THROUGHPUT_ONLY_REASON = "throughput only"
 
 
 def run_status(log: MllogFile) -> str | None:
     line = log.last("run_stop")
     return None if line is None else line.metadata.get("status")
+
+
+def throughput_only_mark(log: MllogFile) -> tuple[MllogLine, str] | None:
+    """(the line, what it says) that marks a throughput-only run's log: its levelfield_throughput_only line,
+    else a run_stop with reason "throughput only" (a log whose key line was removed); None for any other log.
+    Such a run trained N steps with no evaluation and no target: never a time-to-accuracy result."""
+    line = log.first(LK.THROUGHPUT_ONLY)
+    if line is not None:
+        return line, f"{LK.THROUGHPUT_ONLY} {line.value!r}"
+    for stop in log.all("run_stop"):
+        if isinstance(stop.metadata, dict) and stop.metadata.get("reason") == THROUGHPUT_ONLY_REASON:
+            return stop, f"run_stop with reason {THROUGHPUT_ONLY_REASON!r}"
+    return None
 
 
 def reaches_target(value: object, target: float) -> bool:

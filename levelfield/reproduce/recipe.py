@@ -122,9 +122,12 @@ def training_recipe(result: TreeResult, suite: Suite) -> TrainingRecipe:
     first = logs[0]
     task = suite.task(result.task)
     overrides = {}
-    for name in task.hyperparameters["tunable"]:
+    for name, spec in task.hyperparameters["tunable"].items():
         key = suite.hyperparameter_log_keys[name]
-        overrides[name] = _logged(first, key, (int, float), f"a number (tunable {name})")
+        if isinstance(spec["default"], str):  # a named choice (rules 1.1 precision)
+            overrides[name] = _logged(first, key, str, f"one of {', '.join(spec['choices'])} (tunable {name})")
+        else:
+            overrides[name] = _logged(first, key, (int, float), f"a number (tunable {name})")
     profile = _logged(first, LK.PROFILE, str, "a profile name")
     suite.check_id("profile", profile)
     mode = _logged(first, LK.COMPILE_MODE, str, "compiled or eager")

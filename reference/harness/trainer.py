@@ -18,6 +18,11 @@ run, started by the framework's engine (levelfield/launch/), each with its
 `World` (reference/harness/world.py): each rank trains on its share of every
 global batch, and only rank 0 logs, evaluates and saves; the stop decision is
 broadcast so all ranks stop together.
+
+`levelfield train --throughput-only --steps N` (TrainOptions.throughput_steps)
+runs the same init and warm-up, then exactly N timed steps with no evaluation
+and no target (reference/harness/throughput_only.py): a throughput figure,
+never a result.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from levelfield.ground.eval_cadence import EvalCadence
 from levelfield.ground.registry import task_module
 from levelfield.ground.stats import spread, time_to_train
 from levelfield.ground.training_log import reaches_target
+from levelfield.reference.harness import throughput_only
 from levelfield.reference.harness.progress import EpochProgress
 from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.harness.throughput import Throughput
@@ -80,6 +86,9 @@ class TrainOptions:
     # With stop_at_target False: stop once an eval reaches this value instead (calibration curves that
     # reach past any target worth proposing, without paying for every remaining epoch; never a result).
     calibration_stop: float | None = None
+    # N: a throughput-only run of exactly N optimizer steps, no evaluation, no target (never a result);
+    # None: a time-to-accuracy run
+    throughput_steps: int | None = None
 
 
 @dataclass(kw_only=True)
@@ -89,7 +98,7 @@ class RunOutcome:
     index: int
     seed: int
     status: str  # success | aborted
-    reason: str  # target reached | max epochs | interrupted | error | calibration stop
+    reason: str  # target reached | max epochs | interrupted | error | calibration stop | throughput only
     epochs: int
     time_to_train_s: float | None  # run_start -> run_stop, successful runs only
     time_to_first_step_s: float
@@ -224,11 +233,16 @@ class Trainer:
         except ValueError as e:
             raise UserError(f"{self.task.path}: {e}") from None
         self.impl_class = load_implementation(options.task_id, options.framework)
+        refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
+        if refusal:
+            raise UserError(f"{self.task.path}: {refusal}")
         self.inputs_module = task_module(self.task, "inputs")
         self.metric_module = task_module(self.task, "metric")
         self.spec_module = task_module(self.task, "model_spec")
         base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
         self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
+        if options.throughput_steps is not None:
+            throughput_only.check_options(options, self.task, self.recipe, self.settings["max_epochs"])
         self.world = SINGLE
         self.timed = Throughput(self.recipe.global_batch_size)  # this run's timed steps (rank 0)
         self.interrupted_by = None
@@ -250,6 +264,8 @@ class Trainer:
         log.event(LK.RULES_VERSION, self.suite.version)
         log.event(LK.PROFILE, self.o.profile)
         log.event(LK.SUBMITTABLE, self.suite.profiles[self.o.profile]["submittable"])
+        if self.o.throughput_steps is not None:  # first thing a reader learns: this log is no result
+            log.event(LK.THROUGHPUT_ONLY, self.o.throughput_steps)
         log.event(LK.QUALITY_METRIC, self.task.quality["metric"])
         log.event(LK.QUALITY_TARGET, self.task.quality["target"])
 
@@ -277,7 +293,10 @@ class Trainer:
             log.start(K.RUN_START)
             gpu = self._gpu_meter(impl)
             run_started = time.perf_counter()
-            self._train_to_target(log, outcome, impl, data, schedule)
+            if self.o.throughput_steps is None:
+                self._train_to_target(log, outcome, impl, data, schedule)
+            else:
+                self._train_fixed_steps(log, outcome, impl, schedule)
             elapsed = time.perf_counter() - run_started
             stopped = self._finish(log, outcome, impl, gpu)
             if outcome.status == "success":
@@ -384,6 +403,22 @@ class Trainer:
                     outcome.reason = "calibration stop" if calibrating else "target reached"
                     return
 
+    def _train_fixed_steps(self, log: RunLog, outcome: RunOutcome, impl, schedule: Schedule) -> None:
+        """Throughput only: the first N steps of a time-to-accuracy run (its batches and learning rates, over
+        as many epochs as they span), no evaluation, no target; the run stays aborted, never a result."""
+        outcome.reason = throughput_only.REASON
+        spans = throughput_only.step_spans(schedule.steps_per_epoch, self.o.throughput_steps)
+        with EpochProgress(
+            self.task.id, self.o.framework, outcome.index, len(spans), schedule.steps_per_epoch
+        ) as progress:
+            for epoch, steps in spans:
+                outcome.epochs = epoch
+                log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
+                order = self.world.share(schedule.batches(epoch))[:steps]
+                self._train_segment(impl, progress, epoch, order, schedule.epoch_lrs(epoch)[:steps])
+                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+        log.event(LK.TIMED_STEPS, self.timed.steps)  # counted from the losses the framework returned
+
     def _train_epoch(
         self,
         log: RunLog,
@@ -425,8 +460,8 @@ class Trainer:
         chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
         for rows in chunks:
             started = time.perf_counter()
-            impl.train_steps(*rows)  # returns the losses on the host: the steps have run
-            self.timed.add(len(rows[0]), time.perf_counter() - started)
+            losses = impl.train_steps(*rows)  # on the host: the steps have run
+            self.timed.add(len(losses), time.perf_counter() - started)  # one loss per step the framework ran
 
     def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
         """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
@@ -527,10 +562,15 @@ class Trainer:
             "quality_metric": self.task.quality["metric"],
             "quality_target": self.task.quality["target"],
             "runs_requested": self.runs,
+            "throughput_only_steps": self.o.throughput_steps,  # None: time-to-accuracy runs
             "interrupted_by": self.interrupted_by,
             "runs": [asdict(o) for o in outcomes],
-            "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"]) if outcomes else None,
+            # None for throughput-only runs, which have no time to train (not even a failed one)
+            "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"])
+            if outcomes and self.o.throughput_steps is None
+            else None,
             "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,
+            "throughput": throughput_only.figures(outcomes),  # median and range over the runs
         }
 
 
@@ -553,8 +593,10 @@ def write_summary(summary: dict, out: Path, rules_dir: str | None = None) -> Pat
     from levelfield.rules import load_suite
 
     suite = load_suite(summary["rules_version"], rules_dir)
+    # A throughput-only log has no evaluation, which every MLPerf training log needs: not judged (None).
+    judged = summary.get("throughput_only_steps") is None
     for entry in summary["runs"]:
-        entry["peer_compliance"], _ = peer_compliance(Path(entry["log"]), suite)
+        entry["peer_compliance"] = peer_compliance(Path(entry["log"]), suite)[0] if judged else None
     path = Path(out) / "summary.json"
     atomic_write_text(path, json.dumps(summary, indent=2) + "\n", overwrite=True)
     return path

@@ -28,41 +28,31 @@ Neutral names and layouts (dense kernels [in, out]):
 
 All of them are trainable (no buffers): 30,160 embedding + 1,936 bottom +
 3,457 top = 35,553 parameters, the rules' `model.parameters`.
+
+The same network at other widths (ctr-dlrm-standard, MLPerf's DLRM) is a
+`DLRMSpec` built from that task's rules (`DLRMSpec.from_task`, which reads
+`model.architecture` where the rules give it); every framework's model,
+weights mapping and implementation take a spec, and the module-level names
+below are this task's (`SPEC`), so the tiny task's code reads as before.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from levelfield.rules.loader import Task
+
 TASK_ID = "ctr-dlrm"
+# dlrm-small's own widths: rules 1.0's ctr-dlrm has no model.architecture, so they live here.
 EMBEDDING_DIM = 16  # width of every embedding table = width of the bottom MLP's output
 BOTTOM_MLP = (64, 16)  # output widths; ReLU after every layer (DLRM's bottom MLP)
 TOP_MLP = (64, 1)  # output widths; ReLU after every layer but the last (the logit)
-
-
-@functools.lru_cache(maxsize=1)
-def _dataset_params() -> dict:
-    """The rules' dataset params; imported lazily so `common/` stays importable without side effects."""
-    from levelfield.rules import load_suite
-
-    return load_suite().task(TASK_ID).dataset["params"]
-
-
-CARDINALITIES: tuple[int, ...] = tuple(int(c) for c in _dataset_params()["cardinalities"])
-DENSE_FEATURES: int = int(_dataset_params()["dense_features"])
-NUM_FIELDS = len(CARDINALITIES)
-NUM_VECTORS = NUM_FIELDS + 1  # bottom-MLP output + one embedding per field: 9
-# Distinct pairs (i, j), i < j, row-major over the upper triangle: 36 for 9 vectors.
-INTERACTION_PAIRS: tuple[tuple[int, int], ...] = tuple(
-    (i, j) for i in range(NUM_VECTORS) for j in range(i + 1, NUM_VECTORS)
-)
-# The same pairs as flat indices into Z reshaped [B, 81] (one gather instead of two).
-INTERACTION_FLAT_INDEX = np.array([i * NUM_VECTORS + j for i, j in INTERACTION_PAIRS], dtype=np.int32)
-TOP_INPUT = BOTTOM_MLP[-1] + len(INTERACTION_PAIRS)  # 16 + 36 = 52
-assert BOTTOM_MLP[-1] == EMBEDDING_DIM, "dot interactions need bottom output width == embedding width"
 
 
 def mlp_layers(prefix: str, in_features: int, widths: tuple[int, ...]) -> list[tuple[str, int, int]]:
@@ -74,49 +64,145 @@ def mlp_layers(prefix: str, in_features: int, widths: tuple[int, ...]) -> list[t
     return layers
 
 
-BOTTOM_LAYERS = mlp_layers("bottom", DENSE_FEATURES, BOTTOM_MLP)
-TOP_LAYERS = mlp_layers("top", TOP_INPUT, TOP_MLP)
+@dataclass(frozen=True)
+class DLRMSpec:
+    """One DLRM's shapes (dot interaction, as above); every derived shape follows from these six."""
+
+    task_id: str
+    dense_features: int
+    cardinalities: tuple[int, ...]  # rows of each embedding table, one table per categorical field
+    embedding_dim: int
+    bottom_mlp: tuple[int, ...]
+    top_mlp: tuple[int, ...]
+
+    def __post_init__(self):
+        if self.bottom_mlp[-1] != self.embedding_dim:
+            raise ValueError(
+                f"{self.task_id}: dot interactions need the bottom MLP's output width ({self.bottom_mlp[-1]}) "
+                f"== the embedding width ({self.embedding_dim})"
+            )
+
+    @classmethod
+    def from_task(cls, task: Task) -> DLRMSpec:
+        """The spec of a task's rules: rows and dense features from dataset.params, widths from
+        model.architecture (absent, as in ctr-dlrm's rules: dlrm-small's widths above)."""
+        params = task.dataset["params"]
+        arch = task.model.get("architecture", {})
+        return cls(
+            task_id=task.id,
+            dense_features=int(params["dense_features"]),
+            cardinalities=tuple(int(c) for c in params["cardinalities"]),
+            embedding_dim=int(arch.get("embedding_dim", EMBEDDING_DIM)),
+            bottom_mlp=tuple(int(w) for w in arch.get("bottom_mlp", BOTTOM_MLP)),
+            top_mlp=tuple(int(w) for w in arch.get("top_mlp", TOP_MLP)),
+        )
+
+    def with_rows(self, max_rows: int) -> DLRMSpec:
+        """The same network with every table capped at `max_rows` rows (tests: full tables do not fit CI)."""
+        return replace(self, cardinalities=tuple(min(rows, max_rows) for rows in self.cardinalities))
+
+    @property
+    def num_fields(self) -> int:
+        return len(self.cardinalities)
+
+    @property
+    def num_vectors(self) -> int:
+        """Bottom-MLP output + one embedding per field (9 for ctr-dlrm, 27 for MLPerf's DLRM)."""
+        return self.num_fields + 1
+
+    @functools.cached_property
+    def interaction_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Distinct pairs (i, j), i < j, row-major over the upper triangle (36 for 9 vectors)."""
+        return tuple((i, j) for i in range(self.num_vectors) for j in range(i + 1, self.num_vectors))
+
+    @functools.cached_property
+    def interaction_flat_index(self) -> np.ndarray:
+        """The same pairs as flat indices into Z reshaped [B, V*V] (one gather instead of two), int32."""
+        return np.array([i * self.num_vectors + j for i, j in self.interaction_pairs], dtype=np.int32)
+
+    @property
+    def top_input(self) -> int:
+        return self.bottom_mlp[-1] + len(self.interaction_pairs)  # 16 + 36 = 52 for ctr-dlrm
+
+    @property
+    def bottom_layers(self) -> list[tuple[str, int, int]]:
+        return mlp_layers("bottom", self.dense_features, self.bottom_mlp)
+
+    @property
+    def top_layers(self) -> list[tuple[str, int, int]]:
+        return mlp_layers("top", self.top_input, self.top_mlp)
+
+    @functools.cached_property
+    def parameter_shapes(self) -> dict[str, tuple]:
+        """Neutral name -> shape, in the order init_weights draws them (tables, bottom, top)."""
+        shapes = {f"embedding{f}.table": (rows, self.embedding_dim) for f, rows in enumerate(self.cardinalities)}
+        for name, fan_in, fan_out in self.bottom_layers + self.top_layers:
+            shapes[f"{name}.kernel"] = (fan_in, fan_out)
+            shapes[f"{name}.bias"] = (fan_out,)
+        return shapes
+
+    @property
+    def trainable(self) -> tuple[str, ...]:
+        return tuple(self.parameter_shapes)  # no buffers in this model
+
+    def trainable_count(self) -> int:
+        """Number of trainable scalars, from the shapes alone (nothing allocated)."""
+        return sum(math.prod(shape) for shape in self.parameter_shapes.values())
+
+    def init_weights(self, seed: int) -> dict[str, np.ndarray]:
+        """Initial neutral weights, float32, drawn in parameter_shapes order from PCG64(seed).
+
+        As the DLRM reference (facebookresearch/dlrm, dlrm_s_pytorch.py):
+        embedding table of n rows: uniform(-sqrt(1/n), sqrt(1/n));
+        dense kernel [in, out]: normal(0, sqrt(2 / (in + out)));
+        dense bias [out]: normal(0, sqrt(1 / out)).
+        Drawn in float64, then rounded to float32.
+        """
+        rng = np.random.Generator(np.random.PCG64(seed))
+        weights = {}
+        for name, shape in self.parameter_shapes.items():
+            part = name.rsplit(".", 1)[1]
+            if part == "table":
+                bound = math.sqrt(1.0 / shape[0])
+                value = rng.uniform(-bound, bound, size=shape)
+            elif part == "kernel":
+                value = rng.normal(0.0, math.sqrt(2.0 / (shape[0] + shape[1])), size=shape)
+            else:  # bias
+                value = rng.normal(0.0, math.sqrt(1.0 / shape[0]), size=shape)
+            weights[name] = value.astype(np.float32)
+        return weights
 
 
-def _parameter_shapes() -> dict[str, tuple]:
-    shapes = {f"embedding{f}.table": (rows, EMBEDDING_DIM) for f, rows in enumerate(CARDINALITIES)}
-    for name, fan_in, fan_out in BOTTOM_LAYERS + TOP_LAYERS:
-        shapes[f"{name}.kernel"] = (fan_in, fan_out)
-        shapes[f"{name}.bias"] = (fan_out,)
-    return shapes
+@functools.lru_cache(maxsize=1)
+def _task() -> Task:
+    """ctr-dlrm's rules (the default rules version); imported lazily so `common/` has no import-time cycle."""
+    from levelfield.rules import load_suite
+
+    return load_suite().task(TASK_ID)
 
 
-PARAMETER_SHAPES: dict[str, tuple] = _parameter_shapes()
-TRAINABLE: tuple[str, ...] = tuple(PARAMETER_SHAPES)  # no buffers in this model
+SPEC = DLRMSpec.from_task(_task())
+CARDINALITIES: tuple[int, ...] = SPEC.cardinalities
+DENSE_FEATURES: int = SPEC.dense_features
+NUM_FIELDS = SPEC.num_fields
+NUM_VECTORS = SPEC.num_vectors
+INTERACTION_PAIRS: tuple[tuple[int, int], ...] = SPEC.interaction_pairs
+INTERACTION_FLAT_INDEX = SPEC.interaction_flat_index
+TOP_INPUT = SPEC.top_input
+BOTTOM_LAYERS = SPEC.bottom_layers
+TOP_LAYERS = SPEC.top_layers
+PARAMETER_SHAPES: dict[str, tuple] = SPEC.parameter_shapes
+TRAINABLE: tuple[str, ...] = SPEC.trainable
 
 
 def trainable_count() -> int:
     """Number of trainable scalars (the rules' model.parameters: 35,553)."""
-    return sum(math.prod(PARAMETER_SHAPES[n]) for n in TRAINABLE)
+    return SPEC.trainable_count()
 
 
 def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """Initial neutral weights, float32, drawn in PARAMETER_SHAPES order from PCG64(seed).
-
-    As the DLRM reference (facebookresearch/dlrm, dlrm_s_pytorch.py):
-    embedding table of n rows: uniform(-sqrt(1/n), sqrt(1/n));
-    dense kernel [in, out]: normal(0, sqrt(2 / (in + out)));
-    dense bias [out]: normal(0, sqrt(1 / out)).
-    Drawn in float64, then rounded to float32.
-    """
-    rng = np.random.Generator(np.random.PCG64(seed))
-    weights = {}
-    for name, shape in PARAMETER_SHAPES.items():
-        part = name.rsplit(".", 1)[1]
-        if part == "table":
-            bound = math.sqrt(1.0 / shape[0])
-            value = rng.uniform(-bound, bound, size=shape)
-        elif part == "kernel":
-            value = rng.normal(0.0, math.sqrt(2.0 / (shape[0] + shape[1])), size=shape)
-        else:  # bias
-            value = rng.normal(0.0, math.sqrt(1.0 / shape[0]), size=shape)
-        weights[name] = value.astype(np.float32)
-    return weights
+    """ctr-dlrm's initial neutral weights (DLRMSpec.init_weights)."""
+    return SPEC.init_weights(seed)
 
 
 # predict's output per row (one logit float32), e.g. what the harness-only model `none` returns.

@@ -27,6 +27,7 @@ import numpy as np
 import optax
 from flax.training import train_state
 
+from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
@@ -58,8 +59,9 @@ def _predict_batch(apply_fn, params, dense, sparse):
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "jax"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -67,11 +69,10 @@ class Implementation(BaseImplementation):
         self._device = local_device()
         self.device = device or str(self._device)
         self.place = placement(self._device)  # one device, or data-parallel over N processes
-        self.model = DLRMSmall()
-        fixed = recipe.fixed
-        if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; optax.adamw's is not
-            raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
-        self.tx = adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
+        self.model = DLRMSmall(self.spec)
+        if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; optax.adamw's is not
+            raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
+        self.tx = self._optimizer(recipe)
         if mode == COMPILED:
             # The state is donated: its buffers are reused for the updated state.
             self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
@@ -81,6 +82,10 @@ class Implementation(BaseImplementation):
         self.state = None
         self._train = None  # (dense, sparse, labels) on the device
 
+    def _optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
+        fixed = recipe.fixed
+        return adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
+
     def version(self) -> str:
         return jax.__version__
 
@@ -89,13 +94,15 @@ class Implementation(BaseImplementation):
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        state = train_state.TrainState.create(apply_fn=self.model.apply, params=to_params(weights), tx=self.tx)
+        state = train_state.TrainState.create(
+            apply_fn=self.model.apply, params=to_params(weights, shapes=self.spec), tx=self.tx
+        )
         # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
         # step's outputs are: otherwise the second step sees different argument types and recompiles.
         self.state = self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
-        return to_neutral(self.place.local(self.state.params))
+        return to_neutral(self.place.local(self.state.params), self.spec)
 
     # -- inference ----------------------------------------------------------------
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -136,6 +143,10 @@ class Implementation(BaseImplementation):
         self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
         return losses
 
+    def optimizer_hyperparameters(self, hp: dict[str, float]) -> dict:
+        """The optimizer's name and settings by rules name, from its injected hyperparameters `hp`."""
+        return {"optimizer": "adam", "beta1": hp["b1"], "beta2": hp["b2"], "epsilon": hp["eps"]}
+
     def hyperparameters(self) -> dict:
         # inject_hyperparams keeps the configured values in the optimizer state (as float32 arrays).
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
@@ -143,11 +154,8 @@ class Implementation(BaseImplementation):
         params = jax.tree_util.tree_leaves(self.state.params) if self.state is not None else []
         return {
             **self.recipe.as_dict(),
-            "optimizer": "adam",
-            "beta1": hp["b1"],
-            "beta2": hp["b2"],
-            "epsilon": hp["eps"],
-            "weight_decay": 0.0,  # optax.adam has none (checked in __init__)
+            **self.optimizer_hyperparameters(hp),
+            "weight_decay": 0.0,  # neither optax.adam nor optax.sgd has any (checked in __init__)
             "loss": "sigmoid_binary_cross_entropy",  # optax.sigmoid_binary_cross_entropy(...).mean()
             "precision": "fp32" if all(p.dtype == jnp.float32 for p in params) else "other",
         }

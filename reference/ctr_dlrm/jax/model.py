@@ -21,21 +21,24 @@ def module_name(neutral_prefix: str) -> str:
 
 
 class DLRMSmall(nn.Module):
+    shapes: spec.DLRMSpec = spec.SPEC  # ctr-dlrm's; DLRMSmall(shapes=...) for another DLRMSpec
+
     @nn.compact
     def __call__(self, dense, sparse):
+        shapes = self.shapes
         x = dense  # [B, 13]
-        for name, _, fan_out in spec.BOTTOM_LAYERS:  # ReLU after every layer
+        for name, _, fan_out in shapes.bottom_layers:  # ReLU after every layer
             x = nn.relu(nn.Dense(fan_out, name=module_name(name))(x))  # -> [B, 16]
         vectors = [x] + [
-            nn.Embed(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")(sparse[:, f])
-            for f, rows in enumerate(spec.CARDINALITIES)
+            nn.Embed(rows, shapes.embedding_dim, name=f"embedding{f}")(sparse[:, f])
+            for f, rows in enumerate(shapes.cardinalities)
         ]
         t = jnp.stack(vectors, axis=1)  # [B, 9, 16]
         z = jnp.einsum("bid,bjd->bij", t, t)  # [B, 9, 9]
-        dots = z.reshape(z.shape[0], -1)[:, spec.INTERACTION_FLAT_INDEX]  # [B, 36]
+        dots = z.reshape(z.shape[0], -1)[:, shapes.interaction_flat_index]  # [B, 36]
         y = jnp.concatenate([x, dots], axis=1)  # [B, 52]
-        for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS):  # no ReLU on the logit
+        for i, (name, _, fan_out) in enumerate(shapes.top_layers):  # no ReLU on the logit
             y = nn.Dense(fan_out, name=module_name(name))(y)
-            if i < len(spec.TOP_LAYERS) - 1:
+            if i < len(shapes.top_layers) - 1:
                 y = nn.relu(y)
         return y[:, 0]  # [B]

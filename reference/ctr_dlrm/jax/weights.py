@@ -2,6 +2,7 @@
 
     from levelfield.reference.ctr_dlrm.jax.weights import to_params, to_neutral
     params = to_params(init_weights(0))      # {"embedding0": {"embedding": ...}, "bottom_dense0": {...}, ...}
+    params = to_params(weights, shapes=spec)  # another DLRMSpec's network (default: ctr-dlrm's)
     neutral = to_neutral(params)
 
 | neutral name                     | Flax params path                       | layout change |
@@ -22,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from levelfield.reference.ctr_dlrm.common.model_spec import PARAMETER_SHAPES
+from levelfield.reference.ctr_dlrm.common.model_spec import SPEC, DLRMSpec
 from levelfield.reference.ctr_dlrm.jax.model import module_name
 from levelfield.reference.weights import check_weights
 
@@ -35,9 +36,9 @@ def params_path(name: str) -> tuple[str, str]:
     return module_name(prefix), _PARTS[part]
 
 
-def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
-    """The params tree (jax arrays, on `device` if given) for neutral weights."""
-    check_weights(weights, PARAMETER_SHAPES, "ctr-dlrm/jax load")
+def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None, shapes: DLRMSpec = SPEC) -> dict:
+    """The params tree (jax arrays, on `device` if given) for neutral weights of the network `shapes`."""
+    check_weights(weights, shapes.parameter_shapes, f"{shapes.task_id}/jax load")
     params: dict = {}
     for name, value in weights.items():
         module, part = params_path(name)
@@ -45,9 +46,9 @@ def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) 
     return params
 
 
-def to_neutral(params: dict) -> dict[str, np.ndarray]:
+def to_neutral(params: dict, shapes: DLRMSpec = SPEC) -> dict[str, np.ndarray]:
     out = {}
-    for name in PARAMETER_SHAPES:
+    for name in shapes.parameter_shapes:
         module, part = params_path(name)
         out[name] = np.array(params[module][part], dtype=np.float32)
     return out

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
@@ -44,13 +45,15 @@ _LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entro
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "pytorch"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
+    sparse_embeddings = False  # Adam updates every row (see model.py); plain SGD need not
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
-        self.model = DLRMSmall().to(self.device)
+        self.model = DLRMSmall(self.spec, self.sparse_embeddings).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
         self._new_optimizer()
@@ -137,15 +140,18 @@ class Implementation(BaseImplementation):
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
 
+    def optimizer_hyperparameters(self) -> dict:
+        """The optimizer's settings by rules name, read back from its param group."""
+        group = self.optimizer.param_groups[0]
+        return {"beta1": group["betas"][0], "beta2": group["betas"][1], "epsilon": group["eps"]}
+
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
         precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
-            "beta1": group["betas"][0],
-            "beta2": group["betas"][1],
-            "epsilon": group["eps"],
+            **self.optimizer_hyperparameters(),
             "weight_decay": group["weight_decay"],
             "loss": _LOSS_NAMES[(type(self.criterion), self.criterion.reduction)],
             "precision": precision,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from levelfield.reference.ctr_dlrm.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
 
 _MLPS = {"bottom": "bottom_mlp", "top": "top_mlp"}
@@ -42,7 +41,7 @@ def _convert(name: str, value: np.ndarray) -> np.ndarray:
 
 
 def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None:
-    check_weights(weights, PARAMETER_SHAPES, "ctr-dlrm/pytorch load")
+    check_weights(weights, model.spec.parameter_shapes, f"{model.spec.task_id}/pytorch load")
     state = model.state_dict()
     with torch.no_grad():
         for name, value in weights.items():
@@ -54,5 +53,5 @@ def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
     state = model.state_dict()
     return {
         name: np.ascontiguousarray(_convert(name, state[torch_key(name)].detach().cpu().numpy()), dtype=np.float32)
-        for name in PARAMETER_SHAPES
+        for name in model.spec.parameter_shapes
     }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
@@ -40,25 +41,20 @@ from levelfield.reference.tf_steps import determinism_settings, run_steps, train
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
     framework = "tensorflow"
-    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         # GPU path untested here (CPU-only machine): variables and data placed on the first GPU.
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
-        fixed = recipe.fixed
-        if fixed["weight_decay"]:  # torch's Adam weight decay is a coupled L2 term; Keras' is decoupled
-            raise ValueError(f"weight_decay {fixed['weight_decay']} is not supported (the rules fix 0)")
+        if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; Keras' is decoupled
+            raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N
-            self.model = build_model()
-            self.optimizer = TorchAdam(
-                learning_rate=recipe.learning_rate,
-                beta_1=fixed["beta1"],
-                beta_2=fixed["beta2"],
-                epsilon=fixed["epsilon"],
-            )
+            self.model = build_model(self.spec)
+            self.optimizer = self._optimizer(recipe)
             self.optimizer.build(self.model.trainable_variables)
         # Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form).
         self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
@@ -66,6 +62,12 @@ class Implementation(BaseImplementation):
         self._step = train_step(self._gradients, self._apply, mode == COMPILED)
         self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
         self._train = None  # (dense, sparse, labels) tensors on self.device
+
+    def _optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
+        fixed = recipe.fixed
+        return TorchAdam(
+            learning_rate=recipe.learning_rate, beta_1=fixed["beta1"], beta_2=fixed["beta2"], epsilon=fixed["epsilon"]
+        )
 
     def version(self) -> str:
         return tf.__version__
@@ -144,6 +146,16 @@ class Implementation(BaseImplementation):
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(self._step, self._train, batch_indices, learning_rates, self.device, np.int64)
 
+    def optimizer_hyperparameters(self) -> dict:
+        """The optimizer's name and settings by rules name, read back from the Keras optimizer."""
+        opt = self.optimizer
+        return {
+            "optimizer": "adam" if isinstance(opt, keras.optimizers.Adam) else type(opt).__name__,
+            "beta1": opt.beta_1,
+            "beta2": opt.beta_2,
+            "epsilon": opt.epsilon,
+        }
+
     def hyperparameters(self) -> dict:
         opt = self.optimizer
         precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
@@ -158,10 +170,7 @@ class Implementation(BaseImplementation):
         )
         return {
             **self.recipe.as_dict(),
-            "optimizer": "adam" if isinstance(opt, keras.optimizers.Adam) else type(opt).__name__,
-            "beta1": opt.beta_1,
-            "beta2": opt.beta_2,
-            "epsilon": opt.epsilon,
+            **self.optimizer_hyperparameters(),
             "weight_decay": opt.weight_decay or 0.0,
             "loss": loss_name,
             "precision": precision,

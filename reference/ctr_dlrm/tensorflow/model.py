@@ -1,6 +1,6 @@
 """dlrm-small as a Keras 3 model (architecture: ctr_dlrm/common/model_spec.py).
 
-    model = build_model()
+    model = build_model()                                 # ctr-dlrm's shapes; build_model(spec) for another
     logits = model({"dense": dense, "sparse": sparse})   # float32 [B, 13], int32 [B, 8] -> float32 [B]
 
 Keras layer names are the neutral prefixes with dots replaced by underscores
@@ -22,24 +22,25 @@ def layer_name(neutral_prefix: str) -> str:
 
 
 class DLRMSmall(keras.Model):
-    def __init__(self, **kwargs: Any):
+    def __init__(self, shapes: spec.DLRMSpec = spec.SPEC, **kwargs: Any):
         super().__init__(**kwargs)
+        self.spec = shapes
         self.embeddings = [
-            keras.layers.Embedding(rows, spec.EMBEDDING_DIM, name=f"embedding{f}")
-            for f, rows in enumerate(spec.CARDINALITIES)
+            keras.layers.Embedding(rows, shapes.embedding_dim, name=f"embedding{f}")
+            for f, rows in enumerate(shapes.cardinalities)
         ]
         # ReLU after every bottom layer; after every top layer but the last (the logit).
         self.bottom_mlp = [
             keras.layers.Dense(fan_out, activation="relu", name=layer_name(name))
-            for name, _, fan_out in spec.BOTTOM_LAYERS
+            for name, _, fan_out in shapes.bottom_layers
         ]
         self.top_mlp = [
             keras.layers.Dense(
-                fan_out, activation="relu" if i < len(spec.TOP_LAYERS) - 1 else None, name=layer_name(name)
+                fan_out, activation="relu" if i < len(shapes.top_layers) - 1 else None, name=layer_name(name)
             )
-            for i, (name, _, fan_out) in enumerate(spec.TOP_LAYERS)
+            for i, (name, _, fan_out) in enumerate(shapes.top_layers)
         ]
-        self.pair_index = tf.constant(spec.INTERACTION_FLAT_INDEX)  # [36] into Z [B, 81]
+        self.pair_index = tf.constant(shapes.interaction_flat_index)  # [36] into Z [B, 81]
 
     def call(self, inputs: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
         x = inputs["dense"]  # [B, 13]
@@ -49,15 +50,15 @@ class DLRMSmall(keras.Model):
         vectors = [x] + [table(sparse[:, f]) for f, table in enumerate(self.embeddings)]
         t = tf.stack(vectors, axis=1)  # [B, 9, 16]
         z = tf.linalg.matmul(t, t, transpose_b=True)  # [B, 9, 9]
-        dots = tf.gather(tf.reshape(z, [-1, spec.NUM_VECTORS**2]), self.pair_index, axis=1)  # [B, 36]
+        dots = tf.gather(tf.reshape(z, [-1, self.spec.num_vectors**2]), self.pair_index, axis=1)  # [B, 36]
         y = tf.concat([x, dots], axis=1)  # [B, 52]
         for layer in self.top_mlp:
             y = layer(y)
         return tf.squeeze(y, axis=1)  # [B]
 
 
-def build_model() -> DLRMSmall:
+def build_model(shapes: spec.DLRMSpec = spec.SPEC) -> DLRMSmall:
     """The model with its variables created (by one call on a 1-row dummy batch)."""
-    model = DLRMSmall(name="dlrm_small")
-    model({"dense": tf.zeros([1, spec.DENSE_FEATURES]), "sparse": tf.zeros([1, spec.NUM_FIELDS], tf.int32)})
+    model = DLRMSmall(shapes, name="dlrm_small")
+    model({"dense": tf.zeros([1, shapes.dense_features]), "sparse": tf.zeros([1, shapes.num_fields], tf.int32)})
     return model

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from levelfield.reference.ctr_dlrm.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.ctr_dlrm.tensorflow.model import DLRMSmall, layer_name
 from levelfield.reference.keras_backend import keras
 from levelfield.reference.weights import check_weights
@@ -36,10 +35,10 @@ def variable_for(model: DLRMSmall, name: str) -> keras.Variable:
 
 
 def load_neutral(model: DLRMSmall, weights: dict[str, np.ndarray]) -> None:
-    check_weights(weights, PARAMETER_SHAPES, "ctr-dlrm/tensorflow load")
+    check_weights(weights, model.spec.parameter_shapes, f"{model.spec.task_id}/tensorflow load")
     for name, value in weights.items():
         variable_for(model, name).assign(value)
 
 
 def export_neutral(model: DLRMSmall) -> dict[str, np.ndarray]:
-    return {name: np.array(variable_for(model, name).numpy(), dtype=np.float32) for name in PARAMETER_SHAPES}
+    return {name: np.array(variable_for(model, name).numpy(), dtype=np.float32) for name in model.spec.parameter_shapes}

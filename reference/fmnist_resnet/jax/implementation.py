@@ -22,6 +22,11 @@ step is one process's step (tests/test_multiprocess_step.py). That is JAX's
 idiom (the model sees the global batch; no per-device code, no
 SyncBatchNorm); per-process statistics would need the step rewritten under
 shard_map with a per-device batch axis. predict uses this process's copy.
+
+Precision (rules 1.1: fp32, bf16, fp16) is Flax's: the modules' `dtype`
+(bfloat16 or float16 compute, float32 params, model.py), and for fp16 Flax's
+DynamicScale in the train state, as the Flax ImageNet example
+(reference/jax_steps.py); predict uses the same module.
 """
 
 from __future__ import annotations
@@ -29,7 +34,6 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from flax.training import train_state
@@ -40,17 +44,29 @@ from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_optimizers import sgd_with_l2
 from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
+from levelfield.reference.jax_steps import (
+    COMPUTE_DTYPES,
+    determinism_settings,
+    host_rows,
+    keep_if_finite,
+    loss_scale,
+    precision_in_use,
+    run_steps,
+    scaled_value_and_grad,
+)
 
 
 class TrainState(train_state.TrainState):
     batch_stats: Any  # BN running mean / var, as in the Flax ImageNet example
+    dynamic_scale: Any = None  # fp16's loss scale (jax_steps.loss_scale), as in that example; else None
 
 
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "jax"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
+    # The Flax modules' dtype, param_dtype float32 (model.py); fp16 with Flax's DynamicScale (jax_steps.py).
+    precisions = ("fp32", "bf16", "fp16")
     multiprocess_devices = ("cpu", "cuda")
     # The step sees the global batch (one array over every process), so BatchNorm's statistics are global.
     batch_norm_spans = {"cpu": "global", "cuda": "global"}
@@ -62,7 +78,8 @@ class Implementation(interface.Implementation):
         self._jax_device = local_device(device)
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
-        self.model = ResNetSmall()
+        # Training and predict run in the same precision (what was trained is what is served).
+        self.model = ResNetSmall(dtype=COMPUTE_DTYPES[recipe.precision])
         self.nesterov = bool(fixed["nesterov"])
         self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
             learning_rate=recipe.learning_rate,
@@ -88,7 +105,11 @@ class Implementation(interface.Implementation):
     def load(self, weights: dict[str, np.ndarray]) -> None:
         variables = to_variables(weights, self._jax_device)
         state = TrainState.create(
-            apply_fn=self.model.apply, params=variables["params"], tx=self.tx, batch_stats=variables["batch_stats"]
+            apply_fn=self.model.apply,
+            params=variables["params"],
+            tx=self.tx,
+            batch_stats=variables["batch_stats"],
+            dynamic_scale=loss_scale(self.recipe.precision),  # fp16: from its start at every load
         )
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
@@ -134,10 +155,15 @@ class Implementation(interface.Implementation):
             loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
             return loss, updates["batch_stats"]
 
-        (loss, batch_stats), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+        # fp16: the loss scaled, the gradients unscaled, and the update skipped where they overflowed.
+        dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(
+            loss_fn, state.dynamic_scale, state.params
+        )
         hyperparams = {**state.opt_state.hyperparams, "learning_rate": learning_rate}
         state = state.replace(opt_state=state.opt_state._replace(hyperparams=hyperparams))
-        return state.apply_gradients(grads=grads, batch_stats=batch_stats), loss
+        new = state.apply_gradients(grads=grads, batch_stats=batch_stats, dynamic_scale=dynamic_scale)
+        kept = keep_if_finite(finite, (new.params, new.opt_state), (state.params, state.opt_state))
+        return new.replace(params=kept[0], opt_state=kept[1]), loss
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
@@ -154,7 +180,7 @@ class Implementation(interface.Implementation):
         # is its shortest decimal, so 0.9 reads back as 0.9, not 0.8999999761581421.
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
         hyper = {k: float(str(np.float32(v))) for k, v in jax.device_get(opt_state.hyperparams).items()}
-        dtypes = {p.dtype for p in jax.tree.leaves(self.state.params)} if self.state is not None else set()
+        params = self.state.params if self.state is not None else {}
         return {
             **self.recipe.as_dict(),
             "optimizer": "sgd",  # sgd_with_l2 is optax.sgd after coupled decay
@@ -162,5 +188,5 @@ class Implementation(interface.Implementation):
             "nesterov": self.nesterov,
             "weight_decay": hyper["weight_decay"],
             "loss": "softmax_cross_entropy",  # optax.softmax_cross_entropy_with_integer_labels, mean
-            "precision": "fp32" if dtypes <= {jnp.dtype("float32")} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model, params, getattr(self.state, "dynamic_scale", None)),
         }

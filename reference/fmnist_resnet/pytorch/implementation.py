@@ -21,6 +21,11 @@ On CUDA BatchNorm becomes SyncBatchNorm (statistics of the global batch;
 untested here, no GPU); PyTorch runs SyncBatchNorm on CUDA only, so on a CPU
 each rank normalises over its own share (per-process statistics, as MLPerf's
 ResNet allows; the rules list both spans and the log states model_bn_span).
+
+Precision (rules 1.1: fp32, bf16, fp16) is PyTorch's AMP recipe: forward and
+loss under `torch.autocast` (bfloat16 or float16 compute, float32 parameters),
+and for fp16 a `torch.amp.GradScaler` around backward and the fused SGD step;
+predict runs under the same autocast (reference/torch_steps.py).
 """
 
 from __future__ import annotations
@@ -39,7 +44,13 @@ from levelfield.reference.torch_parallel import (
     distributed,
     peak_device_memory_mib,
 )
-from levelfield.reference.torch_steps import determinism_settings, run_steps
+from levelfield.reference.torch_steps import (
+    autocast,
+    determinism_settings,
+    grad_scaler,
+    precision_in_use,
+    run_steps,
+)
 
 # Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
 # beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
@@ -49,7 +60,8 @@ _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "pytorch"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
+    precisions = ("fp32", "bf16", "fp16")  # torch.autocast; fp16 with torch.amp.GradScaler (torch_steps.py)
     multiprocess_devices = ("cpu", "cuda")
     # SyncBatchNorm exists for CUDA only: on a CPU each rank's BatchNorm sees its 1/N of the global batch.
     batch_norm_spans = {"cpu": "per_process", "cuda": "global"}
@@ -62,6 +74,8 @@ class Implementation(interface.Implementation):
             # Batch statistics of the global batch (all ranks), as one process computes them.
             self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")
+        # Training and predict run under the same precision (predict: what was trained is what is served).
+        self._autocast = autocast(self.device, recipe.precision)
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
         # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
         # of predict_chunks intend).
@@ -78,6 +92,7 @@ class Implementation(interface.Implementation):
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
+        self.scaler = grad_scaler(self.device, self.recipe.precision)  # fp16's loss scale, from its start
         # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
         self.optimizer = torch.optim.SGD(
             self.model.parameters(),
@@ -118,7 +133,7 @@ class Implementation(interface.Implementation):
         images = inputs["images"]
         self.model.eval()
         outputs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast:
             for start, stop, size in predict_chunks(len(images)):
                 x = self._nchw(pad_rows(images[start:stop], size)).to(self.device)
                 outputs.append(self._forward(x)[: stop - start])
@@ -129,21 +144,24 @@ class Implementation(interface.Implementation):
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
-        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
-        return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
+        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device); under
+        autocast (bf16, fp16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
+        with self._autocast:
+            return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
 
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_images is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
+        return run_steps(
+            self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler
+        )
 
     def peak_device_memory_mib(self) -> float | None:
         return peak_device_memory_mib(self.device)
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
-        dtypes = {p.dtype for p in self.model.parameters()}
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
@@ -157,5 +175,5 @@ class Implementation(interface.Implementation):
                 and self.criterion.label_smoothing == 0.0
                 else repr(self.criterion)
             ),
-            "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

@@ -25,6 +25,11 @@ an opt-in flag). It also keeps the compiled forward pass free of collectives,
 which XLA cannot compile on a CPU; MLPerf's ResNet and the rules 1.1 spans
 allow it, and the log states it (model_bn_span = B / N). Each rank's moving
 statistics are its own: rank 0 evaluates with those of its shares.
+
+Precision (rules 1.1: fp32, bf16, fp16) is Keras' mixed precision: the model's
+layers take the dtype policy mixed_bfloat16 or mixed_float16 (model.py), and
+for fp16 the optimizer is wrapped in a LossScaleOptimizer, whose `scale_loss`
+the step differentiates (reference/tf_steps.py); predict uses the same policy.
 """
 
 from __future__ import annotations
@@ -39,13 +44,24 @@ from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
 from levelfield.reference.tf_parallel import strategy_scope
-from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
+from levelfield.reference.tf_steps import (
+    DTYPE_POLICIES,
+    determinism_settings,
+    inner,
+    loss_scaled,
+    precision_in_use,
+    reset_loss_scale,
+    run_steps,
+    train_step,
+)
 
 
 class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "tensorflow"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
+    # Keras dtype policies (model.py); fp16 with a LossScaleOptimizer (tf_steps.loss_scaled).
+    precisions = ("fp32", "bf16", "fp16")
     multiprocess_devices = ("cpu", "cuda")
     # Keras' BatchNormalization under a strategy normalises each replica's share (synchronized=False, its
     # default): see the module docstring.
@@ -58,18 +74,20 @@ class Implementation(interface.Implementation):
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
-            self.model = ResNetSmall()
+            # Training and predict run under the same policy (what was trained is what is served).
+            self.model = ResNetSmall(DTYPE_POLICIES[recipe.precision])
         # Mean over the batch of softmax cross-entropy on logits.
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
         with tf.device(self.device), strategy_scope():
-            self.optimizer = TorchSGD(
+            sgd = TorchSGD(
                 learning_rate=recipe.learning_rate,
                 momentum=fixed["momentum"],
                 weight_decay=fixed["weight_decay"],
                 nesterov=fixed["nesterov"],
             )
+            self.optimizer = loss_scaled(sgd, recipe.precision)  # fp16: inside a LossScaleOptimizer
             self.optimizer.build(self.model.trainable_variables)
         self._step = train_step(self._gradients, self._apply, compiled)  # (images, labels, rows, lr) -> loss
         self.train_images = self.train_labels = None
@@ -77,9 +95,11 @@ class Implementation(interface.Implementation):
     def _new_optimizer(self) -> None:
         """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
         the step)."""
-        for buf in self.optimizer.momentums:
+        for buf in inner(self.optimizer).momentums:
             buf.assign(np.zeros(buf.shape, np.float32))
+        inner(self.optimizer).iterations.assign(0)
         self.optimizer.iterations.assign(0)
+        reset_loss_scale(self.optimizer)
 
     def version(self) -> str:
         return tf.__version__
@@ -123,7 +143,8 @@ class Implementation(interface.Implementation):
         y = tf.gather(labels, rows)
         with tf.GradientTape() as tape:
             loss = self.loss_fn(y, self.model(x, training=True))
-        return loss, tape.gradient(loss, self.model.trainable_variables)
+            scaled = self.optimizer.scale_loss(loss)  # fp16: times the dynamic loss scale; else the loss
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
 
     def _apply(self, grads, learning_rate) -> None:
         """One SGD update with `grads` (all-reduced by the optimizer under --nproc N)."""
@@ -138,14 +159,13 @@ class Implementation(interface.Implementation):
         )
 
     def hyperparameters(self) -> dict:
-        opt = self.optimizer
+        opt = inner(self.optimizer)
         loss = self.loss_fn
         is_mean_xent = (
             isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
             and loss.reduction == "sum_over_batch_size"
             and loss.get_config().get("from_logits")
         )
-        dtypes = {v.dtype for v in self.model.trainable_variables}
         return {
             **self.recipe.as_dict(),
             "optimizer": "sgd" if isinstance(opt, TorchSGD) else type(opt).__name__.lower(),
@@ -153,5 +173,5 @@ class Implementation(interface.Implementation):
             "nesterov": opt.nesterov,
             "weight_decay": opt.coupled_weight_decay,
             "loss": "softmax_cross_entropy" if is_mean_xent else repr(loss),
-            "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model, self.optimizer),
         }

@@ -37,6 +37,7 @@ def labels(arrays: dict[str, np.ndarray], split: str) -> np.ndarray:
     return np.ascontiguousarray(arrays[f"{split}_targets"], dtype=np.int64)
 
 
-def predict_chunks(n: int) -> list[tuple[int, int, int]]:
-    """(start, stop, padded size) of each chunk of a predict request of n rows (reference/batching.py)."""
-    return batching.predict_chunks(n, MAX_PREDICT_BATCH)
+def predict_chunks(n: int, max_batch: int = MAX_PREDICT_BATCH) -> list[tuple[int, int, int]]:
+    """(start, stop, padded size) of each chunk of a predict request of n rows (reference/batching.py);
+    `max_batch`: seq-transformer-standard's chunks are smaller (its logits per row are 15 MiB)."""
+    return batching.predict_chunks(n, max_batch)

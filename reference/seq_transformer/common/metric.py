@@ -17,11 +17,14 @@ NAME = "exact_match"
 
 
 def predicted_tokens(logits: np.ndarray) -> np.ndarray:
-    """int8 [N, 12] digits from logits [N, 12, 10]: argmax over the last axis (ties: the lowest digit)."""
+    """int8 [N, 12] digits from logits [N, 12, 10]: argmax over the last axis (ties: the lowest digit).
+
+    int16 where more than 128 classes would not fit int8 (seq-transformer-standard's 30,522 tokens).
+    """
     logits = np.asarray(logits)
     if logits.ndim != 3:
         raise ValueError(f"{NAME}: expected logits [N, seq_len, classes], got {logits.shape}")
-    return np.argmax(logits, axis=-1).astype(np.int8)
+    return np.argmax(logits, axis=-1).astype(np.int8 if logits.shape[-1] <= 128 else np.int16)
 
 
 def score(outputs: np.ndarray, labels: np.ndarray) -> float:

@@ -25,6 +25,8 @@ predict uses this process's copy of the parameters (only rank 0 predicts).
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,7 +37,8 @@ from levelfield.reference import interface
 from levelfield.reference.jax_optimizers import adamw
 from levelfield.reference.jax_parallel import local_device, placement
 from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
-from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.common import model_spec
+from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
 from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
 
@@ -69,11 +72,31 @@ _train_step_jit = jax.jit(_train_step, donate_argnums=0)
 _predict_batch_jit = jax.jit(_predict_batch)
 
 
+@functools.cache
+def _model_for(shapes: model_spec.TransformerSpec, argmax: bool) -> tuple[EncoderSmall, object, object]:
+    """(module, predict function, its jit) for a spec: encoder-small's module-level ones, or one set per
+    other spec (seq-transformer-standard), built once per process so its runs share compiled programs."""
+    if shapes == model_spec.SPEC and not argmax:
+        return MODEL, _predict_batch, _predict_batch_jit
+    model = EncoderSmall(shapes)
+
+    def predict_batch(params, tokens):
+        logits = model.apply({"params": params}, tokens)  # [b, seq_len] -> [b, seq_len, classes]
+        return jnp.argmax(logits, axis=-1).astype(jnp.int32) if argmax else logits
+
+    return model, predict_batch, jax.jit(predict_batch)
+
+
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "jax"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
+    # seq-transformer-standard sets these: a smaller predict chunk, and predict answering the argmax token
+    # ids int32 [N, seq_len] instead of logits, which at BERT's vocabulary would be 15 MiB per row.
+    max_predict_batch = MAX_PREDICT_BATCH
+    predict_argmax = False
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -82,7 +105,7 @@ class Implementation(interface.Implementation):
         self._jax_device = local_device(device)
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
-        self.model = MODEL
+        self.model, predict_batch, predict_batch_jit = _model_for(self.spec, self.predict_argmax)
         self.tx = adamw(
             float(recipe.learning_rate),
             float(fixed["beta1"]),
@@ -94,7 +117,7 @@ class Implementation(interface.Implementation):
         self._step = _train_step_jit if compiled else _train_step
         if compiled and self.place.jit_options:  # N processes: the step's outputs stay replicated
             self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
-        self._forward = _predict_batch_jit if compiled else _predict_batch
+        self._forward = predict_batch_jit if compiled else predict_batch
         self.state = None
         self.train_tokens = self.train_labels = None
 
@@ -105,13 +128,15 @@ class Implementation(interface.Implementation):
         return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        state = TrainState.create(apply_fn=self.model.apply, params=to_params(weights, self._jax_device), tx=self.tx)
+        state = TrainState.create(
+            apply_fn=self.model.apply, params=to_params(weights, self._jax_device, self.spec), tx=self.tx
+        )
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
         self.state = self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
-        return from_params(self.place.local(self.state.params))
+        return from_params(self.place.local(self.state.params), self.spec)
 
     @property
     def params(self) -> dict:
@@ -125,14 +150,15 @@ class Implementation(interface.Implementation):
         jitted function sees at most 11 input shapes; padded rows are sliced off.
         """
         tokens = np.asarray(inputs["tokens"], np.int32)
-        chunks = predict_chunks(len(tokens))
+        chunks = predict_chunks(len(tokens), self.max_predict_batch)
         # This process's copy: with N processes only rank 0 predicts, and must not wait for the others.
         params = self.place.local(self.state.params)
         outputs = [
             self._forward(params, jax.device_put(pad_rows(tokens[start:stop], size), self._jax_device))
             for start, stop, size in chunks
         ]
-        return host_rows(outputs, chunks)
+        rows = host_rows(outputs, chunks)  # float32: token ids < 2^24 are exact
+        return rows.astype(np.int32) if self.predict_argmax else rows
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         # Every process holds the whole training set; each step gathers its rows on the device.

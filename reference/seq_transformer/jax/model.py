@@ -25,31 +25,37 @@ from levelfield.reference.seq_transformer.common import model_spec as spec
 class EncoderLayer(nn.Module):
     """x = x + MHA(LN(x)); x = x + FF(LN(x)) on [B, 12, 64]."""
 
+    shapes: spec.TransformerSpec = spec.SPEC
+
     @nn.compact
     def __call__(self, x):
+        shapes = self.shapes
         h = nn.LayerNorm(epsilon=spec.LN_EPS, name="attention_norm")(x)
         x = x + nn.MultiHeadDotProductAttention(
-            num_heads=spec.NUM_HEADS,
-            qkv_features=spec.D_MODEL,
-            out_features=spec.D_MODEL,
+            num_heads=shapes.num_heads,
+            qkv_features=shapes.d_model,
+            out_features=shapes.d_model,
             dropout_rate=0.0,
             deterministic=True,
             use_bias=True,
             name="attention",
         )(h)  # self-attention
         h = nn.LayerNorm(epsilon=spec.LN_EPS, name="mlp_norm")(x)
-        h = nn.Dense(spec.FF_DIM, name="dense1")(h)  # [B, 12, 128]
+        h = nn.Dense(shapes.ff_dim, name="dense1")(h)  # [B, 12, 128]
         h = nn.gelu(h, approximate=False)
-        return x + nn.Dense(spec.D_MODEL, name="dense2")(h)
+        return x + nn.Dense(shapes.d_model, name="dense2")(h)
 
 
 class EncoderSmall(nn.Module):
+    shapes: spec.TransformerSpec = spec.SPEC  # the sizes (seq-transformer-standard passes its own)
+
     @nn.compact
     def __call__(self, tokens):
-        x = nn.Embed(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")(tokens)  # [B, 12, 64]
-        positions = nn.Embed(spec.SEQ_LEN, spec.D_MODEL, name="position_embedding")(jnp.arange(spec.SEQ_LEN))
+        shapes = self.shapes
+        x = nn.Embed(shapes.vocab_size, shapes.d_model, name="token_embedding")(tokens)  # [B, 12, 64]
+        positions = nn.Embed(shapes.seq_len, shapes.d_model, name="position_embedding")(jnp.arange(shapes.seq_len))
         x = x + positions[None]
-        for i in range(spec.NUM_LAYERS):
-            x = EncoderLayer(name=f"layer{i}")(x)
+        for i in range(shapes.num_layers):
+            x = EncoderLayer(shapes, name=f"layer{i}")(x)
         x = nn.LayerNorm(epsilon=spec.LN_EPS, name="final_norm")(x)
-        return nn.Dense(spec.NUM_CLASSES, name="head")(x)  # [B, 12, 10]
+        return nn.Dense(shapes.num_classes, name="head")(x)  # [B, 12, 10]

@@ -39,10 +39,10 @@ def flax_path(name: str) -> tuple[str, ...]:
     return tuple(name.replace("attention.output", "attention.out").replace("mlp.", "").split("."))
 
 
-def flax_shape(name: str) -> tuple[int, ...]:
+def flax_shape(name: str, shapes: spec.TransformerSpec = spec.SPEC) -> tuple[int, ...]:
     """Flax's shape of one neutral name: attention projections keep the heads as their own axis."""
-    shape = spec.PARAMETER_SHAPES[name]
-    heads = (spec.NUM_HEADS, spec.HEAD_DIM)
+    shape = shapes.parameter_shapes[name]
+    heads = (shapes.num_heads, shapes.head_dim)
     if ".attention." in name:
         proj, part = name.rsplit(".", 2)[1:]
         if proj == "output":
@@ -51,20 +51,22 @@ def flax_shape(name: str) -> tuple[int, ...]:
     return shape
 
 
-def to_params(weights: dict[str, np.ndarray], device: jax.Device | None = None) -> dict:
-    check_weights(weights, spec.PARAMETER_SHAPES, "seq-transformer/jax load")
+def to_params(
+    weights: dict[str, np.ndarray], device: jax.Device | None = None, shapes: spec.TransformerSpec = spec.SPEC
+) -> dict:
+    check_weights(weights, shapes.parameter_shapes, f"{shapes.task_id}/jax load")
     flat = {
-        flax_path(name): jax.device_put(np.asarray(value, np.float32).reshape(flax_shape(name)), device)
+        flax_path(name): jax.device_put(np.asarray(value, np.float32).reshape(flax_shape(name, shapes)), device)
         for name, value in weights.items()
     }
     return unflatten_dict(flat)
 
 
-def from_params(params: dict) -> dict[str, np.ndarray]:
+def from_params(params: dict, shapes: spec.TransformerSpec = spec.SPEC) -> dict[str, np.ndarray]:
     flat = flatten_dict(jax.device_get(params))
-    if set(flat) != {flax_path(name) for name in spec.PARAMETER_SHAPES}:
+    if set(flat) != {flax_path(name) for name in shapes.parameter_shapes}:
         raise RuntimeError(f"Flax params {sorted(flat)} do not map onto the neutral names")
     return {
-        name: np.ascontiguousarray(np.asarray(flat[flax_path(name)], np.float32).reshape(spec.PARAMETER_SHAPES[name]))
-        for name in spec.PARAMETER_SHAPES
+        name: np.ascontiguousarray(np.asarray(flat[flax_path(name)], np.float32).reshape(shapes.parameter_shapes[name]))
+        for name in shapes.parameter_shapes
     }

@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from levelfield.reference import interface
-from levelfield.reference.seq_transformer.common import model_spec as spec
-from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.common import model_spec
+from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
 from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.torch_parallel import (
@@ -46,13 +46,18 @@ _ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "pytorch"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
+    # seq-transformer-standard sets these: a smaller predict chunk, and predict answering the argmax token
+    # ids int32 [N, seq_len] instead of logits, which at BERT's vocabulary would be 15 MiB per row.
+    max_predict_batch = MAX_PREDICT_BATCH
+    predict_argmax = False
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
-        self.model = EncoderSmall().to(self.device)
+        self.model = EncoderSmall(self.spec).to(self.device)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")  # mean over all B*12 positions
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
         # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
@@ -108,9 +113,11 @@ class Implementation(interface.Implementation):
         self.model.eval()
         outputs = []
         with torch.inference_mode():
-            for start, stop, size in predict_chunks(len(tokens)):
-                outputs.append(self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start])
-            return torch.cat(outputs).float().cpu().numpy()
+            for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
+                logits = self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start]
+                outputs.append(logits.argmax(-1).to(torch.int32) if self.predict_argmax else logits)
+            outputs = torch.cat(outputs)
+            return (outputs if self.predict_argmax else outputs.float()).cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         self.train_tokens = self._tokens(inputs["tokens"])  # int64 [N, 12]
@@ -119,7 +126,7 @@ class Implementation(interface.Implementation):
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
         logits = self._train_forward(self.train_tokens[rows])  # [B, 12, 10]
-        return self.criterion(logits.reshape(-1, spec.NUM_CLASSES), self.train_labels[rows].reshape(-1))
+        return self.criterion(logits.reshape(-1, self.spec.num_classes), self.train_labels[rows].reshape(-1))
 
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:

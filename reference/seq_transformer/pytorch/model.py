@@ -1,6 +1,6 @@
 """encoder-small in PyTorch: embeddings + nn.TransformerEncoder (pre-norm) + per-position head.
 
-    model = EncoderSmall()
+    model = EncoderSmall()        # or EncoderSmall(shapes) for another TransformerSpec
     logits = model(tokens)        # tokens int64/int32 [B, 12] -> float32 [B, 12, 10]
 
 torch's own nn.TransformerEncoderLayer is exactly the rules' layer with
@@ -20,14 +20,15 @@ from levelfield.reference.seq_transformer.common import model_spec as spec
 
 
 class EncoderSmall(nn.Module):
-    def __init__(self):
+    def __init__(self, shapes: spec.TransformerSpec = spec.SPEC):
         super().__init__()
-        self.token_embedding = nn.Embedding(spec.VOCAB_SIZE, spec.D_MODEL)  # [10, 64]
-        self.position_embedding = nn.Embedding(spec.SEQ_LEN, spec.D_MODEL)  # [12, 64]
+        self.spec = shapes  # the sizes (seq-transformer-standard passes its own)
+        self.token_embedding = nn.Embedding(shapes.vocab_size, shapes.d_model)  # [10, 64]
+        self.position_embedding = nn.Embedding(shapes.seq_len, shapes.d_model)  # [12, 64]
         layer = nn.TransformerEncoderLayer(
-            d_model=spec.D_MODEL,
-            nhead=spec.NUM_HEADS,
-            dim_feedforward=spec.FF_DIM,
+            d_model=shapes.d_model,
+            nhead=shapes.num_heads,
+            dim_feedforward=shapes.ff_dim,
             dropout=0.0,
             activation="gelu",
             layer_norm_eps=spec.LN_EPS,
@@ -38,13 +39,13 @@ class EncoderSmall(nn.Module):
         # enable_nested_tensor only helps with padding masks, which this task has none of.
         self.encoder = nn.TransformerEncoder(
             layer,
-            num_layers=spec.NUM_LAYERS,
-            norm=nn.LayerNorm(spec.D_MODEL, eps=spec.LN_EPS),
+            num_layers=shapes.num_layers,
+            norm=nn.LayerNorm(shapes.d_model, eps=spec.LN_EPS),
             enable_nested_tensor=False,
         )
-        self.head = nn.Linear(spec.D_MODEL, spec.NUM_CLASSES)
+        self.head = nn.Linear(shapes.d_model, shapes.num_classes)
         # Positions 0..11, a buffer so it follows the module to its device; not a weight.
-        self.register_buffer("positions", torch.arange(spec.SEQ_LEN), persistent=False)
+        self.register_buffer("positions", torch.arange(shapes.seq_len), persistent=False)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.token_embedding(tokens) + self.position_embedding(self.positions)  # [B, 12, 64]

@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from levelfield.reference.seq_transformer.common.model_spec import D_MODEL, PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
 
 _QKV = ("query", "key", "value")  # order of the blocks in in_proj_weight / in_proj_bias
@@ -45,8 +44,9 @@ _MODULES = {
 _PARTS = {"kernel": "weight", "scale": "weight", "bias": "bias", "embedding": "weight"}
 
 
-def torch_location(name: str) -> tuple[str, slice | None]:
-    """(state_dict key, row slice of that tensor or None for the whole tensor) of one neutral name."""
+def torch_location(name: str, d_model: int) -> tuple[str, slice | None]:
+    """(state_dict key, row slice of that tensor or None for the whole tensor) of one neutral name;
+    `d_model` rows per q/k/v block of in_proj."""
     path, part = name.rsplit(".", 1)
     if path.startswith("layer"):
         index, module = path[len("layer") :].split(".", 1)
@@ -54,7 +54,7 @@ def torch_location(name: str) -> tuple[str, slice | None]:
         if module.startswith("attention.") and module.split(".")[1] in _QKV:
             block = _QKV.index(module.split(".")[1])
             key = "self_attn.in_proj_weight" if part == "kernel" else "self_attn.in_proj_bias"
-            return prefix + key, slice(block * D_MODEL, (block + 1) * D_MODEL)
+            return prefix + key, slice(block * d_model, (block + 1) * d_model)
         return f"{prefix}{_MODULES[module]}.{_PARTS[part]}", None
     if path == "final_norm":
         return f"encoder.norm.{_PARTS[part]}", None
@@ -66,11 +66,11 @@ def _transposed(name: str) -> bool:
 
 
 def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None:
-    check_weights(weights, PARAMETER_SHAPES, "seq-transformer/pytorch load")
+    check_weights(weights, model.spec.parameter_shapes, f"{model.spec.task_id}/pytorch load")
     state = model.state_dict()
     with torch.no_grad():
         for name, value in weights.items():
-            key, rows = torch_location(name)
+            key, rows = torch_location(name, model.spec.d_model)
             target = state[key] if rows is None else state[key][rows]
             value = value.T if _transposed(name) else value
             target.copy_(torch.from_numpy(np.ascontiguousarray(value)).to(target.device))
@@ -79,8 +79,8 @@ def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None
 def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
     state = model.state_dict()
     out = {}
-    for name in PARAMETER_SHAPES:
-        key, rows = torch_location(name)
+    for name in model.spec.parameter_shapes:
+        key, rows = torch_location(name, model.spec.d_model)
         value = state[key].detach().cpu().numpy()
         value = value if rows is None else value[rows]
         out[name] = np.ascontiguousarray(value.T if _transposed(name) else value, dtype=np.float32)

@@ -35,15 +35,14 @@ import tensorflow as tf
 
 import levelfield.reference.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 from levelfield.reference import interface
-from levelfield.reference.seq_transformer.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.seq_transformer.common.model_spec import SEQ_LEN
+from levelfield.reference.seq_transformer.common import model_spec
+from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.tf_optimizers import TorchAdamW
 from levelfield.reference.tf_parallel import strategy_scope
 from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
-_TOKENS = tf.TensorSpec([None, SEQ_LEN], tf.int32)  # tokens or labels [N, 12]
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
 _LR = tf.TensorSpec([], tf.float32)  # this step's learning rate
 
@@ -51,8 +50,13 @@ _LR = tf.TensorSpec([], tf.float32)  # this step's learning rate
 class Implementation(interface.Implementation):
     task_id = "seq-transformer"
     framework = "tensorflow"
-    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy", "precision": "fp32"}
+    implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
+    spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
+    # seq-transformer-standard sets these: a smaller predict chunk, and predict answering the argmax token
+    # ids int32 [N, seq_len] instead of logits, which at BERT's vocabulary would be 15 MiB per row.
+    max_predict_batch = MAX_PREDICT_BATCH
+    predict_argmax = False
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -60,14 +64,15 @@ class Implementation(interface.Implementation):
         gpus = tf.config.list_logical_devices("GPU")
         self.device = device or (gpus[0].name if gpus else "CPU:0")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
-            self.model = build_model()
+            self.model = build_model(self.spec)
+        tokens_spec = tf.TensorSpec([None, self.spec.seq_len], tf.int32)  # tokens or labels [N, 12]
         # Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels).
         self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
         self.train_tokens = self.train_labels = None
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
         self._forward = (
-            tf.function(self._predict_batch, jit_compile=True, input_signature=[_TOKENS])
+            tf.function(self._predict_batch, jit_compile=True, input_signature=[tokens_spec])
             if mode == interface.COMPILED
             else self._predict_batch
         )
@@ -84,7 +89,7 @@ class Implementation(interface.Implementation):
             self.optimizer.build(self.model.trainable_variables)  # slots exist before any trace
         # One trace for any data size; `load` resets the optimizer's variables in place, so never again.
         self._step = train_step(
-            self._gradients, self._apply, mode == interface.COMPILED, [_TOKENS, _TOKENS, _ROWS, _LR]
+            self._gradients, self._apply, mode == interface.COMPILED, [tokens_spec, tokens_spec, _ROWS, _LR]
         )
 
     def _new_optimizer(self) -> None:
@@ -110,7 +115,8 @@ class Implementation(interface.Implementation):
         return export_neutral(self.model)
 
     def _predict_batch(self, tokens):
-        return self.model(tokens, training=False)
+        logits = self.model(tokens, training=False)
+        return tf.argmax(logits, axis=-1, output_type=tf.int32) if self.predict_argmax else logits
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 12, 10] for any N >= 1.
@@ -122,9 +128,10 @@ class Implementation(interface.Implementation):
         tokens = np.asarray(inputs["tokens"], np.int32)
         outputs = []
         with tf.device(self.device):
-            for start, stop, size in predict_chunks(len(tokens)):
+            for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
                 outputs.append(self._forward(tf.constant(pad_rows(tokens[start:stop], size)))[: stop - start])
-            return tf.concat(outputs, axis=0).numpy().astype(np.float32)
+            outputs = tf.concat(outputs, axis=0).numpy()
+            return outputs if self.predict_argmax else outputs.astype(np.float32)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):

@@ -32,15 +32,15 @@ def gelu_exact(x: tf.Tensor) -> tf.Tensor:
 class EncoderLayer(layers.Layer):
     """x = x + MHA(LN(x)); x = x + FF(LN(x)) on [B, 12, 64]; no mask, no dropout."""
 
-    def __init__(self, **kwargs: Any):
+    def __init__(self, shapes: spec.TransformerSpec = spec.SPEC, **kwargs: Any):
         super().__init__(**kwargs)
         self.attention_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="attention_norm")
         self.attention = layers.MultiHeadAttention(
-            num_heads=spec.NUM_HEADS, key_dim=spec.HEAD_DIM, dropout=0.0, use_bias=True, name="attention"
+            num_heads=shapes.num_heads, key_dim=shapes.head_dim, dropout=0.0, use_bias=True, name="attention"
         )
         self.mlp_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="mlp_norm")
-        self.dense1 = layers.Dense(spec.FF_DIM, activation=gelu_exact, name="dense1")
-        self.dense2 = layers.Dense(spec.D_MODEL, name="dense2")
+        self.dense1 = layers.Dense(shapes.ff_dim, activation=gelu_exact, name="dense1")
+        self.dense2 = layers.Dense(shapes.d_model, name="dense2")
 
     def call(self, x: tf.Tensor) -> tf.Tensor:
         h = self.attention_norm(x)
@@ -49,23 +49,24 @@ class EncoderLayer(layers.Layer):
 
 
 class EncoderSmall(keras.Model):
-    def __init__(self, **kwargs: Any):
+    def __init__(self, shapes: spec.TransformerSpec = spec.SPEC, **kwargs: Any):
         super().__init__(**kwargs)
-        self.token_embedding = layers.Embedding(spec.VOCAB_SIZE, spec.D_MODEL, name="token_embedding")
-        self.position_embedding = layers.Embedding(spec.SEQ_LEN, spec.D_MODEL, name="position_embedding")
-        self.encoder_layers = [EncoderLayer(name=f"layer{i}") for i in range(spec.NUM_LAYERS)]
+        self.spec = shapes  # the sizes (seq-transformer-standard passes its own)
+        self.token_embedding = layers.Embedding(shapes.vocab_size, shapes.d_model, name="token_embedding")
+        self.position_embedding = layers.Embedding(shapes.seq_len, shapes.d_model, name="position_embedding")
+        self.encoder_layers = [EncoderLayer(shapes, name=f"layer{i}") for i in range(shapes.num_layers)]
         self.final_norm = layers.LayerNormalization(epsilon=spec.LN_EPS, name="final_norm")
-        self.head = layers.Dense(spec.NUM_CLASSES, name="head")
+        self.head = layers.Dense(shapes.num_classes, name="head")
 
     def call(self, tokens: tf.Tensor) -> tf.Tensor:
-        positions = ops.arange(spec.SEQ_LEN)  # [12]
+        positions = ops.arange(self.spec.seq_len)  # [12]
         x = self.token_embedding(tokens) + self.position_embedding(positions)[None]  # [B, 12, 64]
         for layer in self.encoder_layers:
             x = layer(x)
         return self.head(self.final_norm(x))  # [B, 12, 10]
 
 
-def build_model() -> EncoderSmall:
-    model = EncoderSmall(name="encoder_small")
-    model(ops.zeros((1, spec.SEQ_LEN), dtype="int32"))  # creates every variable
+def build_model(shapes: spec.TransformerSpec = spec.SPEC) -> EncoderSmall:
+    model = EncoderSmall(shapes, name="encoder_small")
+    model(ops.zeros((1, shapes.seq_len), dtype="int32"))  # creates every variable
     return model

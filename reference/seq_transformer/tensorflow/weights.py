@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from levelfield.reference.seq_transformer.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.weights import check_weights
 
 if TYPE_CHECKING:  # annotations only: this mapping needs no Keras import of its own
@@ -53,22 +52,23 @@ def keras_path(name: str) -> str:
 def _variables(model) -> dict[str, object]:
     """Neutral name -> Keras variable."""
     by_path = {v.path.split("/", 1)[1]: v for v in model.variables}
-    missing = [name for name in PARAMETER_SHAPES if keras_path(name) not in by_path]
-    if missing or len(by_path) != len(PARAMETER_SHAPES):
+    shapes = model.spec.parameter_shapes  # the model's own sizes (tiny or standard)
+    missing = [name for name in shapes if keras_path(name) not in by_path]
+    if missing or len(by_path) != len(shapes):
         raise RuntimeError(
             f"Keras model variables {sorted(by_path)} do not map onto the neutral names (unmapped: {missing})"
         )
-    return {name: by_path[keras_path(name)] for name in PARAMETER_SHAPES}
+    return {name: by_path[keras_path(name)] for name in shapes}
 
 
 def load_neutral(model: EncoderSmall, weights: dict[str, np.ndarray]) -> None:
-    check_weights(weights, PARAMETER_SHAPES, "seq-transformer/tensorflow load")
+    check_weights(weights, model.spec.parameter_shapes, f"{model.spec.task_id}/tensorflow load")
     for name, variable in _variables(model).items():
         variable.assign(np.asarray(weights[name], np.float32).reshape(variable.shape))
 
 
 def export_neutral(model: EncoderSmall) -> dict[str, np.ndarray]:
     return {
-        name: np.ascontiguousarray(np.asarray(variable.numpy(), np.float32).reshape(PARAMETER_SHAPES[name]))
+        name: np.ascontiguousarray(np.asarray(variable.numpy(), np.float32).reshape(model.spec.parameter_shapes[name]))
         for name, variable in _variables(model).items()
     }

@@ -1,0 +1,45 @@
+"""ctr-dlrm-standard in JAX: ctr-dlrm's implementation at MLPerf DLRM's shapes, with plain SGD.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+
+Everything but the shapes and the optimizer is ctr-dlrm's (reference/ctr_dlrm/
+jax/implementation.py): a TrainState, one jax.jit'd step with the state
+donated, predict in padded power-of-two chunks. The optimizer is optax.sgd
+without momentum (MLPerf DLRM v1's reference recipe) under inject_hyperparams,
+so the step's LR is an input of the compiled step. JAX's gradient of a gather
+is a dense scatter-add into a zero table, so the update touches every row
+(XLA may fuse it in place with the donated state); the numbers are those of
+the other frameworks' sparse updates. One process only, as in the others.
+"""
+
+from __future__ import annotations
+
+import optax
+
+from levelfield.reference.ctr_dlrm.jax.implementation import Implementation as SmallImplementation
+from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
+from levelfield.reference.interface import Recipe
+
+
+class Implementation(SmallImplementation):
+    task_id = "ctr-dlrm-standard"
+    implements = {
+        "optimizer": "sgd",
+        "momentum": 0.0,
+        "nesterov": False,
+        "weight_decay": 0.0,
+        "loss": "sigmoid_binary_cross_entropy",
+    }  # precisions: fp32 only (the default)
+    multiprocess_devices = ()  # one process: see above
+    spec = SPEC
+
+    def _optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
+        # momentum=None: optax.sgd keeps no buffer, p -= lr * g.
+        return optax.inject_hyperparams(optax.sgd)(learning_rate=recipe.learning_rate, momentum=None)
+
+    def optimizer_hyperparameters(self, hp: dict[str, float]) -> dict:
+        return {"optimizer": "sgd", "momentum": 0.0, "nesterov": False}  # optax.sgd(momentum=None): no buffer

@@ -1,0 +1,44 @@
+"""ctr-dlrm-standard in TensorFlow: ctr-dlrm's implementation at MLPerf DLRM's shapes, with plain SGD.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+
+Everything but the shapes and the optimizer is ctr-dlrm's (reference/ctr_dlrm/
+tensorflow/implementation.py): the GradientTape step under
+tf.function(jit_compile=True), predict in padded power-of-two chunks. The
+optimizer is Keras' SGD without momentum (p -= lr * g, torch's update when
+there is no momentum buffer), MLPerf DLRM v1's reference recipe; the tables'
+gradients are tf.IndexedSlices, so it scatters into the looked-up rows only.
+One process only: the all-reduce of IndexedSlices is not tried here.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.ctr_dlrm.tensorflow.implementation import Implementation as SmallImplementation
+from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
+from levelfield.reference.interface import Recipe
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+
+
+class Implementation(SmallImplementation):
+    task_id = "ctr-dlrm-standard"
+    implements = {
+        "optimizer": "sgd",
+        "momentum": 0.0,
+        "nesterov": False,
+        "weight_decay": 0.0,
+        "loss": "sigmoid_binary_cross_entropy",
+    }  # precisions: fp32 only (the default)
+    multiprocess_devices = ()  # one process: see above
+    spec = SPEC
+
+    def _optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
+        return keras.optimizers.SGD(learning_rate=recipe.learning_rate, momentum=0.0, nesterov=False)
+
+    def optimizer_hyperparameters(self) -> dict:
+        opt = self.optimizer
+        name = "sgd" if type(opt) is keras.optimizers.SGD else type(opt).__name__
+        return {"optimizer": name, "momentum": opt.momentum, "nesterov": opt.nesterov}

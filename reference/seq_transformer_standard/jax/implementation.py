@@ -1,0 +1,27 @@
+"""seq-transformer-standard in JAX: seq-transformer's implementation at BERT-base's encoder sizes.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    tokens = impl.predict(model_inputs(arrays, "eval"))    # int32 [N, 128], the argmax token ids
+
+Everything is seq-transformer's (reference/seq_transformer/jax/
+implementation.py): the Flax encoder, optax.adamw in a TrainState, one
+jax.jit'd step with the state donated. Only the sizes (this task's
+TransformerSpec, one Flax module and predict program per spec) and predict
+differ: chunks of at most 32 rows, the argmax taken inside the jitted predict.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.seq_transformer.jax.implementation import Implementation as SmallImplementation
+from levelfield.reference.seq_transformer_standard.common.inputs import MAX_PREDICT_BATCH
+from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
+
+
+class Implementation(SmallImplementation):
+    task_id = "seq-transformer-standard"
+    spec = SPEC
+    max_predict_batch = MAX_PREDICT_BATCH
+    predict_argmax = True

@@ -1,0 +1,27 @@
+"""seq-transformer-standard in TensorFlow: seq-transformer's implementation at BERT-base's encoder sizes.
+
+    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
+    impl.load(init_weights(seed))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
+    losses = impl.train_steps(batch_order(...), learning_rates(...))
+    tokens = impl.predict(model_inputs(arrays, "eval"))    # int32 [N, 128], the argmax token ids
+
+Everything is seq-transformer's (reference/seq_transformer/tensorflow/
+implementation.py): the Keras encoder, the GradientTape step under
+tf.function(jit_compile=True), torch's AdamW update. Only the sizes (this
+task's TransformerSpec) and predict differ: chunks of at most 32 rows, the
+argmax taken inside the compiled predict so only token ids leave it.
+"""
+
+from __future__ import annotations
+
+from levelfield.reference.seq_transformer.tensorflow.implementation import Implementation as SmallImplementation
+from levelfield.reference.seq_transformer_standard.common.inputs import MAX_PREDICT_BATCH
+from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
+
+
+class Implementation(SmallImplementation):
+    task_id = "seq-transformer-standard"
+    spec = SPEC
+    max_predict_batch = MAX_PREDICT_BATCH
+    predict_argmax = True

@@ -1,0 +1,145 @@
+"""seq-transformer-standard: PyTorch, TensorFlow and JAX agree on logits, predicted tokens and AdamW steps,
+at a reduced size.
+
+    .venv/bin/python -m pytest tests/test_equivalence_seq_transformer_standard.py -q
+
+The full model (132 M parameters, logits of 15 MiB a row) three times over is
+too slow for CI, so the network is this task's code path at SMALL: 2 layers,
+d_model 64, 4 heads, feed-forward 256, a 512-token vocabulary, 32 tokens (the
+spec override `SPEC.resized`), on the task's own generator at those sizes.
+Logits on "spread" weights (seq-transformer's test says why) are compared in
+eager mode, where predict can answer logits; the task's compiled predict
+answers token ids and must give the argmax of those logits; three AdamW steps
+run compiled. Tolerances are seq-transformer's (tests/test_equivalence_seq_transformer.py
+says how they were set); the test at full size is tests/test_standard_rules.py's parameter count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from equivalence import FRAMEWORKS, assert_close_across
+
+from levelfield.ground.registry import load_implementation
+from levelfield.reference.interface import COMPILED, EAGER, Recipe
+from levelfield.reference.schedule import batch_order
+from levelfield.reference.seq_transformer_standard.common.dataset import generate
+from levelfield.reference.seq_transformer_standard.common.inputs import labels, model_inputs
+from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
+from levelfield.rules import load_suite
+
+TASK = "seq-transformer-standard"
+SMALL = SPEC.resized(num_layers=2, d_model=64, num_heads=4, ff_dim=256, vocab_size=512, num_classes=512, seq_len=32)
+SAMPLES = 64  # training rows placed in framework memory
+BATCH = 4  # rows per step: a reduced batch (the rules' default is 256)
+LRS = np.array([1e-3, 3e-4, 2e-3])  # different every step
+LOGITS_ATOL = 2e-5
+LOSS_ATOL = 1e-5
+WEIGHT_ATOL = 5e-6
+KEY_BIAS_ATOL = 5e-5  # the key bias' gradient is round-off noise that Adam scales up (seq-transformer's test)
+
+
+def spread_weights(seed: int) -> dict[str, np.ndarray]:
+    """Trained-like weights: unit embeddings, kernels std 1.5/sqrt(fan_in), random biases and LN params."""
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, shape in SMALL.parameter_shapes.items():
+        kind = name.rsplit(".", 1)[1]
+        if kind == "embedding":
+            value = rng.standard_normal(shape)
+        elif kind == "kernel":
+            value = rng.normal(0.0, 1.5 / np.sqrt(shape[0]), shape)
+        elif kind == "scale":
+            value = 1.0 + 0.2 * rng.standard_normal(shape)
+        else:
+            value = 0.2 * rng.standard_normal(shape)
+        weights[name] = value.astype(np.float32)
+    return weights
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_suite("1.1").task(TASK)
+
+
+@pytest.fixture(scope="module")
+def data(task):
+    params = {**task.dataset["params"], "vocab_size": SMALL.vocab_size, "seq_len": SMALL.seq_len}
+    arrays = generate({**params, "train_samples": SAMPLES, "eval_samples": 16})
+    return model_inputs(arrays, "train"), labels(arrays, "train")
+
+
+def reduced(framework: str, mode: str, predict_argmax: bool, task):
+    cls = load_implementation(TASK, framework)
+    overrides = {"spec": SMALL, "predict_argmax": predict_argmax}  # the test's spec override
+    return type(f"Reduced{cls.__name__}", (cls,), overrides)(Recipe.from_task(task), mode=mode)
+
+
+@pytest.fixture(scope="module")
+def compiled(task):
+    """{framework: the task's implementation, compiled, at SMALL}: predict answers token ids."""
+    return {fw: reduced(fw, COMPILED, True, task) for fw in FRAMEWORKS}
+
+
+@pytest.fixture(scope="module")
+def logits(task, data):
+    """{framework: eager logits [16, 32, 512] on spread weights}."""
+    out = {}
+    for fw in FRAMEWORKS:
+        impl = reduced(fw, EAGER, False, task)
+        impl.load(spread_weights(seed=1))
+        out[fw] = impl.predict({"tokens": data[0]["tokens"][:16]})
+    return out
+
+
+def test_the_reduced_network_is_the_task_s_code_path_at_smaller_sizes():
+    assert (SPEC.num_layers, SPEC.d_model, SPEC.num_heads, SPEC.ff_dim) == (12, 768, 12, 3072)
+    assert (SMALL.task_id, SMALL.head_dim, SMALL.num_classes) == (TASK, 16, 512)
+
+
+def test_forward_logits_agree(logits):
+    for fw, out in logits.items():
+        assert out.shape == (16, SMALL.seq_len, SMALL.num_classes) and out.dtype == np.float32, fw
+    assert_close_across("logits", logits, LOGITS_ATOL)
+
+
+def test_a_perturbed_logit_is_caught(logits):
+    """A test of the test: one framework's logit off by 1e-3 must fail the comparison."""
+    moved = {**logits, "jax": logits["jax"].copy()}
+    moved["jax"][0, 0, 0] += 1e-3
+    with pytest.raises(AssertionError, match="logits"):
+        assert_close_across("logits", moved, LOGITS_ATOL)
+
+
+def test_compiled_predict_answers_the_argmax_token_ids(compiled, logits, data):
+    tokens = {"tokens": data[0]["tokens"][:16]}
+    for fw, impl in compiled.items():
+        impl.load(spread_weights(seed=1))
+        ids = impl.predict(tokens)
+        assert ids.shape == (16, SMALL.seq_len) and ids.dtype == np.int32, (fw, ids.shape, ids.dtype)
+        np.testing.assert_array_equal(ids, np.argmax(logits[fw], axis=-1), err_msg=fw)
+
+
+def test_three_adamw_steps_agree(compiled, data):
+    inputs, y = data
+    init = SMALL.init_weights(seed=0)
+    batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LRS)]
+    results = {}
+    for fw, impl in compiled.items():
+        impl.load(init)
+        impl.set_train_data(inputs, y)
+        results[fw] = (impl.train_steps(batches, LRS), impl.export())
+    losses = {fw: r[0] for fw, r in results.items()}
+    assert all(v.shape == (3,) and v.dtype == np.float32 for v in losses.values()), losses
+    assert abs(float(losses["pytorch"][0]) - np.log(SMALL.num_classes)) < 0.05, losses  # near-uniform at init
+    assert_close_across("training loss per step", losses, LOSS_ATOL)
+    for name in SMALL.parameter_shapes:
+        atol = KEY_BIAS_ATOL if name.endswith(".attention.key.bias") else WEIGHT_ATOL
+        assert_close_across(f"weight {name} after 3 steps", {fw: r[1][name] for fw, r in results.items()}, atol)
+
+
+def test_hyperparameters_are_the_rules_bert_recipe(compiled, task):
+    fixed = task.hyperparameters["fixed"]
+    for fw, impl in compiled.items():
+        logged = impl.hyperparameters()
+        assert {name: logged[name] for name in fixed} == fixed, fw

@@ -1,0 +1,142 @@
+"""Size classes in the rules (docs/scale.md) and the standard-size tasks (ctr-dlrm-standard, seq-transformer-standard)
+
+Rules 1.1 gives every task a family and a size class; 1.0 has neither and loads unchanged (all
+tiny). A standard task's numbers are data: its model's parameter count follows from the shapes in
+its rules, its capped tables from MLPerf's, and its target stays provisional until calibrated on an
+accelerator, which the checker enforces (TRN025; fixture: tests/provisional_plants.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import assert_user_error, run_cli
+from levelfield.ground.errors import UserError
+from levelfield.ground.registry import task_module
+from levelfield.rules import load_suite
+from levelfield.rules.loader import available_versions, rules_root
+
+STANDARD = "ctr-dlrm-standard"
+STANDARD_SEQ = "seq-transformer-standard"
+
+
+def edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"fixture text {old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_rules_1_0_loads_unchanged_every_task_tiny_and_no_family():
+    suite = load_suite("1.0")
+    assert list(suite.tasks) == ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
+    assert {(t.size_class, t.family) for t in suite.tasks.values()} == {("tiny", None)}
+
+
+def test_rules_1_1_classes_every_task_and_each_family_has_a_tiny_one():
+    tasks = load_suite("1.1").tasks
+    assert {t.id: (t.family, t.size_class) for t in tasks.values()} == {
+        "fmnist-resnet": ("image-classification", "tiny"),
+        "seq-transformer": ("sequence-encoder", "tiny"),
+        "ctr-dlrm": ("recommendation", "tiny"),
+        STANDARD: ("recommendation", "standard"),
+        STANDARD_SEQ: ("sequence-encoder", "standard"),
+    }
+
+
+def test_every_standard_task_of_every_version_is_provisional():
+    """What TRN025 relies on: until calibrated on an accelerator, no standard task has a target that
+    the checker would accept as a time-to-accuracy result."""
+    standard = [
+        task
+        for version in available_versions(rules_root())
+        for task in load_suite(version).tasks.values()
+        if task.size_class == "standard"
+    ]
+    assert [t.id for t in standard] == [STANDARD, STANDARD_SEQ]
+    for task in standard:
+        assert task.quality["provisional"] is True and task.inference["reference_value_provisional"] is True
+        assert task.reference_convergence is None
+
+
+def test_parameter_count_from_shapes_is_the_rules_model_parameters():
+    """Counted from the spec's shapes (nothing allocated: the full model is 1.07 GiB)."""
+    for version, task_id in (("1.1", STANDARD), ("1.1", "ctr-dlrm"), ("1.0", "ctr-dlrm")):
+        task = load_suite(version).task(task_id)
+        spec = task_module(task, "model_spec").SPEC
+        assert spec.__class__.from_task(task) == spec  # the module's spec is the rules'
+        assert spec.trainable_count() == task.model["parameters"], (version, task_id)
+    spec = task_module(STANDARD, "model_spec").SPEC
+    assert spec.trainable_count() == 286_313_473 and spec.top_input == 479 and spec.num_fields == 26
+
+
+def test_standard_tables_are_mlperf_s_capped_at_2_18_rows():
+    arch = load_suite("1.1").task(STANDARD).model["architecture"]
+    rows = task_module(STANDARD, "model_spec").SPEC.cardinalities
+    assert arch["max_table_rows"] == 2**18 and len(arch["source_cardinalities"]) == 26
+    assert list(rows) == [min(r, 2**18) for r in arch["source_cardinalities"]]
+    assert sum(r == 2**18 for r in rows) == 8
+
+
+def test_table_rows_that_are_not_the_capped_source_are_refused(rules_copy):
+    path = rules_copy / "1.1" / "tasks" / f"{STANDARD}.yaml"
+    edit(path, "cardinalities: [262144, 39043,", "cardinalities: [262145, 39043,")
+    with pytest.raises(UserError, match=r"\$\.dataset\.params\.cardinalities: found \[262145, 39043"):
+        load_suite("1.1", rules_dir=rules_copy)
+
+
+def test_an_unknown_size_class_is_refused_in_one_line(rules_copy):
+    edit(rules_copy / "1.1" / "tasks" / f"{STANDARD}.yaml", "size_class: standard", "size_class: huge")
+    result = run_cli("rules", "validate", "--rules-version", "1.1", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "$.size_class")
+
+
+def test_the_1_1_mllog_ruleset_names_every_1_1_task_as_a_benchmark():
+    """mlperf_logging's compliance checker reads submission_benchmark's allowed values from this file:
+    a task missing there fails every one of its training logs (peer_compliance NO)."""
+    suite = load_suite("1.1")
+    ruleset = (suite.path / "mllog" / "training.yaml").read_text()
+    allowed = re.search(r"submission_benchmark\n.*\n\s*CHECK: \" v\['value'\] in \[([^\]]*)\]", ruleset)
+    assert allowed, "no submission_benchmark CHECK in the 1.1 ruleset"
+    assert sorted(name.strip(" '") for name in allowed.group(1).split(",")) == sorted(suite.tasks)
+
+
+def test_rules_show_gives_each_task_s_size_class():
+    result = run_cli("rules", "show", "--rules-version", "1.1")
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith(f"| {STANDARD} "))
+    assert "| standard " in row and "286,313,473" in row and "0.8025*" in row
+    detail = run_cli("rules", "show", "--rules-version", "1.1", "--task", STANDARD)
+    assert "(recommendation, size class standard)" in detail.stdout.splitlines()[0]
+
+
+def test_seq_parameter_count_from_shapes_is_the_rules_model_parameters():
+    """BERT-base's encoder sizes counted from the spec's shapes (nothing allocated: 0.49 GiB); the tiny
+    task's spec is the one its rules describe, in both versions."""
+    for version, task_id in (("1.1", STANDARD_SEQ), ("1.1", "seq-transformer"), ("1.0", "seq-transformer")):
+        task = load_suite(version).task(task_id)
+        spec = task_module(task, "model_spec").SPEC
+        assert spec.__class__.from_task(task) == spec  # the module's spec is the rules'
+        assert spec.trainable_count() == task.model["parameters"], (version, task_id)
+    spec = task_module(STANDARD_SEQ, "model_spec").SPEC
+    assert (spec.num_layers, spec.d_model, spec.num_heads, spec.ff_dim) == (12, 768, 12, 3072)
+    assert (spec.vocab_size, spec.seq_len, spec.head_dim) == (30522, 128, 64)
+    head = 768 * 30522 + 30522  # untied per-position head; without it, BERT-base's ~110M at 128 positions
+    assert spec.trainable_count() == 132_066_618 and spec.trainable_count() - head == 108_595_200
+
+
+def test_an_architecture_of_neither_kind_is_refused_in_one_line(rules_copy):
+    edit(rules_copy / "1.1" / "tasks" / f"{STANDARD_SEQ}.yaml", "    ff_dim: 3072\n", "")
+    result = run_cli("rules", "validate", "--rules-version", "1.1", "--rules-dir", str(rules_copy))
+    assert_user_error(result, "$.model.architecture")
+
+
+def test_the_linear_schedule_warms_up_then_decays_to_zero_as_bert_s():
+    from levelfield.reference.interface import Recipe
+    from levelfield.reference.schedule import learning_rates
+
+    recipe = Recipe.from_task(load_suite("1.1").task(STANDARD_SEQ))  # peak 1e-4, 1 warm-up epoch
+    lrs = learning_rates(recipe, steps_per_epoch=4, epochs=3)
+    expected = [0.25, 0.5, 0.75, 1.0, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125]
+    assert lrs == pytest.approx([1e-4 * f for f in expected], rel=1e-12)
