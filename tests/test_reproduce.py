@@ -233,11 +233,14 @@ def test_a_result_trained_here_replays_to_the_same_epochs(local_tree, tmp_path):
     tree, _ = local_tree
     rid = _result_id(tree, "training", "jax")
     result = run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro"))
-    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert result.returncode in (0, 1), (result.stdout, result.stderr)
     assert "The recorded environment is the same." in result.stdout
     report = json.loads((tmp_path / "repro" / "reproduction.json").read_text())
     assert report["environment_differences"] == [] and len(report["submitted"]) > 1
     assert _epochs(report, "reproduction") == _epochs(report, "submitted")
+    # On the same hardware the times are compared too: a one-sided test of two sets of ~1 s runs from one
+    # machine, which calls the first faster at its alpha by design, so only that verdict may differ here.
+    assert all("time to target is faster" in reason for reason in report["reasons"]), report["reasons"]
 
 
 def test_accuracy_from_the_recorded_weights_matches_exactly(local_tree, tmp_path):
