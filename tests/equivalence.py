@@ -85,3 +85,22 @@ def assert_training_equivalent(results: dict, loss_atol: float, param_atol: floa
     assert all(set(r[1]) == names for r in results.values()), "frameworks export different weight names"
     for name in sorted(names):
         assert_close_across(f"weight {name} after training", {fw: r[1][name] for fw, r in results.items()}, param_atol)
+
+
+def spread_weights(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
+    """Trained-like transformer weights for `shapes` (neutral names): unit embeddings, kernels std
+    1.5/sqrt(fan_in), random biases and LN params, so differences are not hidden by a near-zero init."""
+    rng = np.random.default_rng(seed)
+    weights = {}
+    for name, shape in shapes.items():
+        kind = name.rsplit(".", 1)[1]
+        if kind == "embedding":
+            value = rng.standard_normal(shape)
+        elif kind == "kernel":
+            value = rng.normal(0.0, 1.5 / np.sqrt(shape[0]), shape)
+        elif kind == "scale":
+            value = 1.0 + 0.2 * rng.standard_normal(shape)
+        else:
+            value = 0.2 * rng.standard_normal(shape)
+        weights[name] = value.astype(np.float32)
+    return weights

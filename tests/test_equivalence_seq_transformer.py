@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, forward_outputs, training_results
+from equivalence import FRAMEWORKS, assert_close_across, forward_outputs, spread_weights, training_results
 
 from levelfield.reference.interface import MODES
 from levelfield.reference.schedule import batch_order
@@ -25,25 +25,7 @@ TASK = "seq-transformer"
 INIT_WEIGHTS = init_weights(seed=0)
 
 
-def spread_weights(seed: int) -> dict[str, np.ndarray]:
-    """Trained-like weights: unit embeddings, kernels std 1.5/sqrt(fan_in), random biases and LN params."""
-    rng = np.random.default_rng(seed)
-    weights = {}
-    for name, shape in PARAMETER_SHAPES.items():
-        kind = name.rsplit(".", 1)[1]
-        if kind == "embedding":
-            value = rng.standard_normal(shape)
-        elif kind == "kernel":
-            value = rng.normal(0.0, 1.5 / np.sqrt(shape[0]), shape)
-        elif kind == "scale":
-            value = 1.0 + 0.2 * rng.standard_normal(shape)
-        else:
-            value = 0.2 * rng.standard_normal(shape)
-        weights[name] = value.astype(np.float32)
-    return weights
-
-
-FORWARD_WEIGHTS = spread_weights(seed=1)
+FORWARD_WEIGHTS = spread_weights(PARAMETER_SHAPES, seed=1)
 _TOKENS = np.random.default_rng(20261122).integers(0, 10, size=(64, 12)).astype(np.int32)
 INPUTS = {"tokens": _TOKENS}  # int32 [64, 12]
 LABELS = np.sort(_TOKENS, axis=1).astype(np.int64)  # int64 [64, 12]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across
+from equivalence import FRAMEWORKS, assert_close_across, spread_weights
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.interface import COMPILED, EAGER, Recipe
@@ -37,24 +37,6 @@ LOGITS_ATOL = 2e-5
 LOSS_ATOL = 1e-5
 WEIGHT_ATOL = 5e-6
 KEY_BIAS_ATOL = 5e-5  # the key bias' gradient is round-off noise that Adam scales up (seq-transformer's test)
-
-
-def spread_weights(seed: int) -> dict[str, np.ndarray]:
-    """Trained-like weights: unit embeddings, kernels std 1.5/sqrt(fan_in), random biases and LN params."""
-    rng = np.random.default_rng(seed)
-    weights = {}
-    for name, shape in SMALL.parameter_shapes.items():
-        kind = name.rsplit(".", 1)[1]
-        if kind == "embedding":
-            value = rng.standard_normal(shape)
-        elif kind == "kernel":
-            value = rng.normal(0.0, 1.5 / np.sqrt(shape[0]), shape)
-        elif kind == "scale":
-            value = 1.0 + 0.2 * rng.standard_normal(shape)
-        else:
-            value = 0.2 * rng.standard_normal(shape)
-        weights[name] = value.astype(np.float32)
-    return weights
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +69,7 @@ def logits(task, data):
     out = {}
     for fw in FRAMEWORKS:
         impl = reduced(fw, EAGER, False, task)
-        impl.load(spread_weights(seed=1))
+        impl.load(spread_weights(SMALL.parameter_shapes, seed=1))
         out[fw] = impl.predict({"tokens": data[0]["tokens"][:16]})
     return out
 
@@ -114,7 +96,7 @@ def test_a_perturbed_logit_is_caught(logits):
 def test_compiled_predict_answers_the_argmax_token_ids(compiled, logits, data):
     tokens = {"tokens": data[0]["tokens"][:16]}
     for fw, impl in compiled.items():
-        impl.load(spread_weights(seed=1))
+        impl.load(spread_weights(SMALL.parameter_shapes, seed=1))
         ids = impl.predict(tokens)
         assert ids.shape == (16, SMALL.seq_len) and ids.dtype == np.int32, (fw, ids.shape, ids.dtype)
         np.testing.assert_array_equal(ids, np.argmax(logits[fw], axis=-1), err_msg=fw)

@@ -19,10 +19,8 @@ run, started by the framework's engine (levelfield/launch/), each with its
 global batch, and only rank 0 logs, evaluates and saves; the stop decision is
 broadcast so all ranks stop together.
 
-`levelfield train --throughput-only --steps N` (TrainOptions.throughput_steps)
-runs the same init and warm-up, then exactly N timed steps with no evaluation
-and no target (reference/harness/throughput_only.py): a throughput figure,
-never a result.
+`--throughput-only --steps N` (throughput_only.py): the same init and warm-up,
+then N timed steps, no evaluation or target; a throughput figure, never a result.
 """
 
 from __future__ import annotations
