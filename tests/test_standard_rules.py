@@ -16,7 +16,7 @@ from conftest import assert_user_error, run_cli
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import task_module
 from levelfield.rules import load_suite
-from levelfield.rules.loader import available_versions, rules_root
+from levelfield.rules.loader import available_versions, newest_task, rules_root
 
 STANDARD = "ctr-dlrm-standard"
 STANDARD_SEQ = "seq-transformer-standard"
@@ -140,3 +140,11 @@ def test_the_linear_schedule_warms_up_then_decays_to_zero_as_bert_s():
     lrs = learning_rates(recipe, steps_per_epoch=4, epochs=3)
     expected = [0.25, 0.5, 0.75, 1.0, 1.0, 0.875, 0.75, 0.625, 0.5, 0.375, 0.25, 0.125]
     assert lrs == pytest.approx([1e-4 * f for f in expected], rel=1e-12)
+
+
+def test_a_standard_task_is_read_from_the_newest_rules_that_have_it():
+    """The standard tasks' model specs read their rules through newest_task: 1.0, the default version,
+    predates them; a task no version has is named in the error."""
+    assert newest_task("ctr-dlrm-standard").path.parent.parent.name == "1.1"
+    with pytest.raises(UserError, match="no rules version has task 'no-such-task'"):
+        newest_task("no-such-task")
