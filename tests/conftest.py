@@ -11,6 +11,25 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The example submission the checker and leaderboard tests judge (LEVELFIELD_EXAMPLE: another tree).
+EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
+
+
+def default_rules_version() -> str:
+    """The rules version tools use when none is named (the newest final one): a test that edits a rules
+    copy and runs without --rules-version edits this version's files."""
+    from levelfield.rules import load_suite
+
+    return load_suite().version
+
+
+def example_rules_version() -> str:
+    """The rules version the committed example submission declares (its code/levelfield.json): fixtures
+    that judge the example under edited rules edit this version's files."""
+    import json
+
+    (code,) = EXAMPLE.glob("*/*/code/levelfield.json")
+    return json.loads(code.read_text())["rules_version"]
 
 
 def run_cli(

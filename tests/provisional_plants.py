@@ -1,8 +1,9 @@
 """The planted defect for TRN025 (collected into PLANTS by test_checker_fixtures.py): a provisional target.
 
-The example submission is rules 1.0's ctr-dlrm, whose target is calibrated; the plant judges it by a
-rules copy in which that target is marked provisional, as every standard-size task's is in rules 1.1
-(tests/test_standard_rules.py holds them to it), so its training results are no longer submittable.
+The example submission is ctr-dlrm, whose target is calibrated; the plant judges it by a rules copy in
+which that target (in the example's rules version) is marked provisional, as every standard-size task's
+is in rules 1.1 (tests/test_standard_rules.py holds them to it), so its training results are no longer
+submittable.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO, example_rules_version
 
 
 def rules_with_provisional_target(tmp: Path, task_id: str = "ctr-dlrm") -> Path:
-    """A copy of the rules whose 1.0 `task_id` has `quality.provisional: true`."""
+    """A copy of the rules whose `task_id` has `quality.provisional: true` in the example's version."""
     target = tmp / "rules"
     shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    path = target / "1.0" / "tasks" / f"{task_id}.yaml"
+    path = target / example_rules_version() / "tasks" / f"{task_id}.yaml"
     text = path.read_text()
     assert "\n  provisional: false\n" in text, f"fixture text not in {path}"
     path.write_text(text.replace("\n  provisional: false\n", "\n  provisional: true\n", 1))

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import levelfield.checker.checks  # noqa: F401 - registers every check
+from conftest import EXAMPLE, example_rules_version
 from levelfield.checker.engine import check_tree
 from tests.submission_edit import (
     change_one_byte,
@@ -34,7 +35,6 @@ from tests.submission_edit import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
 
 
 def codes(root: Path, **kwargs) -> set[str]:
@@ -298,25 +298,28 @@ def plant_trn015(tree, tmp):
 def _rules_with(tmp, edit) -> Path:
     target = tmp / "rules"
     shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    for path in (target / "1.0" / "tasks").glob("*.yaml"):
+    for path in (target / example_rules_version() / "tasks").glob("*.yaml"):
         path.write_text(edit(path.read_text()))
     return target
 
 
 def rules_with_rcp_points(tmp, points: dict[int, dict[str, list[float]]]) -> Path:
-    """A rules folder whose version 1.0 (the example's) judges convergence as rules 1.1 does
-    (`checks.convergence_test: rcp`), with ctr-dlrm's reference convergence points `points`
-    ({global_batch_size: {framework: epochs}}) and the other tasks uncalibrated. The method is the
-    suite's key, not the version number, so the example tree exercises the RCP test unchanged."""
+    """A rules folder whose version (the example's) judges convergence by reference convergence points
+    (`checks.convergence_test: rcp`, added where the version lacks it, as 1.0 does), with ctr-dlrm's points
+    `points` ({global_batch_size: {framework: epochs}}) and the other tasks uncalibrated. The method is the
+    suite's key, not the version number, so the example tree exercises the RCP test in any version."""
     target = tmp / "rules"
     shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    suite = target / "1.0" / "suite.yaml"
-    suite.write_text(
-        suite.read_text().replace("\n  convergence_alpha:", "\n  convergence_test: rcp\n  convergence_alpha:")
-    )
-    for path in (target / "1.0" / "tasks").glob("*.yaml"):
+    version = target / example_rules_version()
+    suite = version / "suite.yaml"
+    if "\n  convergence_test: rcp\n" not in suite.read_text():
+        suite.write_text(
+            suite.read_text().replace("\n  convergence_alpha:", "\n  convergence_test: rcp\n  convergence_alpha:")
+        )
+    for path in (version / "tasks").glob("*.yaml"):
         text = path.read_text()
-        text = text[: text.index("\nreference_convergence:")] + "\n"
+        if "\nreference_convergence:" in text:  # the last section of a calibrated task's file
+            text = text[: text.index("\nreference_convergence:")] + "\n"
         if path.stem == "ctr-dlrm":
             text += "reference_convergence:\n  source: synthetic points for a test\n"
             text += "  calibration: calibration/ctr-dlrm.jsonl\n  points:\n"

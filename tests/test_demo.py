@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import REPO, assert_user_error, run_cli
+from conftest import REPO, assert_user_error, default_rules_version, run_cli
 
 # Short enough for the test suite, long enough for LoadGen's early stopping at the 99th percentile
 # (its minimum query count stays the demo's). The target is one any run reaches: 4 steps teach nothing.
@@ -32,7 +32,7 @@ def demo_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
     rules = root / "rules"
     shutil.copytree(REPO / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    task_file = rules / "1.0" / "tasks" / "fmnist-resnet.yaml"
+    task_file = rules / default_rules_version() / "tasks" / "fmnist-resnet.yaml"
     task = yaml.safe_load(task_file.read_text())
     task["profiles"]["demo"].update(SHORT_DEMO)  # LoadGen's runs stay the demo's: they must be VALID here
     task_file.write_text(yaml.safe_dump(task, sort_keys=False))

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLE
 from levelfield.tools.fuzz.fields import DROPPED, FIELDS, MUST, SHAPE_CODES, TYPED, classify, judge, table_markdown
 from levelfield.tools.fuzz.sweep import edit_expectation, field_label, field_sites, role
 from levelfield.tools.fuzz.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "submissions" / "example"
 
 
 @pytest.fixture(scope="module")

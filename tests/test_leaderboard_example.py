@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 import pytest
 from submission_edit import copy_tree, edit_mllog, first, reseal, set_value
 
-from conftest import REPO
+from conftest import EXAMPLE
 from levelfield.tools.leaderboard import build, render
 
-EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
 pytestmark = pytest.mark.skipif(
     not (EXAMPLE / "MANIFEST").is_file(), reason=f"needs the example submission at {EXAMPLE} (make example)"
 )

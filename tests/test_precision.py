@@ -9,13 +9,12 @@ must agree to are tests/test_equivalence_fmnist_resnet.py's.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from test_trainer import FRAMEWORKS, check_smoke_log, mllog_records
 
-from conftest import assert_user_error, run_cli
+from conftest import EXAMPLE, assert_user_error, run_cli
 from levelfield.checker.checks.training import _allowed
 from levelfield.checker.engine import check_tree
 from levelfield.reference.interface import Recipe
@@ -23,7 +22,6 @@ from levelfield.rules import load_suite
 from tests.submission_edit import copy_tree, edit_mllog, files, reseal, set_value
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
 TASK = "fmnist-resnet"
 PRECISION = {"default": "fp32", "choices": ["fp32", "bf16", "fp16"]}
 

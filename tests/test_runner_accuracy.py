@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import default_rules_version
 from levelfield.ground.accuracy import (
     read_accuracy_log,
     score_accuracy_log,
@@ -200,7 +201,7 @@ def test_checkpoint_accuracy_through_runner_equals_trainer_eval_accuracy(task_id
     from levelfield.reference.harness.runner import InferOptions, infer
     from levelfield.reference.harness.trainer import TrainOptions, train
 
-    task_file = rules_copy / "1.0" / "tasks" / f"{task_id}.yaml"
+    task_file = rules_copy / default_rules_version() / "tasks" / f"{task_id}.yaml"
     text, replaced = re.subn(r"(?m)^(  target|  reference_value): [0-9.]+", r"\1: 0.01", task_file.read_text())
     assert replaced == 2
     task_file.write_text(text)

@@ -9,11 +9,11 @@ field at a time given a value its writer cannot write.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from conftest import EXAMPLE
 from levelfield.checker.shapes import (
     DETAIL_LINE_SCHEMA,
     JSON_SCHEMAS,
@@ -23,7 +23,6 @@ from levelfield.checker.shapes import (
 from levelfield.ground.parse import MLLOG_PREFIX
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
 CORPUS = REPO.parent / "shared" / "mlperf-corpus"
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from test_trainer import mllog_records
 
+from conftest import default_rules_version
 from levelfield.checker.engine import check_tree
 from levelfield.ground import mllog_keys as LK
 from levelfield.reference.harness.throughput_only import check_steps, median_and_range, step_spans
@@ -36,7 +37,7 @@ def rules_two_epochs(tmp_path_factory) -> Path:
     """The shipped rules with ctr-dlrm's smoke runs two epochs long (8 steps), so a run can wrap an epoch."""
     rules = tmp_path_factory.mktemp("rules") / "rules"
     shutil.copytree(REPO / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    task_file = rules / "1.0" / "tasks" / f"{TASK}.yaml"
+    task_file = rules / default_rules_version() / "tasks" / f"{TASK}.yaml"
     text = task_file.read_text()
     assert text.count(SMOKE_TRAINING) == 1, "the smoke profile's training line moved: update SMOKE_TRAINING"
     task_file.write_text(text.replace(SMOKE_TRAINING, SMOKE_TRAINING.replace("max_epochs: 1", "max_epochs: 2")))

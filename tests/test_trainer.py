@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_user_error, run_cli, start_long_training
+from conftest import assert_user_error, default_rules_version, run_cli, start_long_training
 from levelfield.ground.accelerators import query_nvml
 from levelfield.reference.harness.compliance import peer_compliance
 
@@ -227,7 +227,7 @@ def test_peer_engine_rejects_a_broken_log(tmp_path):
 
 def test_the_peer_check_uses_the_rules_the_run_used(rules_copy, tmp_path):
     """--rules-dir reaches the peer engine: a ruleset there that no log can pass marks the run non-compliant."""
-    ruleset = rules_copy / "1.0" / "mllog" / "training.yaml"
+    ruleset = rules_copy / default_rules_version() / "mllog" / "training.yaml"
     ruleset.write_text(
         ruleset.read_text().replace(
             "NAME:  submission_org\n    REQ:   EXACTLY_ONE\n    CHECK: \" v['value'] != '' \"",
@@ -260,7 +260,7 @@ def test_a_run_that_fails_leaves_no_result_file(rules_copy, tmp_path):
     """A run that stops on an error ends its log with run_stop aborted/error and keeps the .inprogress name."""
     from levelfield.rules import load_suite
 
-    path = rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml"
+    path = rules_copy / default_rules_version() / "tasks" / "ctr-dlrm.yaml"
     pinned = load_suite().task("ctr-dlrm").dataset["sha256"]
     path.write_text(path.read_text().replace(pinned, "f" * 64))
     out = tmp_path / "run"

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from test_trainer import check_smoke_log, mllog_records
 
-from conftest import assert_user_error, run_cli
+from conftest import assert_user_error, default_rules_version, run_cli
 
 AUC_TOLERANCE = 1e-4
 SEED = 5
@@ -144,7 +144,7 @@ def test_a_killed_rank_stops_every_rank_with_a_clear_error(tmp_path):
 def test_a_user_error_in_the_ranks_is_reported_once_without_traceback(rules_copy, tmp_path):
     from levelfield.rules import load_suite
 
-    path = rules_copy / "1.0" / "tasks" / "ctr-dlrm.yaml"
+    path = rules_copy / default_rules_version() / "tasks" / "ctr-dlrm.yaml"
     pinned = load_suite().task("ctr-dlrm").dataset["sha256"]
     path.write_text(path.read_text().replace(pinned, "f" * 64))
     result = run_cli(
