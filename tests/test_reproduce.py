@@ -16,6 +16,7 @@ from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, resea
 from tests.test_checker_fixtures import EXAMPLE
 
 ALPHA = 0.05
+TOLERANCE = load_suite("1.1").checks["replication_tolerance"]  # 0.05
 
 
 def _log(seed: int, epochs: float | None, time_s: float = 10.0, interval: float = 0.25):
@@ -40,7 +41,7 @@ def _judge(task, submitted, reproduced, times=None, paired=True, same_hw=True):
     times = times or ([10.0] * len(submitted), [10.0] * len(reproduced))
     sub = [_log(i, e, t) for i, (e, t) in enumerate(zip(submitted, times[0], strict=True))]
     rep = [_log(i, e, t) for i, (e, t) in enumerate(zip(reproduced, times[1], strict=True))]
-    return judge_training(sub, rep, task, ALPHA, same_hardware=same_hw, paired=paired)
+    return judge_training(sub, rep, task, ALPHA, TOLERANCE, same_hardware=same_hw, paired=paired)
 
 
 def test_the_same_epochs_seed_for_seed_are_reproduced(task):
@@ -90,11 +91,24 @@ def test_time_is_compared_on_the_same_hardware_only(task):
     epochs = [3.5, 3.75, 4.0, 3.75, 4.25]
     times = ([50.0, 51.0, 49.0, 50.5, 50.2], [100.0, 98.0, 103.0, 101.0, 99.0])
     judged = _judge(task, epochs, epochs, times=times)
-    assert not judged["reproduced"] and "faster than the reproduction's beyond its noise" in judged["reasons"][0]
+    assert not judged["reproduced"] and "50.0% below the reproduction's: beyond its noise" in judged["reasons"][0]
     elsewhere = _judge(task, epochs, epochs, times=times, same_hw=False)
     assert elsewhere["reproduced"] and "hardware differs" in elsewhere["time"]["note"]
     slower = _judge(task, epochs, epochs, times=(times[1], times[0]))
     assert slower["reproduced"]  # a submission slower than the reproduction claims nothing
+
+
+def test_a_faster_time_within_the_replication_tolerance_is_reproduced(task):
+    """Identical runs of near-constant time differ significantly by chance in about alpha of audits; the
+    rules' tolerance keeps such a difference from being called faster (here 2%, p < 1e-6)."""
+    epochs = [3.5, 3.75, 4.0, 3.75, 4.25]
+    reproduction = [10.0, 10.01, 9.99, 10.0, 10.02]
+    close = [round(t * 0.98, 4) for t in reproduction]
+    judged = _judge(task, epochs, epochs, times=(close, reproduction))
+    assert judged["time"]["p_value"] < ALPHA and judged["time"]["mean_ratio"] == pytest.approx(0.98)
+    assert judged["reproduced"] and judged["time"]["faster_than_reproduction"] is False
+    beyond = [round(t * (1 - TOLERANCE - 0.01), 4) for t in reproduction]
+    assert not _judge(task, epochs, epochs, times=(beyond, reproduction))["reproduced"]
 
 
 def test_environment_differences_are_flattened_and_hardware_is_told_apart():
@@ -238,9 +252,9 @@ def test_a_result_trained_here_replays_to_the_same_epochs(local_tree, tmp_path):
     report = json.loads((tmp_path / "repro" / "reproduction.json").read_text())
     assert report["environment_differences"] == [] and len(report["submitted"]) > 1
     assert _epochs(report, "reproduction") == _epochs(report, "submitted")
-    # On the same hardware the times are compared too: a one-sided test of two sets of ~1 s runs from one
-    # machine, which calls the first faster at its alpha by design, so only that verdict may differ here.
-    assert all("time to target is faster" in reason for reason in report["reasons"]), report["reasons"]
+    # On the same hardware the times are compared too. Two sets of ~1 s runs made minutes apart on a shared
+    # machine (CI) can differ by more than the rules' 5% tolerance, so only that verdict may differ here.
+    assert all("mean time to target is" in reason for reason in report["reasons"]), report["reasons"]
 
 
 def test_accuracy_from_the_recorded_weights_matches_exactly(local_tree, tmp_path):

@@ -99,6 +99,7 @@ def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> 
         reproduced,
         task,
         alpha=float(tree.suite.checks["convergence_alpha"]),
+        tolerance=float(tree.suite.checks["replication_tolerance"]),
         same_hardware=same_hardware(differences),
         paired=options.seeds == "recorded",
     )
