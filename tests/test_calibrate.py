@@ -88,4 +88,28 @@ def test_proposing_from_no_runs_is_one_line_naming_the_file(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"{tmp_path / 'none.jsonl'}: no calibration runs at global batch size 1024" in done.stderr
+    assert f"{tmp_path / 'none.jsonl'}: no submission-profile calibration runs at global batch size 1024" in done.stderr
+
+
+def _calibrate(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "ctr-dlrm"]
+    command += ["--calibration-file", str(tmp_path / "cal.jsonl"), "--runs-dir", str(tmp_path / "runs"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+def test_a_calibration_runs_records_and_resumes_where_it_stopped(tmp_path):
+    """The tool end to end, as on an accelerator (the trainer picks the device), at the smoke profile's size:
+    two runs recorded with their profile and curve, then a rerun finds nothing left to run."""
+    smoke = ("--frameworks", "jax", "--seeds", "2", "--batch-sizes", "1024", "--profile", "smoke")
+    first = _calibrate(tmp_path, *smoke)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "0 runs on file, 2 to run" in first.stdout
+    records = read_records(tmp_path / "cal.jsonl")
+    assert [(r["framework"], r["profile"], r["global_batch_size"]) for r in records] == [("jax", "smoke", 1024)] * 2
+    assert len({r["seed"] for r in records}) == 2  # seeds of the framework's own (planned_runs)
+    assert all(r["evals"] and r["rules_version"] == "1.1" for r in records)
+    again = _calibrate(tmp_path, *smoke)
+    assert again.returncode == 0 and "2 runs on file, 0 to run" in again.stdout
+    # A target is proposed only from runs of the profile asked for: none of the submission profile here.
+    proposed = _calibrate(tmp_path, "--batch-sizes", "1024", "--propose-only")
+    assert proposed.returncode == 2 and "no submission-profile calibration runs" in proposed.stderr

@@ -127,6 +127,7 @@ def _record(options, summary: dict, batch: int) -> dict:
         "rules_version": summary["rules_version"],
         "framework": summary["framework"],
         "mode": summary["mode"],
+        "profile": options.profile,
         "global_batch_size": batch,
         "overrides": options.overrides,
         "seed": run["seed"],
@@ -168,6 +169,7 @@ def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
             task_id=args.task,
             framework=framework,
             out=args.runs_dir / framework / f"batch{batch}" / f"seed{seed}",
+            profile=args.profile,
             runs=1,
             seed=seed,
             stop_at_target=False,
@@ -217,6 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--propose-only", action="store_true", help="only propose from the calibration file")
     parser.add_argument("--rules-version")
     parser.add_argument(
+        "--profile",
+        default="submission",
+        help="the rules profile whose recipe and data the runs use (default: submission, the only one a "
+        "target may come from; smoke tries the tool in seconds, its records say so)",
+    )
+    parser.add_argument(
         "--rules-dir",
         help="rules folder to read (default: the shipped rules); a copy keeps a "
         "long calibration safe from edits to the working tree",
@@ -232,14 +240,19 @@ def main(argv: list[str] | None = None) -> int:
     args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
     path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
     records = read_records(path) if args.propose_only else calibrate(args, path)
-    # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why).
-    records = [r for r in records if r["global_batch_size"] in args.batch_sizes]
+    # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why); records
+    # written before `profile` was recorded are submission-profile runs.
+    records = [
+        r
+        for r in records
+        if r["global_batch_size"] in args.batch_sizes and r.get("profile", "submission") == args.profile
+    ]
     if not records:
         from levelfield.ground.errors import UserError
 
         raise UserError(
-            f"{path}: no calibration runs at global batch size {', '.join(map(str, args.batch_sizes))} "
-            "(expected at least one finished run to propose a target from)",
+            f"{path}: no {args.profile}-profile calibration runs at global batch size "
+            f"{', '.join(map(str, args.batch_sizes))} (expected at least one finished run to propose a target from)",
             hint="run the calibration first (without --propose-only), or name the batch sizes it ran",
         )
     rule = {"step": 0.005, "reach": REACH, "margin": None, **task.quality.get("target_rule", {})}
