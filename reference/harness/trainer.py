@@ -323,12 +323,10 @@ class Trainer:
 
     def _data(self, log: RunLog) -> RunData:
         """Check the dataset against the rules' digests before reading it: a result must say what it trained on."""
-        from levelfield.reference.datasets import load_dataset, verify_dataset
+        from levelfield.reference.datasets import load_verified
 
-        report = verify_dataset(self.task, self.o.data_dir)
-        report.raise_if_bad()
+        arrays, report = load_verified(self.task, self.o.data_dir)
         log.event(LK.DATASET_DIGEST, {c.label or c.what: c.actual for c in report.checks})
-        arrays = load_dataset(self.task, self.o.data_dir)
         n_train, n_eval = self.task.train_samples, self.task.eval_samples
         take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
         data = RunData(
