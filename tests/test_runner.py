@@ -556,7 +556,7 @@ def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_pa
 
 
 def test_the_offline_probe_starts_at_no_larger_chunk_than_the_rules_query():
-    """A standard task's smoke query of 8 rows is probed from chunks of 8, not four calls of 32."""
+    """A query of 8 rows (a standard task's smoke query is 2) is probed from chunks of 8, not four calls of 32."""
     from levelfield.reference.harness.sizing import OFFLINE_CALL_LIMIT_S, probe_plan
 
     eff = {"scenario": "offline", "min_sample_count": 8}

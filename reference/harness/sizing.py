@@ -144,7 +144,7 @@ def probe_plan(eff: dict, max_predict_batch: int) -> tuple[list[int], float | No
     if scenario == "offline":
         if "batch_size" in eff:  # the user's chunk: measure it only
             return [int(eff["batch_size"])], None
-        # Never a first chunk above the rules' query: a standard task's smoke query of 8 rows would
+        # Never a first chunk above the rules' query: a standard task's smoke query of 2 rows would
         # otherwise be probed with four calls of 32 (over a minute of BERT-base on this CPU).
         first = min(OFFLINE_FIRST_CHUNK, max_predict_batch, int(eff.get("min_sample_count", OFFLINE_FIRST_CHUNK)))
         return powers_of_two(first, max_predict_batch), OFFLINE_CALL_LIMIT_S * 1000
