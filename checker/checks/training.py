@@ -275,7 +275,8 @@ def wrong_run_count(sub: Submission, ctx: Context) -> Iterator[Finding]:
 @check("TRN008", "hyperparameter-not-allowed", area="training")
 def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: closed division: a logged hyperparameter differs from the rules' fixed value, lies outside
-    the tunable bounds or choices, or is not logged at all.
+    the tunable bounds or choices (a non-submittable profile's own global batch also counts as allowed,
+    under that profile), or is not logged at all.
     Why: the closed division compares frameworks on one recipe; a different recipe is a different
     benchmark (the open division allows it).
     Bad: opt_momentum 0.95 where the rules fix momentum at 0.9; levelfield_precision bf16 under rules 1.0
