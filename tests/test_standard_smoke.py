@@ -6,8 +6,8 @@ this affordable on a 2-core CPU is the rules' smoke profile of each standard tas
 tests"): its own global batch (seq-transformer-standard: 2 rows, 3.5 s of BERT-base per row and step here)
 and few Offline samples (2 there); each training run times one step after the untimed warm-up.
 
-Compiled, as a vendor runs, except where EAGER says why not. Measured on the 2-core CPU beside other work
-(`--durations`): about 25-45 s per run, 6 minutes for the module; docs/scale.md "Smoke tests".
+Compiled, as a vendor runs, except where EAGER says why not. `--durations` on the 2-core CPU beside other work:
+13-41 s per run, 6 minutes for the module (docs/scale.md, "Smoke tests", has the breakdown).
 """
 
 from __future__ import annotations
