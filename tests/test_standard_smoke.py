@@ -49,6 +49,11 @@ def mode_flag(task: str, framework: str, command: str) -> str:
     return {"eager": "--eager", "compiled": "--compile"}[mode(task, framework, command)]
 
 
+def test_the_standard_tasks_are_read_from_the_rules():
+    """An empty list would parametrise every test below away, silently."""
+    assert {"ctr-dlrm-standard", "seq-transformer-standard"} <= set(TASKS)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """(task, framework) -> (its throughput-only run folder, stdout), each made once for this module."""
