@@ -36,7 +36,11 @@ SCENARIO = "offline"  # no early stopping, so the smoke profile's few samples ar
 EAGER = {
     ("seq-transformer-standard", "pytorch", "train"): "torch.compile of the step: 44 s here, XLA's 19 s, jit's 11 s",
     ("seq-transformer-standard", "tensorflow", "train"): "XLA's compilation: the run takes 45 s compiled, 25 s eager",
-    ("seq-transformer-standard", "pytorch", "infer"): "torch.compile of the same model (predict's not measured)",
+    (
+        "seq-transformer-standard",
+        "pytorch",
+        "infer",
+    ): "torch.compile of predict: the run takes 33 s compiled, 16 s eager",
 }
 TIMEOUT_S = 600  # a run that hangs fails the test instead of the CI job
 
