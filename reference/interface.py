@@ -50,9 +50,12 @@ class Recipe:
 
     @classmethod
     def from_task(cls, task: Task, **overrides: object) -> Recipe:
-        """Rules defaults for `task` (a levelfield.rules.Task); `overrides` set tunable values."""
+        """Rules defaults for `task` (a levelfield.rules.Task); `overrides` set tunable values. A task seen
+        through a profile (`Task.for_profile`) may carry that profile's own default global batch."""
         specs = task.hyperparameters["tunable"]
         tunable = {name: spec["default"] for name, spec in specs.items()}
+        if "global_batch_size" in task.training:  # rules 1.1 smoke profiles of the standard tasks
+            tunable["global_batch_size"] = task.training["global_batch_size"]
         unknown = set(overrides) - set(tunable)
         if unknown:
             raise ValueError(f"not tunable in {task.id}: {', '.join(sorted(unknown))}")

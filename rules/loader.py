@@ -422,6 +422,7 @@ def _cross_check_profiles(raw: dict, suite_raw: dict) -> list[str]:
             )
             continue
         overrides = [key for key in ("quality", "inference") if key in spec]
+        overrides += ["training.global_batch_size"] if "global_batch_size" in spec.get("training", {}) else []
         overrides += [
             f"{name}.latency_bound_ms"
             for name, run in spec.items()

@@ -14,8 +14,9 @@ import time
 import numpy as np
 import pytest
 
+from levelfield.ground.errors import UserError
 from levelfield.reference.ctr_dlrm.common import dataset as ctr
-from levelfield.reference.datasets import arrays_digest, generate_arrays, load_dataset
+from levelfield.reference.datasets import arrays_digest, generate_arrays, load_dataset, load_verified
 from levelfield.reference.seq_transformer.common import dataset as seq
 from levelfield.reference.synthetic import RawStream
 from levelfield.rules import load_suite
@@ -94,6 +95,17 @@ def test_load_dataset_returns_the_rules_arrays():
         assert {n: (list(a.shape), str(a.dtype)) for n, a in arrays.items()} == {
             n: (spec["shape"], spec["dtype"]) for n, spec in task.dataset["arrays"].items()
         }
+
+
+def test_load_verified_returns_the_arrays_and_their_report_and_refuses_a_changed_digest():
+    """The trainer's one generation: the arrays load_dataset gives, the digest the rules pin, raised when off."""
+    arrays, report = load_verified(SEQ)
+    assert report.ok and [c.actual for c in report.checks] == [SEQ.dataset["sha256"]]
+    assert arrays_digest(arrays, list(SEQ.dataset["arrays"])) == SEQ.dataset["sha256"]
+    changed = copy.deepcopy(SEQ)
+    changed.dataset["sha256"] = "0" * 64
+    with pytest.raises(UserError, match="0000000000"):
+        load_verified(changed)
 
 
 @pytest.mark.parametrize(

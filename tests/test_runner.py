@@ -553,3 +553,12 @@ def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_pa
     probe = result["sizing"]["loadgen_probe"]
     assert probe["samples"] <= 2 * OFFLINE_PROBE_S / 0.001  # ~500 samples at 1,000/s, not 4,096
     assert result["valid"], result["invalid_reasons"]
+
+
+def test_the_offline_probe_starts_at_no_larger_chunk_than_the_rules_query():
+    """A query of 8 rows (a standard task's smoke query is 2) is probed from chunks of 8, not four calls of 32."""
+    from levelfield.reference.harness.sizing import OFFLINE_CALL_LIMIT_S, probe_plan
+
+    eff = {"scenario": "offline", "min_sample_count": 8}
+    assert probe_plan(eff, 32) == ([8, 16, 32], OFFLINE_CALL_LIMIT_S * 1000)
+    assert probe_plan({**eff, "min_sample_count": 1024}, 32)[0] == [32]

@@ -13,10 +13,14 @@ import re
 import pytest
 
 from conftest import assert_user_error, run_cli
+from levelfield.checker.engine import check_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import task_module
+from levelfield.reference.interface import Recipe
 from levelfield.rules import load_suite
 from levelfield.rules.loader import available_versions, newest_task, rules_root
+from tests.submission_edit import copy_tree, edit_mllog, files, reseal, set_value
+from tests.test_checker_fixtures import EXAMPLE
 
 STANDARD = "ctr-dlrm-standard"
 STANDARD_SEQ = "seq-transformer-standard"
@@ -148,3 +152,40 @@ def test_a_standard_task_is_read_from_the_newest_rules_that_have_it():
     assert newest_task("ctr-dlrm-standard").path.parent.parent.name == "1.1"
     with pytest.raises(UserError, match="no rules version has task 'no-such-task'"):
         newest_task("no-such-task")
+
+
+# --- a non-submittable profile's own global batch (rules 1.1: the standard tasks' smoke runs) ------------
+
+
+def test_a_smoke_profile_s_batch_is_the_recipe_s_default_there_only():
+    task = load_suite("1.1").task(STANDARD_SEQ)
+    smoke_batch = task.profiles["smoke"]["training"]["global_batch_size"]
+    assert Recipe.from_task(task.for_profile("smoke")).global_batch_size == smoke_batch
+    assert Recipe.from_task(task.for_profile("submission")).global_batch_size == 256  # the tunable's default
+    assert Recipe.from_task(task.for_profile("smoke"), global_batch_size=64).global_batch_size == 64  # --set wins
+
+
+def test_a_submittable_profile_may_not_set_its_own_batch(rules_copy):
+    path = rules_copy / "1.1/tasks/ctr-dlrm.yaml"
+    edit(path, "    training: {}\n", "    training: {global_batch_size: 7}\n")  # the submission profile's, the last
+    assert_user_error(
+        run_cli("rules", "validate", "--rules-version", "1.1", "--rules-dir", str(rules_copy)),
+        "$.profiles.submission: a submittable profile may not override training.global_batch_size",
+    )
+
+
+def test_trn008_accepts_a_profile_s_own_batch_under_that_profile(rules_copy, tmp_path):
+    """The example (rules 1.0 ctr-dlrm) logging batch 100, a size no choice offers: refused under the shipped
+    rules' smoke profile, accepted where that profile sets it (a rules copy; no shipped 1.0 task does)."""
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    for log in [p for p in files(tree) if p.parent.name == "training" and p.name.startswith("result_")]:
+        edit_mllog(log, "global_batch_size", set_value(100))
+    reseal(tree)
+    smoke = "training: {max_epochs: 1, runs: 1, train_samples: 4096, eval_samples: 1024}"
+    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", smoke, smoke.replace("}", ", global_batch_size: 100}"))
+
+    def trn008(rules_dir: str | None) -> list:
+        return [f for f in check_tree(tree, rules_dir=rules_dir, profile="smoke").active if f.code == "TRN008"]
+
+    assert trn008(None) and all("tunable hyperparameter global_batch_size" in f.text() for f in trn008(None))
+    assert trn008(str(rules_copy)) == []

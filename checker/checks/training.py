@@ -275,7 +275,8 @@ def wrong_run_count(sub: Submission, ctx: Context) -> Iterator[Finding]:
 @check("TRN008", "hyperparameter-not-allowed", area="training")
 def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: closed division: a logged hyperparameter differs from the rules' fixed value, lies outside
-    the tunable bounds or choices, or is not logged at all.
+    the tunable bounds or choices (a non-submittable profile's own global batch also counts as allowed,
+    under that profile), or is not logged at all.
     Why: the closed division compares frameworks on one recipe; a different recipe is a different
     benchmark (the open division allows it).
     Bad: opt_momentum 0.95 where the rules fix momentum at 0.9; levelfield_precision bf16 under rules 1.0
@@ -286,7 +287,8 @@ def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Findin
         return
     keys = ctx.suite.hyperparameter_log_keys
     for training, log in training_logs(sub):
-        hp = ctx.task(training.task).hyperparameters
+        task = ctx.task(training.task)
+        hp = task.hyperparameters
         for name, want in hp["fixed"].items():
             line = log.first(keys[name])
             if line is None:
@@ -299,7 +301,7 @@ def hyperparameter_not_allowed(sub: Submission, ctx: Context) -> Iterator[Findin
             line = log.first(keys[name])
             if line is None:
                 yield Finding.at(log.path, f"hyperparameter {name} not logged", expected=keys[name])
-            elif not _allowed(line.value, spec):
+            elif not _allowed(line.value, spec) and not _profile_value(line.value, name, task):
                 bounds = spec["choices"] if "choices" in spec else f"[{spec.get('min')}, {spec.get('max')}]"
                 yield Finding.at(
                     log.path,
@@ -314,6 +316,12 @@ def _same(found, want) -> bool:
     if isinstance(want, bool) or isinstance(found, bool) or isinstance(want, str):
         return found == want
     return finite_number(found) and math.isclose(found, want, rel_tol=HYPERPARAMETER_RTOL, abs_tol=0.0)
+
+
+def _profile_value(found, name: str, task) -> bool:
+    """The checked profile's own value of a tunable (rules 1.1: a smoke profile's global batch); the loader
+    allows one on non-submittable profiles only."""
+    return name in task.training and _same(found, task.training[name])
 
 
 def _allowed(found, spec: dict) -> bool:

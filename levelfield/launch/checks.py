@@ -40,8 +40,14 @@ def check_launch(trainer: Trainer, layout: Layout) -> str:
     impl = trainer.impl_class
     gpus = visible_gpus(impl.framework)
     device = "cuda" if gpus else "cpu"
+    if not impl.multiprocess_devices:  # e.g. the standard tasks (docs/scale.md): no multi-process code yet
+        raise UserError(
+            f"--nproc {layout.nproc} --nnodes {layout.nnodes}: {impl.task_id}/{impl.framework} trains in one "
+            f"process only (expected --nproc 1 --nnodes 1)",
+            hint="drop --nproc and --nnodes; docs/scale.md says why",
+        )
     if device not in impl.multiprocess_devices:
-        supported = " or ".join(impl.multiprocess_devices) or "no device"
+        supported = " or ".join(impl.multiprocess_devices)
         raise UserError(
             f"--nproc {layout.nproc}: {impl.task_id}/{impl.framework} trains with several processes on "
             f"{supported} only, this machine offers {device}",

@@ -144,9 +144,10 @@ def probe_plan(eff: dict, max_predict_batch: int) -> tuple[list[int], float | No
     if scenario == "offline":
         if "batch_size" in eff:  # the user's chunk: measure it only
             return [int(eff["batch_size"])], None
-        return powers_of_two(
-            min(OFFLINE_FIRST_CHUNK, max_predict_batch), max_predict_batch
-        ), OFFLINE_CALL_LIMIT_S * 1000
+        # Never a first chunk above the rules' query: a standard task's smoke query of 2 rows would
+        # otherwise be probed with four calls of 32 (over a minute of BERT-base on this CPU).
+        first = min(OFFLINE_FIRST_CHUNK, max_predict_batch, int(eff.get("min_sample_count", OFFLINE_FIRST_CHUNK)))
+        return powers_of_two(first, max_predict_batch), OFFLINE_CALL_LIMIT_S * 1000
     if "max_batch_size" in eff:
         return powers_of_two(1, int(eff["max_batch_size"])), None
     return powers_of_two(1, max_predict_batch), server_batch_budget_ms(eff)

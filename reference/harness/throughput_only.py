@@ -5,8 +5,9 @@
     median_and_range([1200.0, 1150.0, 1310.0])    # {"n": 3, "median": 1200.0, "min": 1150.0, "max": 1310.0}
 
 A vendor comparing frameworks before a task's target is calibrated needs the
-training throughput alone. Such a run is initialised and warmed up exactly as
-a time-to-accuracy run (untimed), then trains exactly N optimizer steps: the
+training throughput alone. Such a run is initialised and warmed up as a
+time-to-accuracy run (untimed; its warm-up compiles no predict, since it never
+evaluates), then trains exactly N optimizer steps: the
 first N steps a time-to-accuracy run of the same seed takes, epoch 1's batches,
 then epoch 2's, each at the learning rate that run gives it. It never
 evaluates and has no target: its log says `levelfield_throughput_only` N and
@@ -14,7 +15,9 @@ ends with run_stop aborted, reason "throughput only", so nothing reads it as a
 result (`levelfield package` refuses it, the checker reports it as TRN024).
 
 N is at most the steps of a full run (max_epochs x steps per epoch): past
-them a time-to-accuracy run has no learning rate to copy.
+them a time-to-accuracy run has no learning rate to copy. (Not extended: the
+standard tasks' smoke runs time 1 of their 4, and a submission-profile run of
+ctr-dlrm-standard has 512 steps, seq-transformer-standard's 1,024.)
 """
 
 from __future__ import annotations

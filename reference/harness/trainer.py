@@ -19,8 +19,8 @@ run, started by the framework's engine (levelfield/launch/), each with its
 global batch, and only rank 0 logs, evaluates and saves; the stop decision is
 broadcast so all ranks stop together.
 
-`--throughput-only --steps N` (throughput_only.py): the same init and warm-up,
-then N timed steps, no evaluation or target; a throughput figure, never a result.
+`--throughput-only --steps N` (throughput_only.py): the same init and warm-up (no
+predict), then N timed steps, no evaluation or target; a throughput figure, never a result.
 """
 
 from __future__ import annotations
@@ -323,12 +323,10 @@ class Trainer:
 
     def _data(self, log: RunLog) -> RunData:
         """Check the dataset against the rules' digests before reading it: a result must say what it trained on."""
-        from levelfield.reference.datasets import load_dataset, verify_dataset
+        from levelfield.reference.datasets import load_verified
 
-        report = verify_dataset(self.task, self.o.data_dir)
-        report.raise_if_bad()
+        arrays, report = load_verified(self.task, self.o.data_dir)
         log.event(LK.DATASET_DIGEST, {c.label or c.what: c.actual for c in report.checks})
-        arrays = load_dataset(self.task, self.o.data_dir)
         n_train, n_eval = self.task.train_samples, self.task.eval_samples
         take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
         data = RunData(
@@ -374,13 +372,13 @@ class Trainer:
         return batch if impl.batch_norm_spans[device] == "global" else batch // self.world.size
 
     def _warm_up(self, outcome: RunOutcome, impl, data: RunData, schedule: Schedule, weights: dict) -> None:
-        """Compile the train step and predict before run_start, then undo the step by loading the initial
-        weights again (which also resets the optimizer). The step's duration is the time to first step.
-        Every rank takes the step (DDP's collectives need all of them); only rank 0 ever predicts."""
+        """Compile the train step and predict (rank 0; not for throughput-only runs, which never evaluate) before
+        run_start, then undo the step by loading the initial weights again (which also resets the optimizer).
+        The step's duration is the time to first step. Every rank steps (DDP's collectives need all of them)."""
         started = time.perf_counter()
         impl.train_steps(self.world.share(schedule.batches(0)[:1]), schedule.lrs[:1])
         outcome.time_to_first_step_s = time.perf_counter() - started  # now: an interrupted run reports it too
-        if self.world.primary:
+        if self.world.primary and self.o.throughput_steps is None:
             impl.predict(data.eval_inputs)
         impl.load(weights)
 

@@ -22,6 +22,8 @@ from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
 
 class Implementation(SmallImplementation):
     task_id = "seq-transformer-standard"
+    # One process only: several processes at this size are untried (docs/scale.md), so --nproc is refused.
+    multiprocess_devices = ()
     spec = SPEC
     max_predict_batch = MAX_PREDICT_BATCH
     predict_argmax = True
