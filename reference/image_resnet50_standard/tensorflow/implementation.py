@@ -98,6 +98,8 @@ class Implementation(SmallImplementation):
             return tf.concat(outputs, 0).numpy().astype(np.float32)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()
         self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; tf.data crops it
         self.pipeline = Pipeline(self.train_images, labels, self.spec.image_size, self.input_workers)
 
