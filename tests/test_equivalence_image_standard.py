@@ -16,8 +16,9 @@ how they were set and why the learning rates are small: at ~0.1 a ReLU kink
 crossed on one side in one framework puts 1e-4..1e-2 between them after a few
 steps, at random): FORWARD_ATOL on eval-mode logits, LOSS_ATOL per step,
 PARAM_ATOL on every weight and BN statistic after 3 steps, torch's unbiased
-running variance mapped onto the biased one as there. The full size is tested
-by its parameter count (tests/test_image_standard.py).
+running variance mapped onto the biased one as there. Eager mode joins the
+forward comparison. The full size is tested by its parameter count
+(tests/test_image_standard.py). About 50 s on this CPU, most of it compiling.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from levelfield.reference.image_resnet50_standard.common.augment import WORKERS_
 from levelfield.reference.image_resnet50_standard.common.dataset import generate
 from levelfield.reference.image_resnet50_standard.common.inputs import centre_crop, labels
 from levelfield.reference.image_resnet50_standard.common.model_spec import BN_DECAY, SPEC
-from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.interface import COMPILED, EAGER, Recipe
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
 
@@ -110,6 +111,18 @@ def test_forward_logits_agree(impls, arrays):
     assert all(o.shape == (BATCH, 1000) and o.dtype == np.float32 for o in outputs.values())
     assert np.abs(outputs["jax"]).max() > 0.1  # logits of some size: a tolerance of 1e-5 means something
     assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
+
+
+def test_eager_mode_gives_the_compiled_logits(impls, arrays):
+    """Every task runs compiled and eager: the eager implementations' logits join the compiled ones."""
+    recipe = Recipe.from_task(load_suite("1.1").task(TASK), global_batch_size=32)
+    images = np.ascontiguousarray(centre_crop(arrays["eval_images"], SMALL.image_size))
+    eager = {}
+    for fw in FRAMEWORKS:
+        cls = load_implementation(TASK, fw)
+        eager[f"{fw} eager"] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(recipe, mode=EAGER)
+    outputs = {**predict_all(impls, forward_weights(), images), **predict_all(eager, forward_weights(), images)}
+    assert_close_across("eval-mode logits, compiled and eager", outputs, FORWARD_ATOL)
 
 
 def test_perturbed_weight_breaks_forward_equivalence(impls, arrays):

@@ -114,6 +114,9 @@ def _images(draws: RawStream, labels: np.ndarray, params: dict) -> np.ndarray:
     dx = np.asarray(DIRECTIONS, np.int64)[orientation, 0]
     dy = np.asarray(DIRECTIONS, np.int64)[orientation, 1]
     colours = np.asarray(PALETTES, np.int64)[palette]  # [n, 2, 3]
+    noise_of_byte = (np.arange(256, dtype=np.int16) * np.int16(noise) // np.int16(256) - np.int16(noise // 2)).astype(
+        np.int16
+    )  # < 2^15: noise <= 128
     chunk = 64  # images per pass: bounds the int64 temporaries (~200 MiB) whatever the split's size
     for start in range(0, n, chunk):
         s = slice(start, min(n, start + chunk))
@@ -130,9 +133,10 @@ def _images(draws: RawStream, labels: np.ndarray, params: dict) -> np.ndarray:
         # Noise: one byte of a raw word per value, read little-endian so the bytes are the same everywhere.
         count = picture.size
         words = draws.raw((count + 7) // 8).astype("<u8")
-        bytes_ = words.view(np.uint8)[:count].reshape(picture.shape).astype(np.int16)
-        picture += bytes_ * np.int16(noise) // np.int16(256) - np.int16(noise // 2)  # < 2^15: noise <= 128
-        out[s] = np.clip(picture, 0, 255).astype(np.uint8)
+        # byte b -> b * noise // 256 - noise // 2, by table: one gather instead of four passes over the batch.
+        picture += noise_of_byte[words.view(np.uint8)[:count].reshape(picture.shape)]
+        np.clip(picture, 0, 255, out=picture)
+        out[s] = picture
     return out
 
 
