@@ -126,7 +126,9 @@ def test_tf_data_cuts_the_reference_batches_bit_for_bit(arrays, workers):
 
     order, plans, reference = steps_and_plans(arrays)
     y = arrays["train_labels"].astype(np.int64)
-    got = list(Pipeline(arrays["train_images"], y, CROP, workers).batches(order, plans))
+    pipeline = Pipeline(arrays["train_images"], y, CROP, workers)
+    got = list(pipeline.batches(order[:1], plans[:1])) + list(pipeline.batches(order[1:], plans[1:]))  # two calls
+    pipeline.close()
     assert len(got) == len(reference)
     for (x, labels), expected, rows in zip(got, reference, order, strict=True):
         np.testing.assert_array_equal(x.numpy(), expected)
