@@ -12,7 +12,9 @@ trees), noise (CV of repeated Offline runs), batch_latency (predict latency
 per batch size: the measurement the rules' Server bounds come from), mlcommons
 (levelfield check on published MLCommons trees), step (the steady compiled
 train step split into forward, backward, optimizer and host, the predict call,
-each framework against the task's fastest: issue 17's 2x goal).
+each framework against the task's fastest: issue 17's 2x goal),
+input_pipeline (image-resnet50-standard's steps with each framework's input
+pipeline against in-memory batches: the pipeline's share of step time).
 
 Each run writes one JSON file, `<out>/<date>-<host>.json` (default out:
 benchmarks/results/), holding the machine's context (CPUs, load average at

@@ -18,6 +18,7 @@ BENCHMARKS = {
     "batch_latency": "benchmarks.batch_latency",  # predict latency per batch size (the Server bounds' basis)
     "mlcommons": "benchmarks.mlcommons_speed",  # levelfield check vs mlperf_logging on published MLCommons trees
     "step": "benchmarks.step_profile",  # steady train step split into parts, predict call; frameworks vs fastest
+    "input_pipeline": "benchmarks.input_pipeline",  # steps with each framework's input pipeline vs in-memory batches
 }
 
 

@@ -9,6 +9,7 @@
     jax_steps.py, tf_steps.py, torch_steps.py   each framework's one train_steps loop
     jax_optimizers.py, tf_optimizers.py         the optimizers that update exactly as torch.optim's
     torch_parallel.py  the PyTorch implementations' devices, DDP wrapping and process group
+    torch_pipeline.py, tf_pipeline.py, jax_pipeline.py   image-resnet50-standard's input pipelines (timed)
     synthetic.py     bit-identical random primitives for the generated datasets
     null_model.py    framework `none`: the Implementation interface at a chosen cost, no framework
     harness/         the trainer and the LoadGen runner; no framework imports

@@ -39,6 +39,7 @@ _GENERATORS = {
     "sort-digits-v1": "seq-transformer",
     "ctr-synthetic-v1": "ctr-dlrm",
     "markov-mlm-v1": "seq-transformer-standard",
+    "plaid-images-v1": "image-resnet50-standard",
 }
 
 

@@ -110,6 +110,10 @@ class Implementation(abc.ABC):
     # synchronised) or "per_process" (each rank's share, as MLPerf's ResNet allows); the trainer logs the
     # span as model_bn_span and the task's rules list the spans they allow. Empty: no batch norm.
     batch_norm_spans: ClassVar[dict[str, str]] = {}
+    # Workers of an input pipeline that runs inside train_steps (image-resnet50-standard: crop, flip and
+    # normalise per step, timed as in MLPerf), a system setting the trainer logs as levelfield_input_workers;
+    # None: the task has no such pipeline (its training set sits in framework memory as given).
+    input_workers: int | None = None
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:

@@ -261,3 +261,15 @@ def test_trace_self_time_subtracts_nested_events_per_thread():
         {"op": "fusion.3", "self_ms": 10 / 1e6, "calls": 1},
     ]
     assert [op["op"] for op in top_self_time(events, limit=1)] == ["fusion.1"]
+
+
+def test_quick_input_pipeline_benchmark_times_both_paths(tmp_path):
+    """The pipeline's share of step time (issue 23): both paths timed in every repeat, the share derived."""
+    _, document, markdown = run_bench(tmp_path, "input_pipeline", "--frameworks", "jax")
+    result = document["benchmarks"]["input_pipeline"]
+    assert result["task"] == "image-resnet50-standard" and result["reduced_size"] is True
+    jax = result["frameworks"]["jax"]
+    assert len(jax["pipeline_ms"]) == len(jax["in_memory_ms"]) == result["config"]["repeats"]
+    assert all(ms > 0 for ms in jax["pipeline_ms"] + jax["in_memory_ms"]) and jax["input_workers"] >= 0
+    assert jax["pipeline_share"] == pytest.approx(1 - jax["in_memory_median_ms"] / jax["pipeline_median_ms"])
+    assert_table(markdown, "input_pipeline", rows=1)

@@ -85,7 +85,9 @@ def test_digest_is_identical_in_separate_processes_and_equals_rules(version):
     assert outputs[0] == {
         task.id: task.dataset["sha256"] for task in suite.tasks.values() if task.dataset["kind"] == "generated"
     }
-    standard = {"ctr-dlrm-standard", "seq-transformer-standard"} if version != "1.0" else set()  # 1.1's standard tasks
+    standard = (
+        {"ctr-dlrm-standard", "seq-transformer-standard", "image-resnet50-standard"} if version != "1.0" else set()
+    )  # 1.1's standard tasks
     assert set(outputs[0]) == {"seq-transformer", "ctr-dlrm"} | standard  # the generated tasks: none skipped
 
 

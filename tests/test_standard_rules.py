@@ -24,6 +24,7 @@ from tests.test_checker_fixtures import EXAMPLE
 
 STANDARD = "ctr-dlrm-standard"
 STANDARD_SEQ = "seq-transformer-standard"
+STANDARD_IMAGE = "image-resnet50-standard"  # its own tests: tests/test_image_standard.py
 
 
 def edit(path, old: str, new: str) -> None:
@@ -46,6 +47,7 @@ def test_rules_1_1_classes_every_task_and_each_family_has_a_tiny_one():
         "ctr-dlrm": ("recommendation", "tiny"),
         STANDARD: ("recommendation", "standard"),
         STANDARD_SEQ: ("sequence-encoder", "standard"),
+        STANDARD_IMAGE: ("image-classification", "standard"),
     }
 
 
@@ -58,7 +60,7 @@ def test_every_standard_task_of_every_version_is_provisional():
         for task in load_suite(version).tasks.values()
         if task.size_class == "standard"
     ]
-    assert [t.id for t in standard] == [STANDARD, STANDARD_SEQ]
+    assert [t.id for t in standard] == [STANDARD, STANDARD_SEQ, STANDARD_IMAGE]
     for task in standard:
         assert task.quality["provisional"] is True and task.inference["reference_value_provisional"] is True
         assert task.reference_convergence is None

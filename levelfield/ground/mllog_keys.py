@@ -39,6 +39,9 @@ WORLD_SIZE = "levelfield_world_size"  # processes of the run, over every node (`
 NODES = "levelfield_nodes"
 # samples each process takes per step, global_batch_size / WORLD_SIZE; optional (older logs lack it)
 LOCAL_BATCH_SIZE = "levelfield_local_batch_size"
+# Workers of the input pipeline inside train_steps (rules 1.1 image-resnet50-standard: a DataLoader's processes,
+# tf.data's or the JAX prefetcher's threads; 0: built in the training process); absent where a task has none
+INPUT_WORKERS = "levelfield_input_workers"
 # MLPerf's MODEL_BN_SPAN (model_bn_span) is logged by tasks with batch norm: the samples one batch-norm
 # statistic is computed over (the global batch when synchronised, a rank's share when per process).
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
@@ -62,6 +65,7 @@ TIMED_STEPS = "levelfield_timed_steps"
 # -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
 LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
 PRECISION = "levelfield_precision"  # e.g. "fp32"
+LABEL_SMOOTHING = "levelfield_label_smoothing"  # rules 1.1 image-resnet50-standard: 0.1
 
 # -- fields of the JSON files beside the logs -----------------------------------------------------
 GIT = "levelfield_git"  # in ENVIRONMENT: {"commit", "dirty", "dirty_files"}
@@ -89,6 +93,7 @@ LOG_KEYS = (
     WORLD_SIZE,
     NODES,
     LOCAL_BATCH_SIZE,
+    INPUT_WORKERS,
     DISTRIBUTED_BACKEND,
     SYSTEM_FINGERPRINT,
     ENVIRONMENT,
@@ -102,4 +107,5 @@ LOG_KEYS = (
     TIMED_STEPS,
     LOSS,
     PRECISION,
+    LABEL_SMOOTHING,
 )

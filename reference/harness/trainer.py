@@ -13,11 +13,9 @@ triggered by one warm-up step (and one warm-up evaluation) whose effect is then
 undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
 
-With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer
-run, started by the framework's engine (levelfield/launch/), each with its
-`World` (reference/harness/world.py): each rank trains on its share of every
-global batch, and only rank 0 logs, evaluates and saves; the stop decision is
-broadcast so all ranks stop together.
+With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer run (levelfield/launch/),
+each with its `World` (reference/harness/world.py): each rank trains on its share of every global batch,
+only rank 0 logs, evaluates and saves; the stop decision is broadcast so all ranks stop together.
 
 `--throughput-only --steps N` (throughput_only.py): the same init and warm-up (no
 predict), then N timed steps, no evaluation or target; a throughput figure, never a result.
@@ -356,6 +354,8 @@ class Trainer:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
         if impl.batch_norm_spans:
             log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
+        if impl.input_workers is not None:
+            log.event(LK.INPUT_WORKERS, impl.input_workers)
         log.event(LK.SYSTEM_FINGERPRINT, fingerprint(collect_system_description()))
         log.event(LK.ENVIRONMENT, environment_fingerprint(self.o.framework))
         weights = self.spec_module.init_weights(seed)

@@ -1,0 +1,47 @@
+"""top1_accuracy for image-resnet50-standard, numpy only: fmnist-resnet's metric with int16 class ids.
+
+    from levelfield.reference.image_resnet50_standard.common.metric import score, predicted_classes
+    score(logits, labels)                      # float in [0, 1]: fraction of rows whose argmax is the label
+    score(predicted_classes(logits), labels)   # the same value from class ids (LoadGen's responses)
+
+As reference/fmnist_resnet/common/metric.py (ties to the lowest id; a row that
+is not all finite counts as wrong, class NO_CLASS), but the ids are int16: 1000
+classes do not fit fmnist-resnet's int8.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from levelfield.reference.fmnist_resnet.common.metric import NO_CLASS
+
+NAME = "top1_accuracy"
+
+
+def predicted_classes(logits: np.ndarray) -> np.ndarray:
+    """int16 [N] class ids from logits [N, classes]: argmax, NO_CLASS where a row is not all finite."""
+    logits = np.asarray(logits)
+    if logits.ndim != 2:
+        raise ValueError(f"expected logits [N, classes], got {logits.shape}")
+    classes = np.argmax(logits, axis=1).astype(np.int16)
+    classes[~np.all(np.isfinite(logits), axis=1)] = NO_CLASS
+    return classes
+
+
+def score(outputs: np.ndarray, labels: np.ndarray) -> float:
+    """mean(predicted class == label) over N rows; outputs: logits [N, classes] or integer class ids [N]."""
+    outputs = np.asarray(outputs)
+    labels = np.asarray(labels)
+    if outputs.ndim == 1 and np.issubdtype(outputs.dtype, np.integer):
+        predicted = outputs
+    elif outputs.ndim == 2:
+        predicted = predicted_classes(outputs)
+    else:
+        raise ValueError(
+            f"expected outputs [N, classes] (logits) or [N] (integer class ids), got {outputs.dtype} {outputs.shape}"
+        )
+    if labels.ndim != 1 or len(predicted) != len(labels):
+        raise ValueError(f"expected outputs [N, ...] and labels [N], got {outputs.shape} and {labels.shape}")
+    if len(labels) == 0:
+        raise ValueError("cannot score zero samples")
+    return float(np.mean(predicted == labels))

@@ -1,0 +1,160 @@
+"""image-resnet50-standard in JAX: fmnist-resnet's implementation at ResNet-50's sizes, fed by a numpy prefetcher.
+
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": the same functions, not jitted
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))   # uint8 [N, 256, 256, 3]
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
+
+Everything is fmnist-resnet's (reference/fmnist_resnet/jax/implementation.py):
+the Flax model, optax SGD with coupled L2 in a TrainState with batch_stats, one
+jax.jit'd step with the state donated, the learning rate injected per step,
+Flax's dtype policy and DynamicScale for bf16 / fp16, data parallel over
+processes. What differs: the network (ResNet50 of a ResNetSpec), the loss
+(optax.smooth_labels(one_hot, 0.1), then softmax cross-entropy: torch's
+label_smoothing), and the input pipeline.
+
+The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
+the training set stays uint8 on the host, and each step's batch is cut (random
+crop, flip, normalise) by reference/jax_pipeline.py's worker threads while
+XLA runs the previous steps; the crops and flips are common/augment.py's
+decisions for (step, row), step counted from the last load(). predict
+normalises the uint8 centre crops inside its jitted function.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from levelfield.reference import interface
+from levelfield.reference.fmnist_resnet.jax.implementation import Implementation as SmallImplementation
+from levelfield.reference.fmnist_resnet.jax.implementation import TrainState
+from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
+from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
+from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
+from levelfield.reference.jax_optimizers import sgd_with_l2
+from levelfield.reference.jax_parallel import local_device, placement
+from levelfield.reference.jax_pipeline import Pipeline
+from levelfield.reference.jax_steps import (
+    COMPUTE_DTYPES,
+    host_rows,
+    keep_if_finite,
+    loss_scale,
+    scaled_value_and_grad,
+)
+
+
+class Implementation(SmallImplementation):
+    task_id = "image-resnet50-standard"
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
+    # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
+    # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).
+    multiprocess_devices = ()
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
+        fixed = recipe.fixed
+        self._jax_device = local_device(device)
+        self.device = str(self._jax_device)
+        self.place = placement(self._jax_device)
+        self.model = ResNet50(self.spec, dtype=COMPUTE_DTYPES[recipe.precision])
+        self.nesterov = bool(fixed["nesterov"])
+        self.label_smoothing = float(fixed["label_smoothing"])
+        self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
+            learning_rate=recipe.learning_rate,
+            momentum=fixed["momentum"],
+            weight_decay=fixed["weight_decay"],
+            nesterov=self.nesterov,
+        )
+        compiled = mode == interface.COMPILED
+        self._step = (
+            jax.jit(self._train_step, donate_argnums=0, **self.place.jit_options) if compiled else self._train_step
+        )
+        self._forward = jax.jit(self._predict_batch) if compiled else self._predict_batch
+        self.state = None
+        self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
+        self.pipeline = None
+        self.train_images = None
+        self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        variables = to_variables(weights, self.spec, self._jax_device)
+        state = TrainState.create(
+            apply_fn=self.model.apply,
+            params=variables["params"],
+            tx=self.tx,
+            batch_stats=variables["batch_stats"],
+            dynamic_scale=loss_scale(self.recipe.precision),
+        )
+        self.state = self.place.replicate(state)
+        self.step = 0
+
+    def export(self) -> dict[str, np.ndarray]:
+        variables = self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats})
+        return to_neutral(variables, self.spec)
+
+    def _predict_batch(self, params, batch_stats, pixels):
+        x = (pixels.astype(jnp.float32) - MEAN) * INV_STD  # uint8 NHWC -> normalised float32
+        return self.model.apply({"params": params, "batch_stats": batch_stats}, x, train=False)
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 1000] of uint8 centre crops, BN running statistics; chunks of at most 64 rows,
+        each zero-padded to a power of two (common/inputs.py)."""
+        images = inputs["images"]
+        chunks = predict_chunks(len(images))
+        params, batch_stats = self.place.local((self.state.params, self.state.batch_stats))
+        outputs = []
+        for start, stop, size in chunks:
+            x = jax.device_put(pad_rows(images[start:stop], size), self._jax_device)
+            outputs.append(self._forward(params, batch_stats, x))
+        return host_rows(outputs, chunks)
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()
+        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
+        self.pipeline = Pipeline(self.train_images, labels, self.spec.image_size, self.input_workers)
+
+    def _train_step(self, state: TrainState, x, y, learning_rate):
+        """One SGD step on an augmented batch x [B, 224, 224, 3], labels y [B]; returns (new state, loss before it)."""
+
+        def loss_fn(params):
+            logits, updates = state.apply_fn(
+                {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
+            )
+            targets = optax.smooth_labels(jax.nn.one_hot(y, logits.shape[-1]), self.label_smoothing)
+            return optax.softmax_cross_entropy(logits, targets).mean(), updates["batch_stats"]
+
+        dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(
+            loss_fn, state.dynamic_scale, state.params
+        )
+        hyperparams = {**state.opt_state.hyperparams, "learning_rate": learning_rate}
+        state = state.replace(opt_state=state.opt_state._replace(hyperparams=hyperparams))
+        new = state.apply_gradients(grads=grads, batch_stats=batch_stats, dynamic_scale=dynamic_scale)
+        kept = keep_if_finite(finite, (new.params, new.opt_state), (state.params, state.opt_state))
+        return new.replace(params=kept[0], opt_state=kept[1]), loss
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.pipeline is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        stored, crop = self.train_images.shape[1], self.spec.image_size
+        plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        losses = []
+        batches = self.pipeline.batches(batch_indices, plans)
+        for (x, y), lr in zip(batches, np.asarray(learning_rates, np.float32), strict=True):
+            self.state, loss = self._step(
+                self.state, self.place.batch(x), self.place.batch(y), self.place.replicate(lr)
+            )
+            losses.append(loss)
+        self.step += len(batch_indices)
+        # The one host sync of the call: every loss at once (jax_steps.run_steps' rule).
+        return np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))
+
+    def hyperparameters(self) -> dict:
+        return {**super().hyperparameters(), "label_smoothing": self.label_smoothing}

@@ -1,0 +1,134 @@
+"""image-resnet50-standard in PyTorch: fmnist-resnet's implementation at ResNet-50's sizes, fed by a DataLoader.
+
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": no torch.compile
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))   # uint8 [N, 256, 256, 3]
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
+
+Everything is fmnist-resnet's (reference/fmnist_resnet/pytorch/implementation.py):
+the model under torch.compile (forward and backward), torch's fused SGD outside
+it, the learning rate set per step, DDP under torchrun, AMP for bf16 / fp16.
+What differs: the network (ResNet50 of a ResNetSpec), the loss (cross-entropy
+with label smoothing 0.1, torch's `label_smoothing`), and the input pipeline.
+
+The input pipeline runs inside train_steps, so inside the timed run as in
+MLPerf: the training set stays uint8 on the host, and each step's batch is cut
+(random crop 224 of 256, flip, normalise) by a torch DataLoader's worker
+processes (reference/torch_pipeline.py) while the model trains on the previous
+ones. The crops and flips are common/augment.py's decisions for (step, row),
+step counted from the last load(), so the three frameworks train on
+bit-identical batches. predict normalises the uint8 centre crops per chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from levelfield.reference import interface
+from levelfield.reference.fmnist_resnet.pytorch.implementation import _ENOUGH_GRAPHS
+from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation as SmallImplementation
+from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
+from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
+from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
+from levelfield.reference.torch_parallel import data_parallel, default_device, distributed
+from levelfield.reference.torch_pipeline import Pipeline
+from levelfield.reference.torch_steps import autocast, run_steps
+
+
+class Implementation(SmallImplementation):
+    task_id = "image-resnet50-standard"
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
+    # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
+    # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).
+    multiprocess_devices = ()
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
+        self.device = device or default_device()
+        self.model = ResNet50(self.spec).to(self.device)
+        if distributed() and torch.device(self.device).type == "cuda":
+            self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
+        self.criterion = nn.CrossEntropyLoss(reduction="mean", label_smoothing=recipe.fixed["label_smoothing"])
+        self._autocast = autocast(self.device, recipe.precision)
+        self.train_model = data_parallel(self.model, self.device)
+        if mode == interface.COMPILED:
+            self._forward = torch.compile(self.model, dynamic=False)
+            self._train_forward = (
+                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
+            )
+        else:
+            self._forward, self._train_forward = self.model, self.train_model
+        self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
+        self.pipeline = None
+        self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
+        self._mean = torch.from_numpy(MEAN).to(self.device)
+        self._inv_std = torch.from_numpy(INV_STD).to(self.device)
+        self._new_optimizer()
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._new_optimizer()
+        self.step = 0
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    def _normalised_nchw(self, pixels: np.ndarray) -> torch.Tensor:
+        """uint8 [N, H, W, 3] -> float32 [N, 3, H, W] on the device, (pixel - MEAN) * INV_STD."""
+        x = torch.from_numpy(np.ascontiguousarray(pixels)).to(self.device)
+        return ((x.float() - self._mean) * self._inv_std).permute(0, 3, 1, 2).contiguous()
+
+    @_ENOUGH_GRAPHS
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 1000] of uint8 centre crops, running BN statistics; chunks of at most 64 rows,
+        each zero-padded to a power of two (common/inputs.py)."""
+        images = inputs["images"]
+        self.model.eval()
+        outputs = []
+        with torch.inference_mode(), self._autocast:
+            for start, stop, size in predict_chunks(len(images)):
+                x = self._normalised_nchw(pad_rows(images[start:stop], size))
+                outputs.append(self._forward(x)[: stop - start])
+            return torch.cat(outputs).float().cpu().numpy()
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
+        self.pipeline = Pipeline(
+            self.train_images,
+            labels,
+            self.spec.image_size,
+            self.input_workers,
+            pin_memory=torch.device(self.device).type == "cuda",
+        )
+
+    @_ENOUGH_GRAPHS
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.pipeline is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        stored, crop = self.train_images.shape[1], self.spec.image_size
+        plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        batches = self.pipeline.batches(batch_indices, plans)
+
+        def loss(_rows: torch.Tensor) -> torch.Tensor:
+            # run_steps walks batch_indices in order, and the DataLoader yields their batches in that order.
+            x, y = next(batches)
+            with self._autocast:
+                return self.criterion(self._train_forward(x.to(self.device)), y.to(self.device))
+
+        losses = run_steps(loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler)
+        self.step += len(batch_indices)
+        return losses
+
+    def hyperparameters(self) -> dict:
+        values = super().hyperparameters()
+        smoothing = self.criterion.label_smoothing
+        is_xent = isinstance(self.criterion, nn.CrossEntropyLoss) and self.criterion.reduction == "mean"
+        values["loss"] = "softmax_cross_entropy" if is_xent else repr(self.criterion)
+        values["label_smoothing"] = smoothing
+        return values

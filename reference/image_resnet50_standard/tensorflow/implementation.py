@@ -1,0 +1,136 @@
+"""image-resnet50-standard in TensorFlow: fmnist-resnet's implementation at ResNet-50's sizes, fed by tf.data.
+
+    impl = Implementation(Recipe.from_task(task))           # mode="eager": plain eager TF, no tf.function
+    impl.load(init_weights(0))
+    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))   # uint8 [N, 256, 256, 3]
+    losses = impl.train_steps(batch_indices, learning_rates)
+    logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
+
+Everything is fmnist-resnet's (reference/fmnist_resnet/tensorflow/implementation.py):
+the Keras model, the GradientTape step under tf.function(jit_compile=True),
+torch's SGD update (TorchSGD), the learning rate as a step argument, the Keras
+dtype policies and LossScaleOptimizer, MultiWorkerMirroredStrategy over
+processes. What differs: the network (ResNet50 of a ResNetSpec), the loss
+(Keras' CategoricalCrossentropy with label_smoothing 0.1 on one-hot labels,
+torch's label_smoothing), and the input pipeline.
+
+The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
+the training set stays uint8 on the host, and each step's batch is cut (random
+crop, flip, normalise) by tf.data (reference/tf_pipeline.py) while the previous
+steps run; the crops and flips are common/augment.py's decisions for (step,
+row), step counted from the last load(). predict normalises the uint8 centre
+crops inside its compiled function.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from levelfield.reference import interface
+from levelfield.reference.fmnist_resnet.tensorflow.implementation import Implementation as SmallImplementation
+from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
+from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
+from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.tf_optimizers import TorchSGD
+from levelfield.reference.tf_parallel import strategy_scope
+from levelfield.reference.tf_pipeline import Pipeline
+from levelfield.reference.tf_steps import DTYPE_POLICIES, loss_scaled, train_step
+
+
+class Implementation(SmallImplementation):
+    task_id = "image-resnet50-standard"
+    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
+    # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
+    # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).
+    multiprocess_devices = ()
+
+    def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
+        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
+        fixed = recipe.fixed
+        gpus = tf.config.list_logical_devices("GPU")
+        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        with tf.device(self.device), strategy_scope():
+            self.model = ResNet50(self.spec, DTYPE_POLICIES[recipe.precision])
+        # Mean over the batch of softmax cross-entropy against 0.9 one-hot + 0.1 / classes (torch's smoothing).
+        self.loss_fn = keras.losses.CategoricalCrossentropy(
+            from_logits=True, label_smoothing=fixed["label_smoothing"], reduction="sum_over_batch_size"
+        )
+        compiled = mode == interface.COMPILED
+        self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
+        with tf.device(self.device), strategy_scope():
+            sgd = TorchSGD(
+                learning_rate=recipe.learning_rate,
+                momentum=fixed["momentum"],
+                weight_decay=fixed["weight_decay"],
+                nesterov=fixed["nesterov"],
+            )
+            self.optimizer = loss_scaled(sgd, recipe.precision)
+            self.optimizer.build(self.model.trainable_variables)
+        self._step = train_step(self._gradients, self._apply, compiled)  # (x, y, lr) -> loss
+        self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
+        self.pipeline = None
+        self.train_images = self.train_labels = None
+        self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
+
+    def load(self, weights: dict[str, np.ndarray]) -> None:
+        load_neutral(self.model, weights)
+        self._new_optimizer()
+        self.step = 0
+
+    def export(self) -> dict[str, np.ndarray]:
+        return export_neutral(self.model)
+
+    def _predict_batch(self, pixels):
+        x = (tf.cast(pixels, tf.float32) - MEAN) * INV_STD  # uint8 NHWC -> normalised float32
+        return self.model(x, training=False)
+
+    def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Logits float32 [N, 1000] of uint8 centre crops, BN moving statistics; chunks of at most 64 rows,
+        each zero-padded to a power of two (common/inputs.py)."""
+        images = inputs["images"]
+        outputs = []
+        with tf.device(self.device):
+            for start, stop, size in predict_chunks(len(images)):
+                x = tf.convert_to_tensor(pad_rows(images[start:stop], size), tf.uint8)
+                outputs.append(self._forward(x)[: stop - start])
+            return tf.concat(outputs, 0).numpy().astype(np.float32)
+
+    def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()
+        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; tf.data crops it
+        self.pipeline = Pipeline(self.train_images, labels, self.spec.image_size, self.input_workers)
+
+    def _gradients(self, x, y):
+        """The loss on an augmented batch x [B, 224, 224, 3], labels y [B], and its gradients."""
+        targets = tf.one_hot(y, self.spec.num_classes)
+        with tf.GradientTape() as tape:
+            loss = self.loss_fn(targets, self.model(x, training=True))
+            scaled = self.optimizer.scale_loss(loss)
+        return loss, tape.gradient(scaled, self.model.trainable_variables)
+
+    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
+        if self.pipeline is None:
+            raise RuntimeError("set_train_data() must be called before train_steps()")
+        stored, crop = self.train_images.shape[1], self.spec.image_size
+        plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        losses = []
+        with tf.device(self.device):
+            lrs = tf.constant(np.asarray(learning_rates, np.float32))
+            for k, (x, y) in enumerate(self.pipeline.batches(batch_indices, plans)):
+                losses.append(self._step(x, y, lrs[k]))
+        self.step += len(batch_indices)
+        return np.asarray([float(loss) for loss in losses], np.float32)  # the host sync, after every step
+
+    def hyperparameters(self) -> dict:
+        values = super().hyperparameters()
+        loss = self.loss_fn
+        is_xent = isinstance(loss, keras.losses.CategoricalCrossentropy) and loss.get_config().get("from_logits")
+        values["loss"] = "softmax_cross_entropy" if is_xent else repr(loss)
+        values["label_smoothing"] = float(loss.get_config()["label_smoothing"])
+        return values
