@@ -141,6 +141,29 @@ def test_a_killed_rank_stops_every_rank_with_a_clear_error(tmp_path):
     assert records[-1]["key"] == "run_stop" and records[-1]["metadata"]["status"] == "aborted"
 
 
+def test_a_rank_killed_without_an_error_file_is_named_before_the_peer_that_lost_it(tmp_path):
+    """torch orders failures by timestamp, and a killed rank's is when torchrun noticed it: after its peer's
+    broken gloo connection was written to the peer's error file. Named that way, the error blamed rank 0."""
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
+
+    from levelfield.launch.torch_engine import failure_error
+    from levelfield.reference.harness.world import Layout
+
+    def failed(rank: int, exitcode: int, message: str | None, at_s: int) -> ProcessFailure:
+        error_file = tmp_path / f"error_{rank}.json"
+        if message is not None:
+            error_file.write_text(json.dumps({"message": {"message": message, "extraInfo": {"timestamp": at_s}}}))
+        return ProcessFailure(local_rank=rank, pid=100 + rank, exitcode=exitcode, error_file=str(error_file))
+
+    broken = failed(0, -signal.SIGTERM, "RuntimeError: Connection reset by peer", 1_700_000_000)
+    killed = failed(1, -signal.SIGKILL, None, 1_700_000_001)
+    error = failure_error(ChildFailedError("worker", {0: broken, 1: killed}), Layout(nproc=2))
+    assert "--nproc 2: rank 1 failed (killed by SIGKILL)" in str(error) and "rank(s) 0 failed after it" in str(error)
+    # Two ranks that each wrote an error: the earlier one.
+    second = failed(1, 1, "RuntimeError: later", 1_700_000_005)
+    assert "rank 0 failed" in str(failure_error(ChildFailedError("worker", {0: broken, 1: second}), Layout(nproc=2)))
+
+
 def test_a_user_error_in_the_ranks_is_reported_once_without_traceback(rules_copy, tmp_path):
     from levelfield.rules import load_suite
 

@@ -29,6 +29,7 @@ DistributedDataParallel:
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sys
@@ -97,8 +98,14 @@ def launch(options: TrainOptions, layout: Layout, cluster: Cluster) -> str | Non
 
 
 def failure_error(failed: ChildFailedError, layout: Layout) -> UserError:
-    """The first failed rank of a ChildFailedError as one UserError (a rank's own UserError as itself)."""
-    rank, failure = failed.get_first_failure()
+    """The failed rank that most likely caused the others' failures, as one UserError (a rank's own UserError
+    as itself): a rank that died without writing an error file (killed, or crashed) first, as levelfield's own
+    launcher orders them, since its peers' errors (a broken gloo connection) are most likely the consequence;
+    then the earliest error file. torch's get_first_failure() orders by timestamp alone, and a killed rank's
+    is the moment torchrun noticed it, after the peer that lost its connection had written its error."""
+    rank, failure = min(
+        failed.failures.items(), key=lambda kv: (os.path.isfile(kv[1].error_file), kv[1].timestamp, kv[0])
+    )
     message = failure.message
     if isinstance(message, dict):  # read from the rank's error file: {"message": ..., "extraInfo": ...}
         message = message.get("message", "")
