@@ -167,6 +167,19 @@ def test_a_smoke_profile_s_batch_is_the_recipe_s_default_there_only():
     assert Recipe.from_task(task.for_profile("smoke"), global_batch_size=64).global_batch_size == 64  # --set wins
 
 
+def test_a_batch_larger_than_the_profile_s_training_rows_is_one_line(tmp_path):
+    """seq-transformer-standard's smoke profile trains on 8 rows: its recipe's 256 leaves an epoch no step."""
+    rows = load_suite("1.1").task(STANDARD_SEQ).for_profile("smoke").train_samples
+    result = run_cli(
+        *("train", "--task", STANDARD_SEQ, "--framework", "jax", "--profile", "smoke", "--rules-version", "1.1"),
+        *("--set", "global_batch_size=256", "--out", str(tmp_path / "run")),
+    )
+    assert_user_error(
+        result, f"seq-transformer-standard.yaml: global_batch_size 256 found, expected <= {rows} training"
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_submittable_profile_may_not_set_its_own_batch(rules_copy):
     path = rules_copy / "1.1/tasks/ctr-dlrm.yaml"
     edit(path, "    training: {}\n", "    training: {global_batch_size: 7}\n")  # the submission profile's, the last

@@ -237,7 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     args.rules_version = suite.version
     args.suite_frameworks = suite.frameworks
     args.tunable = task.hyperparameters["tunable"]
-    args.batch_sizes = args.batch_sizes or [task.hyperparameters["tunable"]["global_batch_size"]["default"]]
+    from levelfield.reference.interface import Recipe
+
+    # Default: the profile's batch (the recipe's, or a smoke profile's own, as the trainer takes it)
+    args.batch_sizes = args.batch_sizes or [Recipe.from_task(task.for_profile(args.profile)).global_batch_size]
     path = args.calibration_file or suite.path / "calibration" / f"{task.id}.jsonl"
     records = read_records(path) if args.propose_only else calibrate(args, path)
     # The file may hold runs of batch sizes the rules no longer allow (kept as the evidence why); records

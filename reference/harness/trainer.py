@@ -1,8 +1,7 @@
 """The time-to-accuracy trainer behind `levelfield train`.
 
     from levelfield.reference.harness.trainer import TrainOptions, train
-    summary = train(TrainOptions(task_id="fmnist-resnet", framework="jax", out=Path("runs/fm-jax"),
-                                 profile="smoke"))
+    summary = train(TrainOptions(task_id="fmnist-resnet", framework="jax", out=Path("runs/fm"), profile="smoke"))
 
 The trainer owns timing, logging, evaluation cadence and the stop-at-target
 decision; the framework code only steps, predicts and loads weights. Timing is
@@ -228,6 +227,8 @@ class Trainer:
             self.recipe = Recipe.from_task(self.task, **options.overrides)
         except ValueError as e:
             raise UserError(f"{self.task.path}: {e}") from None
+        if (batch := self.recipe.global_batch_size) > (rows := self.task.train_samples):  # no step in an epoch
+            raise UserError(f"{self.task.path}: global_batch_size {batch} found, expected <= {rows} training rows")
         self.impl_class = load_implementation(options.task_id, options.framework)
         refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
         if refusal:
