@@ -19,7 +19,7 @@ sample's index in the training set. A sample meets each epoch at another step,
 so it is cropped and flipped anew every epoch; the batch order already depends
 on the run's seed (reference/schedule.py), and so do the decisions. Each
 framework's pipeline (DataLoader, tf.data, the JAX prefetcher) only applies
-them, so the three produce bit-identical float batches (tests/test_image_pipeline.py),
+them, so the three produce bit-identical float batches (tests/test_image_standard.py),
 and the harness's interface (`train_steps(batch_indices, learning_rates)`) is
 unchanged. No framework random op is used: their generators differ.
 
