@@ -30,18 +30,19 @@ def predicted_classes(logits: np.ndarray) -> np.ndarray:
     return classes
 
 
-def score(outputs: np.ndarray, labels: np.ndarray) -> float:
+def score(outputs: np.ndarray, labels: np.ndarray, to_classes=predicted_classes) -> float:
     """mean(predicted class == label) over N rows.
 
     outputs: logits [N, classes] (float), or class ids [N] (integer, as
-    predicted_classes returns them); labels [N].
+    predicted_classes returns them); labels [N]. `to_classes`: logits -> class ids
+    (another task's id width; the same rule).
     """
     outputs = np.asarray(outputs)
     labels = np.asarray(labels)
     if outputs.ndim == 1 and np.issubdtype(outputs.dtype, np.integer):
         predicted = outputs
     elif outputs.ndim == 2:
-        predicted = predicted_classes(outputs)
+        predicted = to_classes(outputs)
     else:
         raise ValueError(
             f"expected outputs [N, classes] (logits) or [N] (integer class ids), got {outputs.dtype} {outputs.shape}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from levelfield.reference.fmnist_resnet.common import metric as fmnist_metric
 from levelfield.reference.fmnist_resnet.common.metric import NO_CLASS
 
 NAME = "top1_accuracy"
@@ -30,18 +31,4 @@ def predicted_classes(logits: np.ndarray) -> np.ndarray:
 
 def score(outputs: np.ndarray, labels: np.ndarray) -> float:
     """mean(predicted class == label) over N rows; outputs: logits [N, classes] or integer class ids [N]."""
-    outputs = np.asarray(outputs)
-    labels = np.asarray(labels)
-    if outputs.ndim == 1 and np.issubdtype(outputs.dtype, np.integer):
-        predicted = outputs
-    elif outputs.ndim == 2:
-        predicted = predicted_classes(outputs)
-    else:
-        raise ValueError(
-            f"expected outputs [N, classes] (logits) or [N] (integer class ids), got {outputs.dtype} {outputs.shape}"
-        )
-    if labels.ndim != 1 or len(predicted) != len(labels):
-        raise ValueError(f"expected outputs [N, ...] and labels [N], got {outputs.shape} and {labels.shape}")
-    if len(labels) == 0:
-        raise ValueError("cannot score zero samples")
-    return float(np.mean(predicted == labels))
+    return fmnist_metric.score(outputs, labels, to_classes=predicted_classes)
