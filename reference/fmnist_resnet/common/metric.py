@@ -14,6 +14,8 @@ value scoring the logits gives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 NAME = "top1_accuracy"
@@ -30,7 +32,9 @@ def predicted_classes(logits: np.ndarray) -> np.ndarray:
     return classes
 
 
-def score(outputs: np.ndarray, labels: np.ndarray, to_classes=predicted_classes) -> float:
+def score(
+    outputs: np.ndarray, labels: np.ndarray, to_classes: Callable[[np.ndarray], np.ndarray] = predicted_classes
+) -> float:
     """mean(predicted class == label) over N rows.
 
     outputs: logits [N, classes] (float), or class ids [N] (integer, as

@@ -79,7 +79,7 @@ class ResNetSpec:
             num_classes=task.dataset["num_classes"],
         )
 
-    def resized(self, **sizes) -> ResNetSpec:
+    def resized(self, **sizes: object) -> ResNetSpec:
         """The same network at other sizes (the equivalence tests' reduced model)."""
         return dataclasses.replace(self, **sizes)
 

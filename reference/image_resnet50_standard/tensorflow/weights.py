@@ -15,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference.fmnist_resnet.tensorflow.weights import _BN_PARTS
+from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.weights import check_weights
 
 
-def variables(model) -> dict:
+def variables(model: ResNet50) -> dict:
     """neutral name -> keras.Variable, for every name of the model's spec."""
     out = {}
     for name in model.spec.parameter_shapes:
@@ -35,11 +36,11 @@ def variables(model) -> dict:
     return out
 
 
-def load_neutral(model, weights: dict[str, np.ndarray]) -> None:
+def load_neutral(model: ResNet50, weights: dict[str, np.ndarray]) -> None:
     check_weights(weights, model.spec.parameter_shapes, "image-resnet50-standard/tensorflow load")
     for name, variable in variables(model).items():
         variable.assign(weights[name])
 
 
-def export_neutral(model) -> dict[str, np.ndarray]:
+def export_neutral(model: ResNet50) -> dict[str, np.ndarray]:
     return {name: np.array(variable.numpy(), dtype=np.float32) for name, variable in variables(model).items()}
