@@ -497,9 +497,13 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
     from levelfield.reference.null_model import CostModel, NullImplementation
     from levelfield.rules import load_suite
 
+    # 100 us a sample, as a slow accelerator: at zero cost Server's sizing chases a rate only the harness
+    # limits (88 s of this test's 95), and which thread predicts does not depend on the speed.
+    cost = CostModel(per_sample_us=100.0)
+
     class Recording(NullImplementation):
         def __init__(self, task):
-            super().__init__(task, CostModel())
+            super().__init__(task, cost)
             self.threads = {"load": set(), "predict": set()}
 
         def load(self, weights):
@@ -519,7 +523,7 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
                 mode="performance",
                 out=tmp_path / scenario,
                 profile="smoke",
-                null_cost=CostModel(),
+                null_cost=cost,
                 progress=False,
             ),
             impl=impl,
