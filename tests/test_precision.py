@@ -89,7 +89,10 @@ def test_the_recipe_carries_the_chosen_precision():
     "args, message",
     [
         # rules 1.0 fixes precision
-        (["--rules-version", "1.0", "--set", "precision=bf16"], "fmnist-resnet.yaml: not tunable in fmnist-resnet: precision"),
+        (
+            ["--rules-version", "1.0", "--set", "precision=bf16"],
+            "fmnist-resnet.yaml: not tunable in fmnist-resnet: precision",
+        ),
         (
             ["--rules-version", "1.1", "--set", "precision=fp8"],
             "precision: expected one of fp32, bf16, fp16, got 'fp8'",
