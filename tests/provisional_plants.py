@@ -8,21 +8,21 @@ submittable.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from conftest import REPO, example_rules_version
+from tests.rules_copies import rules_with
 
 
 def rules_with_provisional_target(tmp: Path, task_id: str = "ctr-dlrm") -> Path:
     """A copy of the rules whose `task_id` has `quality.provisional: true` in the example's version."""
-    target = tmp / "rules"
-    shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    path = target / example_rules_version() / "tasks" / f"{task_id}.yaml"
-    text = path.read_text()
-    assert "\n  provisional: false\n" in text, f"fixture text not in {path}"
-    path.write_text(text.replace("\n  provisional: false\n", "\n  provisional: true\n", 1))
-    return target
+
+    def provisional(text: str, task: str) -> str:
+        if task != task_id:
+            return text
+        assert "\n  provisional: false\n" in text, f"fixture text not in {task_id}'s rules"
+        return text.replace("\n  provisional: false\n", "\n  provisional: true\n", 1)
+
+    return rules_with(tmp, provisional)
 
 
 def plant_trn025(tree, tmp):

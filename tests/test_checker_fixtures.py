@@ -20,6 +20,7 @@ import pytest
 import levelfield.checker.checks  # noqa: F401 - registers every check
 from conftest import EXAMPLE, example_rules_version
 from levelfield.checker.engine import check_tree
+from tests.rules_copies import rules_with, rules_with_rcp_points
 from tests.submission_edit import (
     change_one_byte,
     copy_tree,
@@ -295,40 +296,6 @@ def plant_trn015(tree, tmp):
     edit_mllog(log, "epoch_stop", lambda e: {**e, "time_ms": e["time_ms"] - 3_600_000})
 
 
-def _rules_with(tmp, edit) -> Path:
-    target = tmp / "rules"
-    shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    for path in (target / example_rules_version() / "tasks").glob("*.yaml"):
-        path.write_text(edit(path.read_text()))
-    return target
-
-
-def rules_with_rcp_points(tmp, points: dict[int, dict[str, list[float]]]) -> Path:
-    """A rules folder whose version (the example's) judges convergence by reference convergence points
-    (`checks.convergence_test: rcp`, added where the version lacks it, as 1.0 does), with ctr-dlrm's points
-    `points` ({global_batch_size: {framework: epochs}}) and the other tasks uncalibrated. The method is the
-    suite's key, not the version number, so the example tree exercises the RCP test in any version."""
-    target = tmp / "rules"
-    shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    version = target / example_rules_version()
-    suite = version / "suite.yaml"
-    if "\n  convergence_test: rcp\n" not in suite.read_text():
-        suite.write_text(
-            suite.read_text().replace("\n  convergence_alpha:", "\n  convergence_test: rcp\n  convergence_alpha:")
-        )
-    for path in (version / "tasks").glob("*.yaml"):
-        text = path.read_text()
-        if "\nreference_convergence:" in text:  # the last section of a calibrated task's file
-            text = text[: text.index("\nreference_convergence:")] + "\n"
-        if path.stem == "ctr-dlrm":
-            text += "reference_convergence:\n  source: synthetic points for a test\n"
-            text += "  calibration: calibration/ctr-dlrm.jsonl\n  points:\n"
-            for size, epochs in sorted(points.items()):
-                text += f"    - global_batch_size: {size}\n      epochs_to_target: {json.dumps(epochs)}\n"
-        path.write_text(text)
-    return target
-
-
 # Reference convergence points that the example's epochs to target (pytorch and tensorflow 2, 2, 2, 2, 2;
 # jax 1, 2, 1, 2, 2) fit: pooled olympic mean 1.92 epochs, minimum acceptable mean 1.28.
 HONEST_RCP = {"pytorch": [1, 2, 2, 2, 3], "tensorflow": [2, 2, 1, 2, 3], "jax": [1, 2, 2, 2, 2]}
@@ -342,7 +309,7 @@ def plant_trn021(tree, tmp):
 def plant_trn009(tree, tmp):
     # Reference runs that needed 6-7 epochs make the example's 1-2 epochs implausibly fast.
     # (every framework's list: 1.0's one set of seeds, 1.1's one per calibrated batch size)
-    rules = _rules_with(tmp, lambda t: re.sub(r"(\n +(pytorch|tensorflow|jax): )\[[^\]]*\]", r"\1[6, 7]", t))
+    rules = rules_with(tmp, lambda t, _: re.sub(r"(\n +(pytorch|tensorflow|jax): )\[[^\]]*\]", r"\1[6, 7]", t))
     return {"rules_dir": str(rules)}
 
 

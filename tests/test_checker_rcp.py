@@ -9,10 +9,11 @@ tests do not depend on 1.1's other changes. The example's epochs to target: pyto
 from __future__ import annotations
 
 import pytest
-from test_checker_fixtures import EXAMPLE, HONEST_RCP, rules_with_rcp_points
+from test_checker_fixtures import EXAMPLE, HONEST_RCP
 
 import levelfield.checker.checks  # noqa: F401 - registers every check
 from levelfield.checker.engine import check_tree
+from tests.rules_copies import rules_with_rcp_points
 from tests.submission_edit import copy_tree, edit_mllog, first, reseal, set_value
 
 # Slower at a larger batch size, as recipes are: olympic mean 2.69 epochs.
