@@ -61,13 +61,20 @@ def test_nothing_to_propose_from_is_an_error():
         propose([], step=0.005)
 
 
-def test_a_user_mistake_is_one_line_not_a_traceback():
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--task", "nope"], "unknown task 'nope'"),
+        (["--task", "ctr-dlrm", "--profile", "nope"], "unknown profile 'nope'"),
+    ],
+)
+def test_a_user_mistake_is_one_line_not_a_traceback(args, message):
     done = subprocess.run(
-        [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "nope", "--propose-only"],
+        [sys.executable, "-m", "levelfield.reference.harness.calibrate", *args, "--propose-only"],
         capture_output=True,
         text=True,
     )
-    assert done.returncode == 2 and "unknown task 'nope'" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
 
 
 def test_proposing_from_no_runs_is_one_line_naming_the_file(tmp_path):

@@ -234,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
 
     suite = load_suite(args.rules_version, args.rules_dir)
     task = suite.task(args.task)
+    suite.check_id("profile", args.profile)
     args.rules_version = suite.version
     args.suite_frameworks = suite.frameworks
     args.tunable = task.hyperparameters["tunable"]
