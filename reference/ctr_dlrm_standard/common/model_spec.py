@@ -32,6 +32,15 @@ from levelfield.rules.loader import newest_task
 
 TASK_ID = "ctr-dlrm-standard"
 
+# The fixed recipe every framework's code implements (Implementation.implements): MLPerf DLRM v1's plain SGD.
+IMPLEMENTS = {
+    "optimizer": "sgd",
+    "momentum": 0.0,
+    "nesterov": False,
+    "weight_decay": 0.0,
+    "loss": "sigmoid_binary_cross_entropy",
+}
+
 SPEC = DLRMSpec.from_task(newest_task(TASK_ID))
 PARAMETER_SHAPES: dict[str, tuple] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable

@@ -19,18 +19,12 @@ from __future__ import annotations
 import torch
 
 from levelfield.reference.ctr_dlrm.pytorch.implementation import Implementation as SmallImplementation
-from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
+from levelfield.reference.ctr_dlrm_standard.common.model_spec import IMPLEMENTS, SPEC
 
 
 class Implementation(SmallImplementation):
     task_id = "ctr-dlrm-standard"
-    implements = {
-        "optimizer": "sgd",
-        "momentum": 0.0,
-        "nesterov": False,
-        "weight_decay": 0.0,
-        "loss": "sigmoid_binary_cross_entropy",
-    }  # precisions: fp32 only (the default)
+    implements = IMPLEMENTS  # precisions: fp32 only (the default)
     multiprocess_devices = ()  # one process: see above
     spec = SPEC
     sparse_embeddings = True

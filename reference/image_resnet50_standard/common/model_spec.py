@@ -153,6 +153,9 @@ def has_projection(in_channels: int, out_channels: int, stride: int) -> bool:
     return stride != 1 or in_channels != out_channels
 
 
+# The fixed recipe every framework's code implements (Implementation.implements).
+IMPLEMENTS = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+
 SPEC = ResNetSpec.from_task(newest_task(TASK_ID))
 PARAMETER_SHAPES: dict[str, tuple[int, ...]] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable

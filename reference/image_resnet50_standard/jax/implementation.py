@@ -34,7 +34,7 @@ from levelfield.reference.fmnist_resnet.jax.implementation import Implementation
 from levelfield.reference.fmnist_resnet.jax.implementation import TrainState
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
 from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_optimizers import sgd_with_l2
@@ -51,7 +51,7 @@ from levelfield.reference.jax_steps import (
 
 class Implementation(SmallImplementation):
     task_id = "image-resnet50-standard"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    implements = IMPLEMENTS
     spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
     # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
     # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).

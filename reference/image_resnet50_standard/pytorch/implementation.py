@@ -32,7 +32,7 @@ from levelfield.reference.fmnist_resnet.pytorch.implementation import _ENOUGH_GR
 from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation as SmallImplementation
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
 from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.torch_parallel import data_parallel, default_device, distributed
@@ -42,7 +42,7 @@ from levelfield.reference.torch_steps import autocast, run_steps
 
 class Implementation(SmallImplementation):
     task_id = "image-resnet50-standard"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    implements = IMPLEMENTS
     spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
     # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
     # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).

@@ -31,7 +31,7 @@ from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.tensorflow.implementation import Implementation as SmallImplementation
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
-from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec
+from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
 from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
@@ -43,7 +43,7 @@ from levelfield.reference.tf_steps import DTYPE_POLICIES, loss_scaled, train_ste
 
 class Implementation(SmallImplementation):
     task_id = "image-resnet50-standard"
-    implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
+    implements = IMPLEMENTS
     spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
     # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
     # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).
