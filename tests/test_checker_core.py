@@ -16,7 +16,7 @@ from levelfield.checker import docs
 from levelfield.checker.engine import check_tree
 from levelfield.checker.findings import REGISTRY, RETIRED, check
 from levelfield.ground.parse import MAX_JSON_DEPTH, gunzip, parse_json, parse_mllog
-from tests.conftest import REPO, assert_user_error, run_cli
+from tests.conftest import REPO, assert_user_error, example_rules_version, run_cli
 from tests.submission_edit import copy_tree, edit_mllog, first, reseal
 from tests.test_checker_fixtures import EXAMPLE
 
@@ -168,7 +168,7 @@ def test_cli_exit_codes_clean_findings_and_could_not_run(tmp_path):
 def test_json_format_is_machine_readable(tmp_path):
     result = run_cli("check", str(_planted_seed(tmp_path)), "--format", "json")
     report = json.loads(result.stdout)
-    assert report["passed"] is False and report["rules_version"] == "1.0"
+    assert report["passed"] is False and report["rules_version"] == example_rules_version()
     finding = next(f for f in report["findings"] if f["severity"] == "error")
     assert finding["code"] == "TRN006" and finding["path"].endswith("training/result_1.txt")
     assert finding["line"] > 0 and finding["found"] and finding["hint"]

@@ -22,12 +22,18 @@ IDENTITY_EDITS = {
     "levelfield_device": lambda v: v + "1",
     "levelfield_world_size": lambda v: v + 1,
 }
+# An edit that keeps the run consistent in itself, so that only its difference from the first run shows:
+# twice the processes, each with half the batch (else TRN022 sees the local batch disagree).
+COMPANION_EDITS = {"levelfield_world_size": ("levelfield_local_batch_size", lambda v: v // 2)}
 
 
 @pytest.mark.parametrize("key", sorted(IDENTITY_EDITS))
 def test_a_run_unlike_the_first_gives_trn020(key, tmp_path):
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     edit_mllog(_training_log(tree, 2), key, lambda e: {**e, "value": IDENTITY_EDITS[key](e["value"])})
+    if key in COMPANION_EDITS:
+        other, change = COMPANION_EDITS[key]
+        edit_mllog(_training_log(tree, 2), other, lambda e: {**e, "value": change(e["value"])})
     reseal(tree)
     findings = check_tree(tree).active
     assert {(f.code, f.path.endswith("result_2.txt"), key in f.message) for f in findings} == {("TRN020", True, True)}

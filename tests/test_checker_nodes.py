@@ -31,6 +31,17 @@ def _unlog_nodes(log) -> None:
         edit_mllog(log, LK.NODES, lambda e: None)
 
 
+def _split_batch(log, world_size: int) -> None:
+    """Each process's logged batch (where the log has one) the global batch over `world_size` processes,
+    so that a run edited to more processes stays consistent in itself (else TRN022)."""
+    text = log.read_text(encoding="utf-8")
+    if f'"key": "{LK.LOCAL_BATCH_SIZE}"' not in text:
+        return
+    line = next(line for line in text.splitlines() if '"key": "global_batch_size"' in line)
+    global_batch = json.loads(line.split(" ", 1)[1])["value"]
+    edit_mllog(log, LK.LOCAL_BATCH_SIZE, set_value(global_batch // world_size))
+
+
 def _tree(tmp_path, *, nodes: int | None = None, world_size: int | None = None, **system) -> tuple:
     """A resealed copy of the example with every run logging `nodes` (0: no levelfield_nodes line) and
     `world_size` (None: as it is), and the system description's keys set to `system`; (tree, its active
@@ -43,6 +54,7 @@ def _tree(tmp_path, *, nodes: int | None = None, world_size: int | None = None, 
             log_nodes(log, nodes)
         if world_size is not None:
             edit_mllog(log, LK.WORLD_SIZE, set_value(world_size))
+            _split_batch(log, world_size)
     if system:
         edit_json(next(tree.glob("*/*/systems/*.json")), lambda d: d.update(system))
     reseal(tree)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_trainer import FRAMEWORKS, check_smoke_log, mllog_records
 
-from conftest import EXAMPLE, assert_user_error, run_cli
+from conftest import EXAMPLE, assert_user_error, example_rules_version, run_cli
 from levelfield.checker.checks.training import _allowed
 from levelfield.checker.engine import check_tree
 from levelfield.reference.interface import Recipe
@@ -163,7 +163,7 @@ def baseline() -> set[str]:
 
 
 def example_logging(tmp_path: Path, precision: str) -> Path:
-    """The example submission (rules 1.0, ctr-dlrm) with every training run logging `precision`."""
+    """The example submission (ctr-dlrm) with every training run logging `precision`."""
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     logs = [p for p in files(tree) if p.parent.name == "training" and p.name.startswith("result_")]
     assert logs
@@ -174,8 +174,9 @@ def example_logging(tmp_path: Path, precision: str) -> Path:
 
 
 def rules_offering_bf16(rules_dir: Path) -> Path:
-    """The rules with 1.0's ctr-dlrm taking precision as 1.1's fmnist-resnet does (the example's task)."""
-    path = rules_dir / "1.0/tasks/ctr-dlrm.yaml"
+    """The rules with the example's ctr-dlrm (in the version it declares) taking precision as a tunable, as
+    rules 1.1's fmnist-resnet does."""
+    path = rules_dir / example_rules_version() / "tasks/ctr-dlrm.yaml"
     edit(path, "    precision: fp32\n", "")
     edit(path, "  tunable:\n", "  tunable:\n    precision: {default: fp32, choices: [fp32, bf16]}\n")
     return rules_dir

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from conftest import assert_user_error, run_cli
+from conftest import assert_user_error, example_rules_version, run_cli
 from levelfield.checker.engine import check_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import task_module
@@ -190,14 +190,18 @@ def test_a_submittable_profile_may_not_set_its_own_batch(rules_copy):
 
 
 def test_trn008_accepts_a_profile_s_own_batch_under_that_profile(rules_copy, tmp_path):
-    """The example (rules 1.0 ctr-dlrm) logging batch 100, a size no choice offers: refused under the shipped
-    rules' smoke profile, accepted where that profile sets it (a rules copy; no shipped 1.0 task does)."""
+    """The example (ctr-dlrm) logging batch 100, a size no choice offers: refused under the shipped rules'
+    smoke profile, accepted where that profile sets it (a rules copy of the example's version)."""
     tree = copy_tree(EXAMPLE, tmp_path / "sub")
     for log in [p for p in files(tree) if p.parent.name == "training" and p.name.startswith("result_")]:
         edit_mllog(log, "global_batch_size", set_value(100))
     reseal(tree)
     smoke = "training: {max_epochs: 1, runs: 1, train_samples: 4096, eval_samples: 1024}"
-    edit(rules_copy / "1.0/tasks/ctr-dlrm.yaml", smoke, smoke.replace("}", ", global_batch_size: 100}"))
+    edit(
+        rules_copy / example_rules_version() / "tasks/ctr-dlrm.yaml",
+        smoke,
+        smoke.replace("}", ", global_batch_size: 100}"),
+    )
 
     def trn008(rules_dir: str | None) -> list:
         return [f for f in check_tree(tree, rules_dir=rules_dir, profile="smoke").active if f.code == "TRN008"]

@@ -124,11 +124,13 @@ def epoch_number_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 continue
             problem = _epoch_num_problem(line, opened, fractional)
             timed = stop is None or line.lineno < stop.lineno
-            if problem is None and line.key in EVAL_LINES and points is not None and timed:
+            if line.key in EVAL_LINES and points is not None and timed:
+                # Every eval line takes its place in the sequence, a faulty one too, so that one edited
+                # line is one finding and the evaluations after it are judged against their own points.
                 k = seen[line.key]
                 seen[line.key] += 1
                 want = points[k] if k < len(points) else None
-                if want is None or line.metadata["epoch_num"] != want:
+                if problem is None and (want is None or line.metadata["epoch_num"] != want):
                     problem = (
                         f"not the rules' evaluation {k + 1}",
                         "no further evaluation" if want is None else want,
