@@ -70,7 +70,7 @@ def test_nothing_to_propose_from_is_an_error():
 )
 def test_a_user_mistake_is_one_line_not_a_traceback(args, message):
     done = subprocess.run(
-        [sys.executable, "-m", "levelfield.reference.harness.calibrate", *args, "--propose-only"],
+        [sys.executable, "-m", "levelfield", "calibrate", *args, "--propose-only"],
         capture_output=True,
         text=True,
     )
@@ -82,7 +82,8 @@ def test_proposing_from_no_runs_is_one_line_naming_the_file(tmp_path):
         [
             sys.executable,
             "-m",
-            "levelfield.reference.harness.calibrate",
+            "levelfield",
+            "calibrate",
             "--task",
             "ctr-dlrm",
             "--propose-only",
@@ -99,7 +100,7 @@ def test_proposing_from_no_runs_is_one_line_naming_the_file(tmp_path):
 
 
 def _calibrate(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "levelfield.reference.harness.calibrate", "--task", "ctr-dlrm"]
+    command = [sys.executable, "-m", "levelfield", "calibrate", "--task", "ctr-dlrm"]
     command += ["--calibration-file", str(tmp_path / "cal.jsonl"), "--runs-dir", str(tmp_path / "runs"), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=600)
 

@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "sign",
     "check",
     "reproduce",
+    "calibrate",
     "leaderboard",
     "demo",
 ]

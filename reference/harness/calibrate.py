@@ -1,7 +1,9 @@
 """Calibrate a task: reference runs per framework, seed and batch size, kept as data; a target and RCPs from them.
 
-    python -m levelfield.reference.harness.calibrate --task seq-transformer --rules-version 1.1 \\
+    levelfield calibrate --task seq-transformer --rules-version 1.1 \\
         --seeds 5 --batch-sizes 256 512 --stop-above 0.999 --runs-dir build/calibration
+
+(also `python -m levelfield.reference.harness.calibrate ...`, the same options).
 
 Every (framework, batch size, seed) is one reference run with the submission
 profile's recipe (only the global batch size varies), trained until an eval
@@ -188,10 +190,8 @@ def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
     return records
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `levelfield calibrate` (and of `python -m levelfield.reference.harness.calibrate`)."""
     parser.add_argument("--task", required=True)
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS))
     parser.add_argument("--batch-sizes", nargs="+", type=int, help="global batch sizes (default: the rules' default)")
@@ -229,7 +229,18 @@ def main(argv: list[str] | None = None) -> int:
         help="rules folder to read (default: the shipped rules); a copy keeps a "
         "long calibration safe from edits to the working tree",
     )
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
+    add_arguments(parser)
+    return execute(parser.parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the calibration `args` asks for (unless --propose-only), then print the proposed target and RCPs."""
     from levelfield.rules import load_suite
 
     suite = load_suite(args.rules_version, args.rules_dir)
