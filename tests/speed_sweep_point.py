@@ -1,10 +1,10 @@
 """One point of the speed sweep: every scenario in the smoke and demo profiles with framework `none` at one cost.
 
-    python tests/speed_sweep_point.py --per-call-us 0 --per-sample-us 10000 --out DIR
+    python tests/speed_sweep_point.py --per-call-us 0 --per-sample-us 10000 --profile smoke --out DIR
 
 Runs in its own process (LoadGen's state is process-wide, and tests/test_speed_sweep.py runs
 the points side by side) and writes DIR/summary.json: one entry per profile x scenario with
-the cost, LoadGen's verdict and reasons, and the sizes the runner chose. Nothing about the
+the cost, LoadGen's verdict and reasons, the sizes the runner chose and its LoadGen probes. Nothing about the
 system's speed is configured: every size comes from the runner's own measurement.
 """
 
@@ -24,6 +24,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-call-us", type=float, required=True)
     parser.add_argument("--per-sample-us", type=float, required=True)
+    parser.add_argument("--profile", choices=PROFILES, action="append", help="default: every profile")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
@@ -32,7 +33,7 @@ def main() -> int:
 
     cost = CostModel(args.per_call_us, args.per_sample_us)
     entries = []
-    for profile in PROFILES:
+    for profile in args.profile or PROFILES:
         for scenario in SCENARIOS:
             # One repeat: the sweep tests sizing, which repeats do not change (each repeat is one
             # more run with the same settings).
@@ -60,6 +61,7 @@ def main() -> int:
                     "value": result[result["metric"]],
                     "chosen": result["sizing"]["chosen"],
                     "resized": result["sizing"]["resized"],
+                    "probe": result["sizing"].get("loadgen_probe"),
                     "loadgen_run_s": result["loadgen_run_s"],
                     "warmup_s": result["warmup_s"],
                 }

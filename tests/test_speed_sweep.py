@@ -1,20 +1,23 @@
 """A result must not depend on the machine having the rules author's speed: the speed sweep.
 
 Framework `none` (reference/null_model.py) stands in for systems from a fast
-accelerator to a slow CPU: a per-sample cost of 10 us to 10 ms, and a large
-per-call cost (an accelerator's launch and transfer latency). At each cost,
+accelerator to a slow CPU: no cost at all (the harness alone: the limit of a
+fast accelerator), a per-sample cost of 10 us to 10 ms, and a large per-call
+cost (an accelerator's launch and transfer latency). At each cost,
 every scenario runs in the smoke and the demo profile with nothing configured
 by hand, and every performance run must be VALID: LoadGen sized from the
 system under test (expected latencies, Offline's query, Server's target and
 batch cap), never from a number tuned to this machine.
 
-The points run side by side, one process each (LoadGen is process-wide, and
-the model mostly sleeps, as a host waiting for an accelerator does); sharing
-the two cores is part of the test: sizing measures the busier machine.
+The points run side by side, one process per point and profile (LoadGen is
+process-wide, and the model mostly sleeps, as a host waiting for an accelerator
+does); sharing the two cores is part of the test: sizing measures the busier
+machine.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -23,8 +26,9 @@ from pathlib import Path
 import pytest
 
 SWEEP = Path(__file__).with_name("speed_sweep_point.py")
-# (per-call us, per-sample us): 10 us .. 10 ms per sample, and a 20 ms launch with cheap samples.
-COST_POINTS = [(0, 10), (0, 100), (0, 1000), (0, 10000), (20000, 10)]
+# (per-call us, per-sample us): nothing, 10 us .. 10 ms per sample, and a 20 ms launch with cheap samples.
+COST_POINTS = [(0, 0), (0, 10), (0, 100), (0, 1000), (0, 10000), (20000, 10)]
+PROFILES = ("smoke", "demo")
 TIMEOUT_S = 1200
 
 
@@ -32,8 +36,8 @@ TIMEOUT_S = 1200
 def sweep(tmp_path_factory) -> list[dict]:
     root = tmp_path_factory.mktemp("sweep")
     procs = []
-    for per_call_us, per_sample_us in COST_POINTS:
-        out = root / f"call{per_call_us}-sample{per_sample_us}"
+    for (per_call_us, per_sample_us), profile in itertools.product(COST_POINTS, PROFILES):
+        out = root / f"call{per_call_us}-sample{per_sample_us}-{profile}"
         procs.append(
             (
                 out,
@@ -45,6 +49,8 @@ def sweep(tmp_path_factory) -> list[dict]:
                         str(per_call_us),
                         "--per-sample-us",
                         str(per_sample_us),
+                        "--profile",
+                        profile,
                         "--out",
                         str(out),
                     ],
@@ -64,7 +70,7 @@ def sweep(tmp_path_factory) -> list[dict]:
 
 def test_the_sweep_covers_every_cost_profile_and_scenario(sweep):
     seen = {(e["cost"]["per_call_us"], e["cost"]["per_sample_us"], e["profile"], e["scenario"]) for e in sweep}
-    assert len(seen) == len(COST_POINTS) * 2 * 4 == len(sweep)
+    assert len(seen) == len(COST_POINTS) * len(PROFILES) * 4 == len(sweep)
 
 
 def test_every_performance_run_is_valid_at_every_speed(sweep):
@@ -90,3 +96,16 @@ def test_sizes_follow_the_speed(sweep):
         < 1500
     )
     assert chosen(10, "server", "target_qps") > 10 * chosen(10000, "server", "target_qps")
+
+
+def test_the_loadgen_probes_are_bounded_in_work_at_every_speed(sweep):
+    """Batch costs cannot see LoadGen's own work per sample: at no cost they promised 62M samples/s where
+    LoadGen moved under 2M, and probes sized from that ran 18 s (Offline) and 54 s (Server)."""
+    from levelfield.reference.harness.session import OFFLINE_FIRST_PROBE_MAX_SAMPLES, SERVER_PROBE_MAX_QUERIES
+
+    offline = [e["probe"] for e in sweep if e["scenario"] == "offline"]
+    server = [e["probe"] for e in sweep if e["scenario"] == "server"]
+    assert len(offline) == len(server) == len(COST_POINTS) * len(PROFILES)
+    assert all(p["probes"][0]["samples"] <= OFFLINE_FIRST_PROBE_MAX_SAMPLES and len(p["probes"]) <= 2 for p in offline)
+    generated = [t["target_qps"] * t["duration_ms"] / 1000 for p in server for t in p["tries"]]
+    assert max(generated) <= SERVER_PROBE_MAX_QUERIES, generated

@@ -14,7 +14,8 @@ helper thread and answers the queued samples here (`ServerSUT.serve`).
 
 Performance mode checks the sizes with LoadGen before the timed runs (an
 Offline query of about OFFLINE_PROBE_S; a short Server run at the sized
-target, whose latency must keep SERVER_PROBE_MARGIN of the bound free) and
+target, whose latency must keep SERVER_PROBE_MARGIN of the bound free; both
+bounded in samples or queries, as batch costs cannot see LoadGen's work) and
 then runs the profile's repeats into run_<i>/. A timed run whose LoadGen
 verdict shows the sizes were wrong (sizing.size_again) changes them and the
 repeats start over, at most sizing.MAX_RESIZES times, so every repeat of a
@@ -47,6 +48,17 @@ RUN_FOLDER = "run_{}"  # performance repeats: run_1, run_2, ... (MLPerf's perfor
 OFFLINE_PROBE_S = 0.5  # the Offline probe query: about this long at the measured speed
 SERVER_PROBE_MS = 500  # the Server probe run: at least this long ...
 SERVER_PROBE_QUERIES = 128  # ... and this many queries
+# The batch costs time predict and the response rows, not LoadGen's own work per sample and per
+# query, so on a fast system they promise far more than LoadGen can move: a zero-cost model's batch
+# costs said 62M samples/s where LoadGen completed 1.4-1.9M (Offline) and 143k single-sample queries/s
+# (Server) on the 2-core CPU. A probe sized from that promise ran 18 s (Offline) and 54 s (Server,
+# 7.8M queries generated) instead of 0.5 s. So the first probe is bounded in work, not only in
+# time: at most these many samples / queries, about half a second of LoadGen at those rates (less on
+# a faster host); a capped Offline probe that ends in under a quarter of OFFLINE_PROBE_S is followed
+# by one sized from its measured rate, and an overloaded Server probe already offers half of what it
+# completed next.
+OFFLINE_FIRST_PROBE_MAX_SAMPLES = 2**20
+SERVER_PROBE_MAX_QUERIES = 2**16
 SERVER_PROBE_MARGIN = 0.75  # its latency at the rules' percentile must stay under this x the bound
 SERVER_PROBE_TRIES = 5  # halving the target each time it does not
 
@@ -185,24 +197,36 @@ class Session:
         # min_sample_count may have raised far above what the system does: 16,384 samples in 1 ms).
         chunk = next((c for c in costs if c.size == int(eff["batch_size"])), None)
         rate = chunk.samples_per_s if chunk is not None else float(eff["expected_qps"])
-        samples = max(int(eff["batch_size"]), round(rate * OFFLINE_PROBE_S))
-        # min_duration 1 ms, and the expected QPS that makes LoadGen's query exactly `samples` long.
-        probe = {**eff, "min_duration_ms": 1, "min_sample_count": samples, "max_duration_ms": 0}
-        probe["expected_qps"] = sizing.offline_min_qps(probe)
-        outcome = self.loadgen_run(folder, probe, f"{self.label} probe")
-        measured = outcome.records.get("result_samples_per_second")
-        if isinstance(measured, (int, float)) and measured > 0:
+        wanted = max(int(eff["batch_size"]), round(rate * OFFLINE_PROBE_S))
+        samples, probes, measured = min(wanted, OFFLINE_FIRST_PROBE_MAX_SAMPLES), [], None
+        while True:
+            # min_duration 1 ms, and the expected QPS that makes LoadGen's query exactly `samples` long.
+            probe = {**eff, "min_duration_ms": 1, "min_sample_count": samples, "max_duration_ms": 0}
+            probe["expected_qps"] = sizing.offline_min_qps(probe)
+            outcome = self.loadgen_run(folder, probe, f"{self.label} probe")
+            measured = outcome.records.get("result_samples_per_second")
+            probes.append({"samples": samples, "samples_per_s": measured})
+            if not (isinstance(measured, (int, float)) and measured > 0):
+                measured = None
+                break
+            capped, short = samples < wanted, samples / measured < OFFLINE_PROBE_S / 4
+            if len(probes) > 1 or not (capped and short):
+                break
+            samples = max(int(eff["batch_size"]), round(measured * OFFLINE_PROBE_S))  # from LoadGen's own rate
+        if measured is not None:
             eff["expected_qps"] = max(measured * sizing.THROUGHPUT_HEADROOM, sizing.offline_min_qps(eff))
         self.warm_up()  # the timed query's remainder chunk
-        return {"samples": samples, "samples_per_s": measured, "expected_qps": eff["expected_qps"]}
+        return {"samples": samples, "samples_per_s": measured, "expected_qps": eff["expected_qps"], "probes": probes}
 
     def _probe_server(self, folder: Path) -> dict:
         eff = self.eff
         bound_ms, tries = float(eff["latency_bound_ms"]), []
         for _ in range(SERVER_PROBE_TRIES):
+            # LoadGen generates target x duration queries before it starts: never more than the cap.
+            duration_ms = min(SERVER_PROBE_MS, 1000 * SERVER_PROBE_MAX_QUERIES / float(eff["target_qps"]))
             probe = {
                 **eff,
-                "min_duration_ms": SERVER_PROBE_MS,
+                "min_duration_ms": max(1, int(duration_ms)),
                 "min_query_count": SERVER_PROBE_QUERIES,
                 "max_duration_ms": 0,
             }
@@ -212,7 +236,12 @@ class Session:
             latency_ms = latency_ns / 1e6 if isinstance(latency_ns, (int, float)) else None
             completed = outcome.records.get("result_completed_samples_per_sec")
             tries.append(
-                {"target_qps": eff["target_qps"], "latency_ms": latency_ms, "completed_samples_per_s": completed}
+                {
+                    "target_qps": eff["target_qps"],
+                    "duration_ms": probe["min_duration_ms"],
+                    "latency_ms": latency_ms,
+                    "completed_samples_per_s": completed,
+                }
             )
             if latency_ms is not None and latency_ms <= SERVER_PROBE_MARGIN * bound_ms:
                 break
