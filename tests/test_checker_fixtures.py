@@ -559,9 +559,16 @@ def plant_acc003(tree, tmp):
     edit_json(first(tree, "accuracy/accuracy.json"), lambda d: d.update(value=d["value"] + 0.01))
 
 
-from tests import node_plants, provisional_plants, signature_plants, throughput_plants  # noqa: E402 - beside their checks
+from tests import (  # noqa: E402 - beside their checks
+    log_key_plants,
+    node_plants,
+    provisional_plants,
+    signature_plants,
+    throughput_plants,
+)
 
-_SCOPES = (globals(), *(vars(m) for m in (node_plants, provisional_plants, signature_plants, throughput_plants)))
+_PLANT_MODULES = (log_key_plants, node_plants, provisional_plants, signature_plants, throughput_plants)
+_SCOPES = (globals(), *(vars(m) for m in _PLANT_MODULES))
 PLANTS = {n[len("plant_") :].upper(): fn for scope in _SCOPES for n, fn in scope.items() if n.startswith("plant_")}
 
 

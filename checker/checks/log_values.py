@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from mlperf_logging.mllog import constants as K
 
 from levelfield.checker.checks.training import training_logs
-from levelfield.checker.findings import Finding, check
+from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import finite_number, plain_int
 
@@ -58,3 +58,36 @@ def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
                     yield Finding.at(
                         log.path, f"{key} outside its domain", line=line.lineno, found=line.value, expected=domain
                     )
+
+
+def known_log_keys(ctx: Context) -> frozenset[str]:
+    """Every key a training log may carry under these rules: MLPerf's own vocabulary (mllog's constants),
+    levelfield's (mllog_keys.LOG_KEYS) and the rules' hyperparameter keys."""
+    mlperf = {getattr(K, name) for name in dir(K) if name.isupper() and isinstance(getattr(K, name), str)}
+    return frozenset(mlperf | set(LK.LOG_KEYS) | set(ctx.suite.hyperparameter_log_keys.values()))
+
+
+@check("TRN026", "unknown-log-key", area="training", severity=WARNING)
+def unknown_log_key(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training log holds a key that is neither MLPerf's (mlperf_logging's constants), levelfield's
+    (levelfield.ground.mllog_keys) nor one of the rules' hyperparameter keys. Reported once per key and log.
+    Why: no check reads such a key, so whatever it claims is unverified, and a misspelt optional key (a
+    hyperparameter logged as `opt_learning_rate_warmup_epoch`) would otherwise pass silently while the
+    real one is missing. A warning: an extra key changes no score, but an auditor should see it.
+    Bad: `my_vendor_flag`, `opt_base_learnig_rate` in result_0.txt.
+    Fix: log only what `levelfield train` writes; put notes in the system description's notes field.
+    """
+    known = known_log_keys(ctx)
+    for _training, log in training_logs(sub):
+        reported = set()
+        for line in log.lines:
+            key = line.key
+            if isinstance(key, str) and key not in known and key not in reported:
+                reported.add(key)
+                yield Finding.at(
+                    log.path,
+                    "key unknown to MLPerf, levelfield and the rules",
+                    line=line.lineno,
+                    found=key,
+                    expected="a key `levelfield train` writes",
+                )
