@@ -109,3 +109,16 @@ def test_the_loadgen_probes_are_bounded_in_work_at_every_speed(sweep):
     assert all(p["probes"][0]["samples"] <= OFFLINE_FIRST_PROBE_MAX_SAMPLES and len(p["probes"]) <= 2 for p in offline)
     generated = [t["target_qps"] * t["duration_ms"] / 1000 for p in server for t in p["tries"]]
     assert max(generated) <= SERVER_PROBE_MAX_QUERIES, generated
+
+
+@pytest.mark.parametrize("target_qps", [1.0, 300.0, 131_072.0, 2.4e7, 6.6e7, 1e9, 1e12])
+def test_a_server_probe_never_generates_more_than_its_cap_at_any_target(target_qps):
+    """From a slow CPU's few queries per second to targets no LoadGen can offer (a 2x faster host's batch
+    costs already promise 68M): the probe is SERVER_PROBE_MS long where that fits, else shorter."""
+    from levelfield.reference.harness.session import SERVER_PROBE_MAX_QUERIES, SERVER_PROBE_MS, server_probe_window
+
+    duration_ms, offered = server_probe_window(target_qps)
+    assert 1 <= duration_ms <= SERVER_PROBE_MS and offered <= target_qps
+    assert offered * duration_ms / 1000 <= SERVER_PROBE_MAX_QUERIES * (1 + 1e-12)
+    if target_qps * SERVER_PROBE_MS / 1000 <= SERVER_PROBE_MAX_QUERIES:
+        assert (duration_ms, offered) == (SERVER_PROBE_MS, target_qps)  # nothing changes where it fits

@@ -63,6 +63,14 @@ SERVER_PROBE_MARGIN = 0.75  # its latency at the rules' percentile must stay und
 SERVER_PROBE_TRIES = 5  # halving the target each time it does not
 
 
+def server_probe_window(target_qps: float) -> tuple[int, float]:
+    """(min_duration_ms, target_qps) of a Server probe: SERVER_PROBE_MS long unless LoadGen would then
+    generate more than SERVER_PROBE_MAX_QUERIES queries (target x duration, all made before it starts);
+    LoadGen's duration has a resolution of 1 ms, so a target above the cap per millisecond is lowered."""
+    duration_ms = max(1, min(SERVER_PROBE_MS, int(1000 * SERVER_PROBE_MAX_QUERIES / target_qps)))
+    return duration_ms, min(target_qps, 1000 * SERVER_PROBE_MAX_QUERIES / duration_ms)
+
+
 class RunCancelled(BaseException):
     """The main thread asked this thread to stop (an interrupt) between two predicts."""
 
@@ -222,11 +230,10 @@ class Session:
         eff = self.eff
         bound_ms, tries = float(eff["latency_bound_ms"]), []
         for _ in range(SERVER_PROBE_TRIES):
-            # LoadGen generates target x duration queries before it starts: never more than the cap.
-            duration_ms = min(SERVER_PROBE_MS, 1000 * SERVER_PROBE_MAX_QUERIES / float(eff["target_qps"]))
+            duration_ms, eff["target_qps"] = server_probe_window(float(eff["target_qps"]))
             probe = {
                 **eff,
-                "min_duration_ms": max(1, int(duration_ms)),
+                "min_duration_ms": duration_ms,
                 "min_query_count": SERVER_PROBE_QUERIES,
                 "max_duration_ms": 0,
             }
