@@ -27,15 +27,27 @@ Precision (rules 1.1: fp32, bf16, fp16) is Flax's: the modules' `dtype`
 (bfloat16 or float16 compute, float32 params, model.py), and for fp16 Flax's
 DynamicScale in the train state, as the Flax ImageNet example
 (reference/jax_steps.py); predict uses the same module.
+
+image-resnet50-standard subclasses this class and overrides only what
+differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
+Flax module (here ResNetSmall), and `_build_loss(recipe)`, `loss_fn(logits,
+labels)` (here mean softmax cross-entropy on integer labels). The rest of
+`__init__` serves both: the device and placement, the optax transformation,
+the jitted step and forward; `_new_state(variables)` makes the TrainState at
+load, and `_batch_step(state, x, y, lr)` is the step on one batch, whether
+gathered from the resident set (`_train_step(..., rows, lr)`, here) or cut by
+an input pipeline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 import optax
+from flax import linen as nn
 from flax.training import train_state
 
 from levelfield.reference import interface
@@ -54,6 +66,11 @@ from levelfield.reference.jax_steps import (
     run_steps,
     scaled_value_and_grad,
 )
+
+
+def softmax_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
+    """Mean over the batch of softmax cross-entropy of logits [B, classes] against int labels [B]."""
+    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
 
 class TrainState(train_state.TrainState):
@@ -79,7 +96,8 @@ class Implementation(interface.Implementation):
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         # Training and predict run in the same precision (what was trained is what is served).
-        self.model = ResNetSmall(dtype=COMPUTE_DTYPES[recipe.precision])
+        self.model = self._build_model(recipe)
+        self.loss_fn = self._build_loss(recipe)
         self.nesterov = bool(fixed["nesterov"])
         self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
             learning_rate=recipe.learning_rate,
@@ -96,6 +114,14 @@ class Implementation(interface.Implementation):
         self.state = None
         self.train_images = self.train_labels = None
 
+    def _build_model(self, recipe: interface.Recipe) -> nn.Module:
+        """The network in the precision's compute dtype; image-resnet50-standard: its ResNet-50."""
+        return ResNetSmall(dtype=COMPUTE_DTYPES[recipe.precision])
+
+    def _build_loss(self, recipe: interface.Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
+        """`loss_fn(logits, labels)`, mean over the batch; image-resnet50-standard: with label smoothing."""
+        return softmax_cross_entropy
+
     def version(self) -> str:
         return jax.__version__
 
@@ -103,7 +129,10 @@ class Implementation(interface.Implementation):
         return determinism_settings(self.mode)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        variables = to_variables(weights, self._jax_device)
+        self.state = self._new_state(to_variables(weights, self._jax_device))
+
+    def _new_state(self, variables: dict) -> TrainState:
+        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, placed."""
         state = TrainState.create(
             apply_fn=self.model.apply,
             params=variables["params"],
@@ -113,7 +142,7 @@ class Implementation(interface.Implementation):
         )
         # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
         # first would then see a new input type and compile again, inside the timed run.
-        self.state = self.place.replicate(state)
+        return self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
         return to_neutral(self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats}))
@@ -143,17 +172,18 @@ class Implementation(interface.Implementation):
         self.train_images = self.place.replicate(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
         self.train_labels = self.place.replicate(np.asarray(labels, np.int32))  # [N]
 
-    @staticmethod
-    def _train_step(state: TrainState, images, labels, rows, learning_rate):
+    def _train_step(self, state: TrainState, images, labels, rows, learning_rate):
         """One SGD step on rows [batch] of the resident training set; returns (new state, loss before it)."""
-        x, y = images[rows], labels[rows]
+        return self._batch_step(state, images[rows], labels[rows], learning_rate)
+
+    def _batch_step(self, state: TrainState, x, y, learning_rate):
+        """One SGD step on a batch x, labels y; returns (new state, loss before it)."""
 
         def loss_fn(params):
             logits, updates = state.apply_fn(
                 {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
             )
-            loss = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-            return loss, updates["batch_stats"]
+            return self.loss_fn(logits, y), updates["batch_stats"]
 
         # fp16: the loss scaled, the gradients unscaled, and the update skipped where they overflowed.
         dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(

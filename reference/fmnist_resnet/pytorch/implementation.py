@@ -26,6 +26,15 @@ Precision (rules 1.1: fp32, bf16, fp16) is PyTorch's AMP recipe: forward and
 loss under `torch.autocast` (bfloat16 or float16 compute, float32 parameters),
 and for fp16 a `torch.amp.GradScaler` around backward and the fused SGD step;
 predict runs under the same autocast (reference/torch_steps.py).
+
+image-resnet50-standard subclasses this class and overrides only what
+differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
+network (here ResNetSmall), and `_build_loss(recipe)`, the criterion (here
+mean cross-entropy). The rest of `__init__` serves both: the device,
+SyncBatchNorm, autocast, DDP, torch.compile and the fused SGD
+(`_new_optimizer`); `_batch_loss(images, labels)` is the loss of one batch on
+the device, whether gathered from the resident set (`_loss(rows)`, here) or
+cut by an input pipeline.
 """
 
 from __future__ import annotations
@@ -69,11 +78,11 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = device or default_device()
-        self.model = ResNetSmall().to(self.device)
+        self.model = self._build_model(recipe).to(self.device)
         if distributed() and torch.device(self.device).type == "cuda":
             # Batch statistics of the global batch (all ranks), as one process computes them.
             self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
-        self.criterion = nn.CrossEntropyLoss(reduction="mean")
+        self.criterion = self._build_loss(recipe)
         # Training and predict run under the same precision (predict: what was trained is what is served).
         self._autocast = autocast(self.device, recipe.precision)
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
@@ -89,6 +98,14 @@ class Implementation(interface.Implementation):
             self._forward, self._train_forward = self.model, self.train_model
         self.train_images = self.train_labels = None
         self._new_optimizer()
+
+    def _build_model(self, recipe: interface.Recipe) -> nn.Module:
+        """The network, on the host (__init__ moves it to the device); image-resnet50-standard: its ResNet-50."""
+        return ResNetSmall()
+
+    def _build_loss(self, recipe: interface.Recipe) -> nn.Module:
+        """The training loss, mean over the batch; image-resnet50-standard: with label smoothing."""
+        return nn.CrossEntropyLoss(reduction="mean")
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed
@@ -144,10 +161,14 @@ class Implementation(interface.Implementation):
         self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
-        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device); under
-        autocast (bf16, fp16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
+        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
+        return self._batch_loss(self.train_images[rows], self.train_labels[rows])
+
+    def _batch_loss(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """The criterion on the (compiled) model's logits of a batch on the device; under autocast (bf16,
+        fp16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
         with self._autocast:
-            return self.criterion(self._train_forward(self.train_images[rows]), self.train_labels[rows])
+            return self.criterion(self._train_forward(images), labels)
 
     @_ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:

@@ -30,6 +30,16 @@ Precision (rules 1.1: fp32, bf16, fp16) is Keras' mixed precision: the model's
 layers take the dtype policy mixed_bfloat16 or mixed_float16 (model.py), and
 for fp16 the optimizer is wrapped in a LossScaleOptimizer, whose `scale_loss`
 the step differentiates (reference/tf_steps.py); predict uses the same policy.
+
+image-resnet50-standard subclasses this class and overrides only what
+differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
+Keras model (here ResNetSmall; built in the device and strategy scope), and
+`_build_loss(recipe)`, the Keras loss (here mean sparse cross-entropy on
+logits). The rest of `__init__` serves both: the device, the compiled
+forward, TorchSGD in a LossScaleOptimizer and the XLA step;
+`_batch_gradients(x, targets)` is the GradientTape of one batch, whether
+gathered from the resident set (`_gradients(images, labels, rows)`, here) or
+cut by an input pipeline.
 """
 
 from __future__ import annotations
@@ -75,9 +85,8 @@ class Implementation(interface.Implementation):
         self.device = device or (gpus[0].name if gpus else "CPU:0")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             # Training and predict run under the same policy (what was trained is what is served).
-            self.model = ResNetSmall(DTYPE_POLICIES[recipe.precision])
-        # Mean over the batch of softmax cross-entropy on logits.
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
+            self.model = self._build_model(recipe)
+        self.loss_fn = self._build_loss(recipe)
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
         with tf.device(self.device), strategy_scope():
@@ -89,8 +98,19 @@ class Implementation(interface.Implementation):
             )
             self.optimizer = loss_scaled(sgd, recipe.precision)  # fp16: inside a LossScaleOptimizer
             self.optimizer.build(self.model.trainable_variables)
-        self._step = train_step(self._gradients, self._apply, compiled)  # (images, labels, rows, lr) -> loss
+        # (images, labels, rows, lr) -> loss; image-resnet50-standard: (x, y, lr) -> loss, by its _gradients.
+        self._step = train_step(self._gradients, self._apply, compiled)
         self.train_images = self.train_labels = None
+
+    def _build_model(self, recipe: interface.Recipe) -> keras.Model:
+        """The network under the precision's dtype policy, built by __init__ in the device and strategy scope;
+        image-resnet50-standard: its ResNet-50."""
+        return ResNetSmall(DTYPE_POLICIES[recipe.precision])
+
+    def _build_loss(self, recipe: interface.Recipe) -> keras.losses.Loss:
+        """Mean over the batch of softmax cross-entropy on logits; image-resnet50-standard: with label
+        smoothing, on one-hot targets."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
 
     def _new_optimizer(self) -> None:
         """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
@@ -139,10 +159,12 @@ class Implementation(interface.Implementation):
 
     def _gradients(self, images, labels, rows):
         """The loss on rows [batch] of the resident training set and its gradients."""
-        x = tf.gather(images, rows)
-        y = tf.gather(labels, rows)
+        return self._batch_gradients(tf.gather(images, rows), tf.gather(labels, rows))
+
+    def _batch_gradients(self, x, targets):
+        """The loss of the model on a batch x against `targets` (what loss_fn takes) and its gradients."""
         with tf.GradientTape() as tape:
-            loss = self.loss_fn(y, self.model(x, training=True))
+            loss = self.loss_fn(targets, self.model(x, training=True))
             scaled = self.optimizer.scale_loss(loss)  # fp16: times the dynamic loss scale; else the loss
         return loss, tape.gradient(scaled, self.model.trainable_variables)
 

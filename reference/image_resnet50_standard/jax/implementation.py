@@ -6,13 +6,17 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
 
-Everything is fmnist-resnet's (reference/fmnist_resnet/jax/implementation.py):
-the Flax model, optax SGD with coupled L2 in a TrainState with batch_stats, one
-jax.jit'd step with the state donated, the learning rate injected per step,
-Flax's dtype policy and DynamicScale for bf16 / fp16, data parallel over
-processes. What differs: the network (ResNet50 of a ResNetSpec), the loss
-(optax.smooth_labels(one_hot, 0.1), then softmax cross-entropy: torch's
-label_smoothing), and the input pipeline.
+Everything is fmnist-resnet's (reference/fmnist_resnet/jax/implementation.py),
+whose `__init__` this class inherits: the Flax model, optax SGD with coupled
+L2 in a TrainState with batch_stats (`_new_state`), one jax.jit'd step with
+the state donated (`_batch_step`), the learning rate injected per step, Flax's
+dtype policy and DynamicScale for bf16 / fp16, data parallel over processes.
+What differs is in its hooks and the input side: the network
+(`_build_model`: ResNet50 of a ResNetSpec), the loss (`_build_loss`:
+optax.smooth_labels(one_hot, 0.1), then softmax cross-entropy: torch's
+label_smoothing), the weights' layout (load, export), and the input
+pipeline, whose state (workers, pipeline, step counter) is all its `__init__`
+adds.
 
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
@@ -24,10 +28,14 @@ normalises the uint8 centre crops inside its jitted function.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from flax import linen as nn
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.jax.implementation import Implementation as SmallImplementation
@@ -37,16 +45,15 @@ from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows,
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
 from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
-from levelfield.reference.jax_optimizers import sgd_with_l2
-from levelfield.reference.jax_parallel import local_device, placement
 from levelfield.reference.jax_pipeline import Pipeline
-from levelfield.reference.jax_steps import (
-    COMPUTE_DTYPES,
-    host_rows,
-    keep_if_finite,
-    loss_scale,
-    scaled_value_and_grad,
-)
+from levelfield.reference.jax_steps import COMPUTE_DTYPES, host_rows
+
+
+def smoothed_cross_entropy(logits: jax.Array, labels: jax.Array, label_smoothing: float) -> jax.Array:
+    """Mean over the batch of softmax cross-entropy of logits [B, classes] against int labels [B] as one-hot
+    targets smoothed to (1 - label_smoothing) + label_smoothing / classes: torch's label_smoothing."""
+    targets = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), label_smoothing)
+    return optax.softmax_cross_entropy(logits, targets).mean()
 
 
 class Implementation(SmallImplementation):
@@ -58,41 +65,19 @@ class Implementation(SmallImplementation):
     multiprocess_devices = ()
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
-        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
-        fixed = recipe.fixed
-        self._jax_device = local_device(device)
-        self.device = str(self._jax_device)
-        self.place = placement(self._jax_device)
-        self.model = ResNet50(self.spec, dtype=COMPUTE_DTYPES[recipe.precision])
-        self.nesterov = bool(fixed["nesterov"])
-        self.label_smoothing = float(fixed["label_smoothing"])
-        self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
-            learning_rate=recipe.learning_rate,
-            momentum=fixed["momentum"],
-            weight_decay=fixed["weight_decay"],
-            nesterov=self.nesterov,
-        )
-        compiled = mode == interface.COMPILED
-        self._step = (
-            jax.jit(self._train_step, donate_argnums=0, **self.place.jit_options) if compiled else self._train_step
-        )
-        self._forward = jax.jit(self._predict_batch) if compiled else self._predict_batch
-        self.state = None
+        super().__init__(recipe, mode=mode, device=device)
         self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
         self.pipeline = None
-        self.train_images = None
         self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
 
+    def _build_model(self, recipe: interface.Recipe) -> nn.Module:
+        return ResNet50(self.spec, dtype=COMPUTE_DTYPES[recipe.precision])
+
+    def _build_loss(self, recipe: interface.Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
+        return functools.partial(smoothed_cross_entropy, label_smoothing=float(recipe.fixed["label_smoothing"]))
+
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        variables = to_variables(weights, self.spec, self._jax_device)
-        state = TrainState.create(
-            apply_fn=self.model.apply,
-            params=variables["params"],
-            tx=self.tx,
-            batch_stats=variables["batch_stats"],
-            dynamic_scale=loss_scale(self.recipe.precision),
-        )
-        self.state = self.place.replicate(state)
+        self.state = self._new_state(to_variables(weights, self.spec, self._jax_device))
         self.step = 0
 
     def export(self) -> dict[str, np.ndarray]:
@@ -123,22 +108,7 @@ class Implementation(SmallImplementation):
 
     def _train_step(self, state: TrainState, x, y, learning_rate):
         """One SGD step on an augmented batch x [B, 224, 224, 3], labels y [B]; returns (new state, loss before it)."""
-
-        def loss_fn(params):
-            logits, updates = state.apply_fn(
-                {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
-            )
-            targets = optax.smooth_labels(jax.nn.one_hot(y, logits.shape[-1]), self.label_smoothing)
-            return optax.softmax_cross_entropy(logits, targets).mean(), updates["batch_stats"]
-
-        dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(
-            loss_fn, state.dynamic_scale, state.params
-        )
-        hyperparams = {**state.opt_state.hyperparams, "learning_rate": learning_rate}
-        state = state.replace(opt_state=state.opt_state._replace(hyperparams=hyperparams))
-        new = state.apply_gradients(grads=grads, batch_stats=batch_stats, dynamic_scale=dynamic_scale)
-        kept = keep_if_finite(finite, (new.params, new.opt_state), (state.params, state.opt_state))
-        return new.replace(params=kept[0], opt_state=kept[1]), loss
+        return self._batch_step(state, x, y, learning_rate)
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.pipeline is None:
@@ -157,4 +127,4 @@ class Implementation(SmallImplementation):
         return np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))
 
     def hyperparameters(self) -> dict:
-        return {**super().hyperparameters(), "label_smoothing": self.label_smoothing}
+        return {**super().hyperparameters(), "label_smoothing": self.loss_fn.keywords["label_smoothing"]}

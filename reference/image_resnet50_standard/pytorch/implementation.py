@@ -6,11 +6,15 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
 
-Everything is fmnist-resnet's (reference/fmnist_resnet/pytorch/implementation.py):
-the model under torch.compile (forward and backward), torch's fused SGD outside
-it, the learning rate set per step, DDP under torchrun, AMP for bf16 / fp16.
-What differs: the network (ResNet50 of a ResNetSpec), the loss (cross-entropy
-with label smoothing 0.1, torch's `label_smoothing`), and the input pipeline.
+Everything is fmnist-resnet's (reference/fmnist_resnet/pytorch/implementation.py),
+whose `__init__` this class inherits: the model under torch.compile (forward
+and backward), torch's fused SGD outside it, the learning rate set per step,
+DDP under torchrun, AMP for bf16 / fp16, the loss of a batch (`_batch_loss`).
+What differs is in its hooks and the input side: the network
+(`_build_model`: ResNet50 of a ResNetSpec), the loss (`_build_loss`:
+cross-entropy with label smoothing 0.1, torch's `label_smoothing`), the
+weights' layout (load, export), and the input pipeline, whose state (workers,
+pipeline, step counter, normalisation constants) is all its `__init__` adds.
 
 The input pipeline runs inside train_steps, so inside the timed run as in
 MLPerf: the training set stays uint8 on the host, and each step's batch is cut
@@ -35,9 +39,8 @@ from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows,
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
 from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.torch_parallel import data_parallel, default_device, distributed
 from levelfield.reference.torch_pipeline import Pipeline
-from levelfield.reference.torch_steps import autocast, run_steps
+from levelfield.reference.torch_steps import run_steps
 
 
 class Implementation(SmallImplementation):
@@ -49,27 +52,18 @@ class Implementation(SmallImplementation):
     multiprocess_devices = ()
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
-        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
-        self.device = device or default_device()
-        self.model = ResNet50(self.spec).to(self.device)
-        if distributed() and torch.device(self.device).type == "cuda":
-            self.model = nn.SyncBatchNorm.convert_sync_batchnorm(self.model)
-        self.criterion = nn.CrossEntropyLoss(reduction="mean", label_smoothing=recipe.fixed["label_smoothing"])
-        self._autocast = autocast(self.device, recipe.precision)
-        self.train_model = data_parallel(self.model, self.device)
-        if mode == interface.COMPILED:
-            self._forward = torch.compile(self.model, dynamic=False)
-            self._train_forward = (
-                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
-            )
-        else:
-            self._forward, self._train_forward = self.model, self.train_model
+        super().__init__(recipe, mode=mode, device=device)
         self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
         self.pipeline = None
         self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
         self._mean = torch.from_numpy(MEAN).to(self.device)
         self._inv_std = torch.from_numpy(INV_STD).to(self.device)
-        self._new_optimizer()
+
+    def _build_model(self, recipe: interface.Recipe) -> nn.Module:
+        return ResNet50(self.spec)
+
+    def _build_loss(self, recipe: interface.Recipe) -> nn.Module:
+        return nn.CrossEntropyLoss(reduction="mean", label_smoothing=recipe.fixed["label_smoothing"])
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
@@ -118,8 +112,7 @@ class Implementation(SmallImplementation):
         def loss(_rows: torch.Tensor) -> torch.Tensor:
             # run_steps walks batch_indices in order, and the DataLoader yields their batches in that order.
             x, y = next(batches)
-            with self._autocast:
-                return self.criterion(self._train_forward(x.to(self.device)), y.to(self.device))
+            return self._batch_loss(x.to(self.device), y.to(self.device))
 
         losses = run_steps(loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler)
         self.step += len(batch_indices)

@@ -6,13 +6,17 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))     # uint8 centre crops -> float32 [N, 1000]
 
-Everything is fmnist-resnet's (reference/fmnist_resnet/tensorflow/implementation.py):
-the Keras model, the GradientTape step under tf.function(jit_compile=True),
-torch's SGD update (TorchSGD), the learning rate as a step argument, the Keras
-dtype policies and LossScaleOptimizer, MultiWorkerMirroredStrategy over
-processes. What differs: the network (ResNet50 of a ResNetSpec), the loss
-(Keras' CategoricalCrossentropy with label_smoothing 0.1 on one-hot labels,
-torch's label_smoothing), and the input pipeline.
+Everything is fmnist-resnet's (reference/fmnist_resnet/tensorflow/implementation.py),
+whose `__init__` this class inherits: the Keras model, the GradientTape step
+under tf.function(jit_compile=True) (`_batch_gradients`), torch's SGD update
+(TorchSGD), the learning rate as a step argument, the Keras dtype policies
+and LossScaleOptimizer, MultiWorkerMirroredStrategy over processes. What
+differs is in its hooks and the input side: the network (`_build_model`:
+ResNet50 of a ResNetSpec), the loss (`_build_loss`: Keras'
+CategoricalCrossentropy with label_smoothing 0.1, on the one-hot labels that
+`_gradients` makes; torch's label_smoothing), the weights' layout (load,
+export), and the input pipeline, whose state (workers, pipeline, step
+counter) is all its `__init__` adds.
 
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
@@ -35,10 +39,8 @@ from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLE
 from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
 from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
-from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_parallel import strategy_scope
 from levelfield.reference.tf_pipeline import Pipeline
-from levelfield.reference.tf_steps import DTYPE_POLICIES, loss_scaled, train_step
+from levelfield.reference.tf_steps import DTYPE_POLICIES
 
 
 class Implementation(SmallImplementation):
@@ -50,32 +52,19 @@ class Implementation(SmallImplementation):
     multiprocess_devices = ()
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
-        interface.Implementation.__init__(self, recipe, mode=mode, device=device)
-        fixed = recipe.fixed
-        gpus = tf.config.list_logical_devices("GPU")
-        self.device = device or (gpus[0].name if gpus else "CPU:0")
-        with tf.device(self.device), strategy_scope():
-            self.model = ResNet50(self.spec, DTYPE_POLICIES[recipe.precision])
-        # Mean over the batch of softmax cross-entropy against 0.9 one-hot + 0.1 / classes (torch's smoothing).
-        self.loss_fn = keras.losses.CategoricalCrossentropy(
-            from_logits=True, label_smoothing=fixed["label_smoothing"], reduction="sum_over_batch_size"
-        )
-        compiled = mode == interface.COMPILED
-        self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
-        with tf.device(self.device), strategy_scope():
-            sgd = TorchSGD(
-                learning_rate=recipe.learning_rate,
-                momentum=fixed["momentum"],
-                weight_decay=fixed["weight_decay"],
-                nesterov=fixed["nesterov"],
-            )
-            self.optimizer = loss_scaled(sgd, recipe.precision)
-            self.optimizer.build(self.model.trainable_variables)
-        self._step = train_step(self._gradients, self._apply, compiled)  # (x, y, lr) -> loss
+        super().__init__(recipe, mode=mode, device=device)
         self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
         self.pipeline = None
-        self.train_images = self.train_labels = None
         self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
+
+    def _build_model(self, recipe: interface.Recipe) -> keras.Model:
+        return ResNet50(self.spec, DTYPE_POLICIES[recipe.precision])
+
+    def _build_loss(self, recipe: interface.Recipe) -> keras.losses.Loss:
+        # Mean over the batch of softmax cross-entropy against 0.9 one-hot + 0.1 / classes (torch's smoothing).
+        return keras.losses.CategoricalCrossentropy(
+            from_logits=True, label_smoothing=recipe.fixed["label_smoothing"], reduction="sum_over_batch_size"
+        )
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
@@ -108,11 +97,7 @@ class Implementation(SmallImplementation):
 
     def _gradients(self, x, y):
         """The loss on an augmented batch x [B, 224, 224, 3], labels y [B], and its gradients."""
-        targets = tf.one_hot(y, self.spec.num_classes)
-        with tf.GradientTape() as tape:
-            loss = self.loss_fn(targets, self.model(x, training=True))
-            scaled = self.optimizer.scale_loss(loss)
-        return loss, tape.gradient(scaled, self.model.trainable_variables)
+        return self._batch_gradients(x, tf.one_hot(y, self.spec.num_classes))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.pipeline is None:
