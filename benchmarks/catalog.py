@@ -19,6 +19,7 @@ BENCHMARKS = {
     "mlcommons": "benchmarks.mlcommons_speed",  # levelfield check vs mlperf_logging on published MLCommons trees
     "step": "benchmarks.step_profile",  # steady train step split into parts, predict call; frameworks vs fastest
     "input_pipeline": "benchmarks.input_pipeline",  # steps with each framework's input pipeline vs in-memory batches
+    "busy_host": "benchmarks.busy_host",  # predict samples/s alone vs beside busy processes or a copy of itself
 }
 
 

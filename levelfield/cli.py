@@ -17,6 +17,7 @@ import sys
 
 from levelfield import __version__
 from levelfield.commands import COMMAND_MODULES
+from levelfield.ground import host_load
 from levelfield.ground.errors import EXIT_USER_ERROR, UserError, report_error
 
 EXAMPLES = """\
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    host_load.watch_from_here()  # train and infer warn when other processes kept the host busy meanwhile
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -273,3 +273,18 @@ def test_quick_input_pipeline_benchmark_times_both_paths(tmp_path):
     assert all(ms > 0 for ms in jax["pipeline_ms"] + jax["in_memory_ms"]) and jax["input_workers"] >= 0
     assert jax["pipeline_share"] == pytest.approx(1 - jax["in_memory_median_ms"] / jax["pipeline_median_ms"])
     assert_table(markdown, "input_pipeline", rows=1)
+
+
+def test_quick_busy_host_benchmark(tmp_path):
+    from benchmarks.busy_host import CONDITIONS, PASSIVE, variants
+
+    _, document, markdown = run_bench(tmp_path, "busy_host", "--frameworks", "jax")
+    jax = document["benchmarks"]["busy_host"]["frameworks"]["jax"]
+    assert list(jax) == ["default"]  # the passive wait policy is PyTorch's (libgomp) variant only
+    for condition in CONDITIONS:
+        assert (
+            len(jax["default"][condition]["samples_per_s"]) == 2
+            and jax["default"][condition]["median_samples_per_s"] > 0
+        )
+    assert variants("pytorch") == {"default": {}, "omp_passive": PASSIVE}
+    assert_table(markdown, "busy_host", rows=2)  # beside busy loops, beside a copy

@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from levelfield.commands import add_command, add_rules_options
+from levelfield.ground import host_load
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -173,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         null_cost=null_cost,
     )
+    host_load.warn_if_busy()
     try:
         if args.find_peak:
             return _find_peak(options)

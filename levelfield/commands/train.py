@@ -15,6 +15,7 @@ import signal
 from pathlib import Path
 
 from levelfield.commands import add_command, add_rules_options
+from levelfield.ground import host_load
 from levelfield.reference.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
@@ -180,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         overrides=dict(args.overrides),
         throughput_steps=args.steps if args.throughput_only else None,
     )
+    host_load.warn_if_busy()
     if layout.world_size == 1:
         summary = train(options)
         write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine

@@ -12,6 +12,7 @@
     stats.py           time to train (olympic mean, failures), spreads and confidence intervals
     registry.py        task x framework -> implementation, task -> its common/ modules (lazy imports)
     sysinfo.py, accelerators.py, environment.py   the host facts: system description, GPUs, fingerprints
+    host_load.py       how busy other processes keep the host as a run starts (train and infer warn)
 
 The stages (rules, the harness under reference/harness, the checker, the tools,
 the CLI) import these modules and `levelfield.rules`, never each other's
