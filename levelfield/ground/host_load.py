@@ -10,8 +10,8 @@ Why: a result must be valid, and a comparison fair, on any machine, but framewor
 busy host alike. On the 2-core CPU, ctr-dlrm predict beside one busy process per core fell to 0.11x in
 PyTorch (whose OpenMP threads spin while they wait), 0.51x in TensorFlow and 0.69x in JAX, turning the
 fastest framework alone into the slowest (benchmarks/busy_host.py; docs/fairness.md, A busy host).
-MLPerf asks for a dedicated machine; levelfield says so at the start of a run that does not have one,
-when the user can still act.
+A fair comparison needs an otherwise idle host; levelfield says so at the start of a run that does not
+have one, when the user can still act.
 
 Linux only (/proc/stat); elsewhere nothing is measured and nothing is said.
 """
