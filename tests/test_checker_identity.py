@@ -11,7 +11,8 @@ import pytest
 from test_checker_fixtures import EXAMPLE, _training_log
 
 from levelfield.checker.engine import check_tree
-from tests.submission_edit import copy_tree, edit_mllog, reseal, set_value
+from levelfield.ground.parse import same_value
+from tests.submission_edit import copy_tree, edit_mllog, first, reseal, set_value
 
 # --- what each run of a result says ran it (TRN020) ---------------------------------------------------
 RESULT_FOLDERS = sorted({p.parent for p in EXAMPLE.rglob("training/result_*.txt")})
@@ -66,6 +67,28 @@ def test_a_determinism_mode_unlike_the_compile_mode_gives_trn020(tmp_path):
     assert {f.code for f in findings} == {"TRN020"}
     assert len(findings) == len(list(folder.glob("result_*.txt")))
     assert all("levelfield_determinism's mode differs from levelfield_compile_mode" in f.message for f in findings)
+
+
+def test_a_switch_false_written_as_0_is_not_the_first_runs_gives_trn020(tmp_path):
+    # JSON's false and 0 are different values (Python's == inside a dict says equal): `make fuzz` found it.
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    log = first(tree, "/jax/training/result_2.txt")
+
+    def zero(entry):
+        switches = entry["value"]["framework"]
+        assert switches["jax_enable_x64"] is False  # the switch the example's JAX runs log
+        return {**entry, "value": {**entry["value"], "framework": {**switches, "jax_enable_x64": 0}}}
+
+    edit_mllog(log, "levelfield_determinism", zero)
+    reseal(tree)
+    findings = check_tree(tree).active
+    assert [(f.code, f.path.split("/")[-1]) for f in findings] == [("TRN020", "result_2.txt")]
+
+
+def test_same_value_compares_members_by_type():
+    assert same_value({"a": [1, {"b": False}]}, {"a": [1, {"b": False}]}, 0.0)
+    assert not same_value({"b": False}, {"b": 0}, 0.0) and not same_value([True], [1], 0.0)
+    assert same_value({"x": 0.1}, {"x": 0.1 + 1e-12}, 1e-9) and not same_value({"x": 1}, {"x": 1, "y": 2}, 0.0)
 
 
 def test_the_example_logs_its_determinism_settings_in_every_run():

@@ -179,7 +179,7 @@ def test_the_share_checked_without_reuse_agrees(fuzz):
     assert (reused.codes, reused.failed) == (shipped.codes, shipped.failed)
 
 
-# --- regressions: each crash the field sweep found (`python -m levelfield.tools.fuzz --sweep`) ---------
+# --- regressions: each crash the field sweep found (`python -m levelfield.tools.fuzz --sweep`), and misses ---
 
 HUGE = "1" + "0" * 400
 SWEEP_CRASHES = [  # (file name, MLLOG key or None, path in the line or file, raw value): what crashed
@@ -195,6 +195,8 @@ SWEEP_CRASHES = [  # (file name, MLLOG key or None, path in the line or file, ra
     ("example-box.json", None, ("host_memory_capacity_gib",), "1e999"),  # SYS001/SYS005: floor(inf)
     ("example-box.json", None, ("host_memory_capacity_gib",), "NaN"),  # SYS001/SYS005: floor(nan)
     ("example-box.json", None, (), "1"),  # loader: a bare number as document
+    # a miss `make fuzz` found on 2026-11-25: TRN020 took a switch's false and 0 for one value
+    ("result_0.txt", "levelfield_determinism", ("value", "framework", "jax_enable_x64"), "0"),
 ]
 
 

@@ -260,7 +260,12 @@ def plain_int(value: object) -> bool:
 
 def same_value(a: object, b: object, rel_tol: float) -> bool:
     """Two parsed values say the same: ints exactly (19-digit seeds), numbers with a float among them
-    within rel_tol, anything else equal and of one type."""
+    within rel_tol, objects and arrays member by member by these rules (Python's == inside a dict takes
+    false for 0), anything else equal and of one type."""
     if finite_number(a) and finite_number(b) and (isinstance(a, float) or isinstance(b, float)):
         return math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k], rel_tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_value(x, y, rel_tol) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
