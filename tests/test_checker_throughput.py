@@ -1,8 +1,9 @@
 """A training log's throughput against the log's own clock (TRN023), and the trainer's throughput record.
 
-The failing case lives with the other plants (tests/throughput_plants.py, test_checker_fixtures.py); here
-are its passing twins: an honest rate over a long enough training time, and any rate over a time too short
-to judge.
+The failing case from above lives with the other plants (tests/throughput_plants.py,
+test_checker_fixtures.py); here are its passing twins (an honest rate over a long enough training time,
+and a high rate over a time too short to judge from above) and both sides of the bound from below, which
+holds at any length.
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ def test_a_rate_the_log_allows_passes(tmp_path):
 
 def test_a_training_time_too_short_to_judge_is_not_judged(tmp_path):
     assert _tree_with_rate(tmp_path, stretch_s=0, times_the_log=3) == []
+
+
+@pytest.mark.parametrize("stretch_s", [0, 2 * MIN_CHECKED_S], ids=["short", "long"])
+def test_a_rate_below_the_logs_is_trn023_at_any_length(tmp_path, stretch_s):
+    # `make fuzz` found 0.5 samples/s passing on the example's one-second runs (2026-11-25).
+    findings = _tree_with_rate(tmp_path, stretch_s=stretch_s, times_the_log=0.5)
+    assert [(f.code, "is below what the log's own clock allows" in f.message) for f in findings] == [("TRN023", True)]
+    assert _tree_with_rate(tmp_path / "honest", stretch_s=stretch_s, times_the_log=1.0) == []
 
 
 def test_the_rate_is_global_batches_over_the_timed_calls_and_the_step_time_their_median():
