@@ -8,6 +8,7 @@ counts of at least one, times and memory that are finite and not negative.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -60,11 +61,17 @@ def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
                     )
 
 
-def known_log_keys(ctx: Context) -> frozenset[str]:
-    """Every key a training log may carry under these rules: MLPerf's own vocabulary (mllog's constants),
-    levelfield's (mllog_keys.LOG_KEYS) and the rules' hyperparameter keys."""
+@functools.cache
+def _mlperf_and_levelfield_keys() -> frozenset[str]:
+    """MLPerf's own vocabulary (mllog's constants) and levelfield's (mllog_keys.LOG_KEYS): read once."""
     mlperf = {getattr(K, name) for name in dir(K) if name.isupper() and isinstance(getattr(K, name), str)}
-    return frozenset(mlperf | set(LK.LOG_KEYS) | set(ctx.suite.hyperparameter_log_keys.values()))
+    return frozenset(mlperf | set(LK.LOG_KEYS))
+
+
+def known_log_keys(ctx: Context) -> frozenset[str]:
+    """Every key a training log may carry under these rules: MLPerf's, levelfield's and the rules'
+    hyperparameter keys."""
+    return _mlperf_and_levelfield_keys() | set(ctx.suite.hyperparameter_log_keys.values())
 
 
 @check("TRN026", "unknown-log-key", area="training", severity=WARNING)

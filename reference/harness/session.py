@@ -205,22 +205,23 @@ class Session:
         # min_sample_count may have raised far above what the system does: 16,384 samples in 1 ms).
         chunk = next((c for c in costs if c.size == int(eff["batch_size"])), None)
         rate = chunk.samples_per_s if chunk is not None else float(eff["expected_qps"])
-        wanted = max(int(eff["batch_size"]), round(rate * OFFLINE_PROBE_S))
-        samples, probes, measured = min(wanted, OFFLINE_FIRST_PROBE_MAX_SAMPLES), [], None
-        while True:
-            # min_duration 1 ms, and the expected QPS that makes LoadGen's query exactly `samples` long.
+        probes: list[dict] = []
+
+        def probe_with(samples: int) -> float | None:
+            """LoadGen's samples/s over one untimed query of exactly `samples` (min_duration 1 ms, and the
+            expected QPS that makes the query that long); None when it reports no positive rate."""
             probe = {**eff, "min_duration_ms": 1, "min_sample_count": samples, "max_duration_ms": 0}
             probe["expected_qps"] = sizing.offline_min_qps(probe)
-            outcome = self.loadgen_run(folder, probe, f"{self.label} probe")
-            measured = outcome.records.get("result_samples_per_second")
+            measured = self.loadgen_run(folder, probe, f"{self.label} probe").records.get("result_samples_per_second")
             probes.append({"samples": samples, "samples_per_s": measured})
-            if not (isinstance(measured, (int, float)) and measured > 0):
-                measured = None
-                break
-            capped, short = samples < wanted, samples / measured < OFFLINE_PROBE_S / 4
-            if len(probes) > 1 or not (capped and short):
-                break
+            return measured if isinstance(measured, (int, float)) and measured > 0 else None
+
+        wanted = max(int(eff["batch_size"]), round(rate * OFFLINE_PROBE_S))
+        samples = min(wanted, OFFLINE_FIRST_PROBE_MAX_SAMPLES)
+        measured = probe_with(samples)
+        if measured is not None and samples < wanted and samples / measured < OFFLINE_PROBE_S / 4:
             samples = max(int(eff["batch_size"]), round(measured * OFFLINE_PROBE_S))  # from LoadGen's own rate
+            measured = probe_with(samples)
         if measured is not None:
             eff["expected_qps"] = max(measured * sizing.THROUGHPUT_HEADROOM, sizing.offline_min_qps(eff))
         self.warm_up()  # the timed query's remainder chunk
