@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup data browser demo test bench example fuzz clean help
+.PHONY: setup data browser demo test bench example fuzz wheels device-check clean help
 
 help:
 	@echo "make demo   set up (venv, torch CPU, extras, dataset) and run the end-to-end demo"
@@ -20,6 +20,8 @@ help:
 	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json and .md; docs/benchmarks.md)"
 	@echo "make example  regenerate submissions/example (about 15 min; quiet machine, clean checkout)"
 	@echo "make fuzz   set up if needed and fuzz the checker with 10,000 damaged trees (build/fuzz/report.json; ~20 min)"
+	@echo "make wheels  download what an offline GPU node lacks, as wheels for its Python (build/wheels-py3.12)"
+	@echo "make device-check  every GPU path once, under a time limit (build/device-check; CPU scale without a GPU)"
 	@echo "make clean  remove the virtual environment and demo output"
 
 setup: $(STAMP) data browser
@@ -60,6 +62,17 @@ example: setup
 # 10,000 damaged copies of submissions/example through the checker; the figures go to docs/reliability.md.
 fuzz: setup
 	$(BIN)/python -m levelfield.tools.fuzz --inputs 10000 --seed 1 --out build/fuzz/report.json
+
+# On a networked machine: the wheels an offline GPU node needs beside its preinstalled frameworks
+# (tools/device_check/wheels.py); on the node: bash tools/device_check/node.sh build/wheels-py3.12 OUT.
+NODE_PYTHON_VERSION ?= 3.12
+wheels:
+	$(PYTHON) tools/device_check/wheels.py --python-version $(NODE_PYTHON_VERSION) --out build/wheels-py$(NODE_PYTHON_VERSION)
+
+# The device check here: GPU size when NVML finds a GPU, CPU scale otherwise (tools/device_check/).
+DEVICE_CHECK_OUT ?= build/device-check
+device-check: setup
+	$(BIN)/python -m levelfield.tools.device_check --out $(DEVICE_CHECK_OUT) --force
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info

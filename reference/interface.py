@@ -24,10 +24,14 @@ documents (conv kernels HWIO, dense kernels [in, out]). Each framework's
 from __future__ import annotations
 
 import abc
+import platform
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
+
+from levelfield.ground.accelerators import query_nvml
+from levelfield.ground.sysinfo import cpuinfo_text, parse_cpuinfo
 
 if TYPE_CHECKING:
     from levelfield.rules.loader import Task
@@ -196,8 +200,36 @@ class Implementation(abc.ABC):
         return self.recipe.as_dict()
 
 
-def determinism_record(mode: str, framework: dict[str, object], threads: dict[str, int]) -> dict:
+def determinism_record(
+    mode: str, framework: dict[str, object], threads: dict[str, int], device: dict[str, object]
+) -> dict:
     """The one shape of `levelfield_determinism` (rules/schemas/mllog-training-line.schema.json), for every
-    framework: the compile mode, the framework's own determinism switches by its names, and its CPU thread
-    counts by its names (what it reports; 0 is TensorFlow's "chosen at run time")."""
-    return {"mode": mode, "framework": dict(framework), "threads": dict(threads)}
+    framework: the compile mode, the framework's own determinism and precision switches by its names (TF32
+    among them), its CPU thread counts by its names (what it reports; 0 is TensorFlow's "chosen at run
+    time"), and the device it computes on (`device_record`)."""
+    return {"mode": mode, "framework": dict(framework), "threads": dict(threads), "device": dict(device)}
+
+
+def device_record(
+    kind: str, name: str | None, count: int, cuda_runtime: str | None, cudnn: str | None, nccl: str | None
+) -> dict:
+    """The device a framework computes on, as the framework reports it, with the driver from NVML.
+
+    `kind` is "cuda" or "cpu"; `count` the devices of that kind the framework sees. On a CPU the name is
+    the processor's model (/proc/cpuinfo) and the CUDA fields are None. The CUDA runtime, cuDNN and NCCL
+    versions are the ones the framework was built with or loaded (None where it does not say).
+    """
+    if kind == "cuda":
+        driver = query_nvml()["driver_version"]
+    else:
+        driver = None
+        name = name or parse_cpuinfo(cpuinfo_text())["model_name"] or platform.processor() or None
+    return {
+        "kind": kind,
+        "name": name,
+        "count": int(count),
+        "driver": driver,
+        "cuda_runtime": cuda_runtime,
+        "cudnn": cudnn,
+        "nccl": nccl,
+    }

@@ -31,8 +31,17 @@ import numpy as np
 from flax import linen as nn
 from flax.training.dynamic_scale import DynamicScale
 
-from levelfield.reference.interface import determinism_record
+from levelfield.ground.accelerators import cuda_version_text
+from levelfield.reference.interface import determinism_record, device_record
 from levelfield.reference.jax_parallel import DataParallel, OneDevice
+
+# fp32 means fp32 on a GPU too: XLA:GPU computes float32 dots and convolutions in TF32 at JAX's "default"
+# matmul precision (Ampere and later), which the equivalence tolerances and the other frameworks' fp32
+# would not match. "highest" asks for full float32 there; bf16/fp16 operands stay in their dtype, so mixed
+# precision is untouched. Set once, as any JAX implementation is imported; logged by determinism_settings.
+# No effect on XLA:CPU, which computes float32 in float32 at every setting.
+FP32_MATMUL_PRECISION = "highest"
+jax.config.update("jax_default_matmul_precision", FP32_MATMUL_PRECISION)
 
 
 def run_steps(
@@ -82,7 +91,30 @@ def determinism_settings(mode: str) -> dict:
             "jax_enable_x64": bool(jax.config.jax_enable_x64),
         },
         threads={"schedulable_cpus": len(os.sched_getaffinity(0))},
+        device=device_facts(),
     )
+
+
+def device_facts() -> dict:
+    """The device JAX computes on in this process (its first local device), with the CUDA runtime and
+    cuDNN versions jaxlib's CUDA plugin reports (JAX has no public call for NCCL's: None)."""
+    device = jax.local_devices()[0]
+    if device.platform != "gpu":
+        return device_record("cpu", None, 1, None, None, None)
+    runtime, cudnn = _cuda_versions()
+    return device_record("cuda", device.device_kind, jax.local_device_count(), runtime, cudnn, None)
+
+
+def _cuda_versions() -> tuple[str | None, str | None]:
+    """(CUDA runtime, cuDNN) as jaxlib's CUDA plugin reports them (e.g. "13.0", "91900"); (None, None)
+    where this jaxlib has no such module: it is private API (jax._src.lib.cuda_versions), read defensively."""
+    try:
+        from jax._src.lib import cuda_versions  # private; absent or None in a CPU-only jaxlib
+
+        runtime = cuda_version_text(cuda_versions.cuda_runtime_get_version())  # 13000 -> "13.0", as torch says it
+        return runtime, str(cuda_versions.cudnn_get_version())
+    except Exception:  # ImportError, None module, or a renamed function in another jaxlib
+        return None, None
 
 
 # Rules precision -> the Flax modules' computation dtype (param_dtype stays float32: float32 master weights).

@@ -34,9 +34,15 @@ import tensorflow as tf
 # TF 2.x exports enable_op_determinism() but not its reader; this is the function it pairs with.
 from tensorflow.python.framework.config import is_op_determinism_enabled
 
-from levelfield.reference.interface import determinism_record
+from levelfield.reference.interface import determinism_record, device_record
 from levelfield.reference.keras_backend import keras
 from levelfield.reference.tf_parallel import distributed, local_loss, replicated
+
+# fp32 means fp32 on a GPU too: TensorFlow runs float32 matmuls and convolutions in TF32 by default on
+# Ampere and later, which the equivalence tolerances and the other frameworks' fp32 would not match. Off
+# for this process as any TensorFlow implementation is imported; logged by determinism_settings. Mixed
+# precision stays a Keras dtype policy (DTYPE_POLICIES). No effect on a CPU.
+tf.config.experimental.enable_tensor_float_32_execution(False)
 
 
 def run_steps(
@@ -109,12 +115,28 @@ def determinism_settings(mode: str) -> dict:
     """
     return determinism_record(
         mode,
-        framework={"op_determinism": bool(is_op_determinism_enabled())},
+        framework={
+            "op_determinism": bool(is_op_determinism_enabled()),
+            "tensor_float_32_execution": bool(tf.config.experimental.tensor_float_32_execution_enabled()),
+        },
         threads={
             "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
             "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
         },
+        device=device_facts(),
     )
+
+
+def device_facts() -> dict:
+    """The device TensorFlow places work on by default here (its first GPU, else the CPU), with the CUDA
+    and cuDNN versions TF was built with (tf.sysconfig; TF does not report NCCL's: None)."""
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return device_record("cpu", None, 1, None, None, None)
+    details = tf.config.experimental.get_device_details(gpus[0])
+    build = tf.sysconfig.get_build_info()
+    runtime, cudnn = build.get("cuda_version"), build.get("cudnn_version")
+    return device_record("cuda", details.get("device_name"), len(gpus), runtime, cudnn and str(cudnn), None)
 
 
 # Rules precision -> Keras dtype policy (variables float32; computation float32, bfloat16 or float16).

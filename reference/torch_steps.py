@@ -17,7 +17,23 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from levelfield.reference.interface import determinism_record
+from levelfield.reference.interface import determinism_record, device_record
+
+
+def _fp32_means_fp32() -> None:
+    """fp32 means fp32 on a GPU too: TF32 off for cuBLAS matmuls and cuDNN convolutions in this process.
+
+    PyTorch computes cuDNN convolutions in TF32 by default on Ampere and later (10 mantissa bits), which the
+    equivalence tolerances and the other frameworks' fp32 would not match; mixed precision stays a rules
+    choice (autocast), never a side effect. Set once, as any PyTorch implementation is imported; recorded
+    by `determinism_settings`. No effect on a CPU.
+    """
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+
+_fp32_means_fp32()
 
 
 def run_steps(
@@ -58,7 +74,8 @@ def run_steps(
 
 def determinism_settings(mode: str) -> dict:
     """`Implementation.determinism_settings()` of every PyTorch implementation: the switches as torch reports
-    them in this process now (levelfield sets none of them: docs/training.md, "Determinism")."""
+    them in this process now (levelfield sets none of the determinism switches, docs/training.md,
+    "Determinism"; it turns TF32 off, `_fp32_means_fp32`), and the device."""
     return determinism_record(
         mode,
         framework={
@@ -66,9 +83,29 @@ def determinism_settings(mode: str) -> dict:
             "deterministic_algorithms_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
             "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
             "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+            "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision(),
         },
         # OpenMP's pool for one op, and the pool that runs independent ops (torch.jit's fork) side by side.
         threads={"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
+        device=device_facts(),
+    )
+
+
+def device_facts() -> dict:
+    """The device PyTorch computes on here (`torch_parallel.default_device`'s choice): CUDA's current device,
+    with the CUDA runtime, cuDNN and NCCL versions torch was built with, or the CPU."""
+    if not torch.cuda.is_available():
+        return device_record("cpu", None, 1, None, None, None)
+    nccl = torch.cuda.nccl.version() if torch.distributed.is_nccl_available() else None
+    return device_record(
+        "cuda",
+        torch.cuda.get_device_name(torch.cuda.current_device()),
+        torch.cuda.device_count(),
+        torch.version.cuda,
+        str(torch.backends.cudnn.version()),
+        ".".join(map(str, nccl)) if nccl else None,
     )
 
 

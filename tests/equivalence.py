@@ -8,6 +8,7 @@ says which frameworks disagree and by how much.
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
@@ -15,7 +16,13 @@ from levelfield.ground.registry import load_implementation
 from levelfield.reference.interface import Recipe
 from levelfield.rules import load_suite
 
-FRAMEWORKS = ("pytorch", "tensorflow", "jax")
+# Every framework by default. LEVELFIELD_TEST_FRAMEWORKS=pytorch,jax compares a subset: the device check
+# (tools/device_check) sets it on a GPU node that has no TensorFlow; CI never sets it.
+FRAMEWORKS = tuple(
+    name.strip() for name in os.environ.get("LEVELFIELD_TEST_FRAMEWORKS", "pytorch,tensorflow,jax").split(",")
+)
+# The framework a test of the tests perturbs (any one of those compared will do; the last is always there).
+PERTURBED = FRAMEWORKS[-1]
 
 
 def build(task_id: str, framework: str, mode: str, weights: dict[str, np.ndarray]):

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build
+from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, build
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
@@ -99,7 +99,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     perturbed = {name: value.copy() for name, value in weights.items()}
     perturbed["top.dense1.kernel"][0, 0] += 1e-2  # scales hidden unit 0's share of every logit
-    outputs = forward(frameworks, weights, batch, per_framework_weights={"tensorflow": perturbed})
+    outputs = forward(frameworks, weights, batch, per_framework_weights={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
 

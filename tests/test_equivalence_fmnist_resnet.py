@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, build, worst_pair
+from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, build, worst_pair
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
@@ -204,8 +204,8 @@ def test_perturbed_weight_breaks_forward_equivalence(impls):
     images = random_images(BATCH, seed=5)
     # The element matters (its channel is alive): in float64 it moves the logits by well over the tolerance.
     assert np.abs(numpy_forward(perturbed, images) - numpy_forward(weights, images)).max() > 10 * FORWARD_ATOL
-    outputs = predict_all(impls, weights, images, override={"tensorflow": perturbed})
-    with pytest.raises(AssertionError, match="tensorflow"):
+    outputs = predict_all(impls, weights, images, override={PERTURBED: perturbed})
+    with pytest.raises(AssertionError, match=PERTURBED):
         assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent, worst_pair
+from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, worst_pair
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.image_resnet50_standard.common.augment import WORKERS_ENV
@@ -131,8 +131,8 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, arrays):
     perturbed = {k: v.copy() for k, v in weights.items()}
     perturbed["head.bias"][int(labels(arrays, "eval")[0])] += 1e-2
     images = np.ascontiguousarray(centre_crop(arrays["eval_images"], SMALL.image_size))
-    outputs = predict_all(impls, weights, images, override={"tensorflow": perturbed})
-    with pytest.raises(AssertionError, match="tensorflow"):
+    outputs = predict_all(impls, weights, images, override={PERTURBED: perturbed})
+    with pytest.raises(AssertionError, match=PERTURBED):
         assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
 
 

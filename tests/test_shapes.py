@@ -141,6 +141,15 @@ DETERMINISM = {
     "framework": {"op_determinism": False, "xla_flags": "", "jax_default_matmul_precision": None},
     "threads": {"intra_op": 0, "inter_op": 2},
 }
+H100 = {
+    "kind": "cuda",
+    "name": "NVIDIA H100 80GB HBM3",
+    "count": 1,
+    "driver": "580.159.04",
+    "cuda_runtime": "13.0",
+    "cudnn": "91002",
+    "nccl": "2.27.7",
+}
 
 
 def test_a_determinism_record_keeps_its_shape():
@@ -160,6 +169,21 @@ def test_a_determinism_record_keeps_its_shape():
 )
 def test_a_determinism_record_edit_is_out_of_shape(edit):
     assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line({**DETERMINISM, **edit}))
+
+
+def test_a_determinism_record_may_name_its_device():
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line({**DETERMINISM, "device": H100})) == ()
+    cpu = {**H100, "kind": "cpu", "name": "AMD EPYC 9B14", "count": 1}
+    cpu.update(driver=None, cuda_runtime=None, cudnn=None, nccl=None)
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line({**DETERMINISM, "device": cpu})) == ()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"kind": "tpu"}, {"count": 0}, {"driver": 580}, {"clock_mhz": 1980}],
+)
+def test_a_device_record_edit_is_out_of_shape(edit):
+    assert shape_problems(TRAINING_LINE_SCHEMA, _determinism_line({**DETERMINISM, "device": {**H100, **edit}}))
 
 
 def test_a_determinism_record_says_all_three_parts():

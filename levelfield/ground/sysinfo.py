@@ -131,6 +131,11 @@ def _read(path: str) -> str:
         return ""
 
 
+def cpuinfo_text(path: str = "/proc/cpuinfo") -> str:
+    """/proc/cpuinfo's text, "" where there is none (for parse_cpuinfo)."""
+    return _read(path)
+
+
 # ---- collection ---------------------------------------------------------------
 
 

@@ -1,0 +1,122 @@
+"""device_check.json (every step, its command, status and figures) and device_check.md (the same as tables).
+
+from levelfield.tools.device_check.report import write_reports
+write_reports(out, header, results)     # atomically, after every step
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+
+from tabulate import tabulate
+
+from levelfield.ground.fsutil import atomic_write_text
+
+JSON_NAME = "device_check.json"
+MARKDOWN_NAME = "device_check.md"
+# The distributions whose versions say what ran (the frameworks as found on the node, whatever their versions).
+VERSIONED = (
+    "torch",
+    "tensorflow",
+    "tensorflow-cpu",
+    "jax",
+    "jaxlib",
+    "jax-cuda12-plugin",
+    "jax-cuda13-plugin",
+    "flax",
+    "optax",
+    "numpy",
+    "nvidia-ml-py",
+    "mlcommons-loadgen",
+    "mlperf-logging",
+    "levelfield",
+)
+STATUSES = ("passed", "failed", "timed_out", "not_run")
+
+
+def installed_versions() -> dict[str, str | None]:
+    versions = {}
+    for name in VERSIONED:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def document(header: dict, results: list[dict]) -> dict:
+    counts = {status: sum(r["status"] == status for r in results) for status in STATUSES}
+    return {**header, "passed": counts["passed"] == len(results) > 0, "counts": counts, "steps": results}
+
+
+def write_reports(out: Path, header: dict, results: list[dict]) -> dict:
+    doc = document(header, results)
+    atomic_write_text(out / JSON_NAME, json.dumps(doc, indent=2) + "\n", overwrite=True)
+    atomic_write_text(out / MARKDOWN_NAME, markdown(doc), overwrite=True)
+    return doc
+
+
+def _figure(result: dict) -> str:
+    """The step's headline figure, in words with units."""
+    f = result.get("figures") or {}
+    kind = result["kind"]
+    if kind == "sysinfo":
+        accelerators = f"{f.get('accelerators_per_node')} x {f.get('accelerator_model_name')}"
+        return f"{accelerators}; {f.get('host_processor_model_name')}"
+    if kind == "time_to_accuracy" and f.get("time_to_train_s") is not None:
+        return f"{f['time_to_train_s']:.2f} s to target ({f.get('epochs')} epochs)"
+    if kind == "throughput" and f.get("train_samples_per_s") is not None:
+        memory = f.get("peak_device_memory_mib")
+        extra = f", peak device memory {memory:.0f} MiB" if memory else ""
+        return (
+            f"{f['train_samples_per_s']:,.1f} samples/s, step {f['step_time_ms']:.2f} ms "
+            f"(batch {f.get('global_batch_size')}){extra}"
+        )
+    if kind == "inference" and f.get("value") is not None:
+        return f"{f['metric']} {f['value']:,.4g} ({f.get('result_validity')}, {f.get('query_count')} queries)"
+    if kind == "equivalence" and "tests" in f:
+        return (
+            f"{f['tests'] - f['failures'] - f['errors'] - f['skipped']} of {f['tests']} passed "
+            f"({f.get('frameworks')}); failed: {', '.join(f['failed_tests']) or 'none'}"
+        )
+    return result.get("reason") or ""
+
+
+def _device(results: list[dict]) -> str:
+    """The device the training runs reported (levelfield_determinism's device), once per distinct record."""
+    seen = []
+    for r in results:
+        device = (r.get("figures") or {}).get("device")
+        if device and device not in seen:
+            seen.append(device)
+    rows = [[d["kind"], d["name"], d["count"], d["driver"], d["cuda_runtime"], d["cudnn"], d["nccl"]] for d in seen]
+    headers = ["kind", "name", "count", "driver", "CUDA runtime", "cuDNN", "NCCL"]
+    # Versions are text ("13.0" is not the number 13): no number parsing.
+    table = tabulate(rows, headers, tablefmt="github", disable_numparse=True)
+    return table if rows else "(no training run reported its device)"
+
+
+def markdown(doc: dict) -> str:
+    verdict = "PASSED" if doc["passed"] else "NOT PASSED"
+    counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in doc["counts"].items())
+    versions = ", ".join(f"{name} {v}" for name, v in doc["versions"].items() if v)
+    rows = [
+        [r["id"], r["status"], r["seconds"], r.get("mode") or "", r.get("mode_reason") or "", _figure(r)]
+        for r in doc["steps"]
+    ]
+    table = tabulate(rows, ["step", "status", "s", "mode", "why eager", "figure"], tablefmt="github")
+    return (
+        f"# levelfield device check: {verdict}\n\n"
+        f"- size `{doc['size']}`, time limit {doc['time_limit_s']:.0f} s, {doc['elapsed_s']:.0f} s used; "
+        f"started {doc['started_utc']}\n"
+        f"- steps: {counts}\n"
+        f"- frameworks checked: {', '.join(doc['frameworks'])}; absent: {', '.join(doc['absent']) or 'none'}\n"
+        f"- versions: {versions}\n\n"
+        f"## Device, as the frameworks reported it\n\n{_device(doc['steps'])}\n\n"
+        f"## Steps\n\n{table}\n\n"
+        "Each step is a child process; its full output is under `logs/`, its files under `runs/`. "
+        "Inference runs use the rules' smoke profile (LoadGen's minimums of a smoke run), so their figures "
+        "show that the path works, not a result.\n"
+    )
