@@ -4,18 +4,36 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU wheel of this release lies on the project's machines; installing it
-# before the extras stops pip from pulling a multi-GB CUDA build for `torch`.
+# Framework builds: ACCEL=cuda installs the CUDA builds of PyTorch, JAX and TensorFlow, ACCEL=cpu the
+# CPU builds; with no ACCEL, an `nvidia-smi -L` that runs and lists a GPU selects cuda, anything else
+# cpu. Every framework pin is in this block (docs/packaging.md, Builds per accelerator).
+# cpu: the CPU wheel of torch lies on the project's machines; installing it before the extras stops
+# pip from pulling a multi-GB CUDA build for `torch`. JAX and tensorflow-cpu come with the extras.
+# cuda: PyPI's torch 2.13.0 for Linux x86-64 is built for CUDA 13, so JAX takes its CUDA 13 plugin;
+# TensorFlow 2.21.0 is built for CUDA 12 only. Both are the versions the CPU extras resolved to in 2026-11.
 TORCH_VERSION := 2.13.0
+JAX_CUDA_VERSION := 0.10.2
+TF_CUDA_VERSION := 2.21.0
+ACCEL_FROM := given
+ifeq ($(strip $(ACCEL)),)
+override ACCEL := $(shell gpus=$$(nvidia-smi -L 2>/dev/null) && echo "$$gpus" | grep -q '^GPU [0-9]' && echo cuda || echo cpu)
+ACCEL_FROM := detected: $(if $(filter cuda,$(ACCEL)),nvidia-smi -L lists a GPU,no nvidia-smi -L that lists a GPU)
+endif
+ifneq ($(ACCEL),cpu)
+ifneq ($(ACCEL),cuda)
+$(error ACCEL=$(ACCEL): expected ACCEL=cuda or ACCEL=cpu, or no ACCEL to detect an NVIDIA GPU with nvidia-smi)
+endif
+endif
 FMNIST_DIR := /usr/share/datasets/fashion-mnist
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup data browser demo test bench example fuzz wheels device-check clean help
+.PHONY: setup accel-check data browser demo test bench example fuzz wheels device-check clean help
 
 help:
-	@echo "make demo   set up (venv, torch CPU, extras, dataset) and run the end-to-end demo"
+	@echo "make demo   set up (venv, frameworks: CUDA builds with a GPU, else CPU; extras, dataset) and run the end-to-end demo"
+	@echo "           ACCEL=cuda or ACCEL=cpu picks the frameworks' builds instead of detecting a GPU"
 	@echo "make test   set up if needed and run the whole test suite"
 	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json and .md; docs/benchmarks.md)"
 	@echo "make example  regenerate submissions/example (about 15 min; quiet machine, clean checkout)"
@@ -26,12 +44,33 @@ help:
 
 setup: $(STAMP) data browser
 
-$(STAMP): pyproject.toml setup.cfg
+# On CUDA, TensorFlow's CUDA 12 wheels and torch's CUDA 13 wheels both write nvidia/nccl/lib and
+# nvidia/cudnn/lib; TensorFlow goes first, so PyTorch and JAX load the NCCL and cuDNN they were built for.
+# The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda].
+$(STAMP): pyproject.toml setup.cfg | accel-check
+	@echo "levelfield setup: ACCEL=$(ACCEL) ($(ACCEL_FROM))"
 	$(PYTHON) -m venv $(VENV) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
+ifeq ($(ACCEL),cuda)
+	$(BIN)/python -m pip install 'tensorflow[and-cuda]==$(TF_CUDA_VERSION)'
+	$(BIN)/python -m pip install torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_CUDA_VERSION)'
+	$(BIN)/python -m pip install -e '.[pytorch,jax,gpu,dev]'
+else
 	$(BIN)/python -m pip install torch==$(TORCH_VERSION)
 	$(BIN)/python -m pip install -e '.[all,dev]'
-	touch $@
+endif
+	printf 'ACCEL=%s\n(%s)\n' '$(ACCEL)' '$(ACCEL_FROM)' > $@
+
+# pip keeps the builds a venv holds, so a venv set up for the other ACCEL is refused, not patched.
+# A stamp without ACCEL= predates the choice: such a venv holds the CPU builds of JAX and TensorFlow.
+accel-check:
+	@if [ -f $(STAMP) ]; then \
+		held=$$(sed -n 's/^ACCEL=//p' $(STAMP)); held=$${held:-cpu}; \
+		if [ "$$held" != '$(ACCEL)' ]; then \
+			echo "$(VENV) holds the $$held builds, not ACCEL=$(ACCEL)'s: run make clean first, or set ACCEL=$$held" >&2; \
+			exit 1; \
+		fi; \
+	fi
 
 # Fashion-MNIST comes from Debian's package unless LEVELFIELD_DATA_DIR points elsewhere.
 data:
