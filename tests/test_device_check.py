@@ -59,10 +59,10 @@ def test_the_smoke_check_passes_every_kind_of_step_in_every_framework(smoke):
     assert (out / MARKDOWN_NAME).read_text().startswith("# levelfield device check: PASSED")
 
 
-def test_each_training_step_reports_its_device_and_fp32_switches(smoke):
+def test_each_run_reports_its_device_and_each_training_run_its_fp32_switches(smoke):
     _, _, doc = smoke
     training = [s for s in doc["steps"] if s["kind"] in ("time_to_accuracy", "throughput")]
-    for step in training:
+    for step in training + [s for s in doc["steps"] if s["kind"] == "inference"]:  # result.json's too
         device = step["figures"]["device"]
         assert device["kind"] == "cpu" and device["count"] == 1 and device["name"], step["id"]
         assert device["driver"] is device["cuda_runtime"] is device["cudnn"] is device["nccl"] is None

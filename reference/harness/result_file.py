@@ -66,6 +66,10 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
         "weights": weights_label,
         "weights_sha256": setup.weights_sha256,
     }
+    if hasattr(impl, "determinism_settings"):  # a framework's run, not the null model's
+        # Its compile mode, determinism and precision switches (TF32) and the device as the framework
+        # reports it: the same record a training log carries as levelfield_determinism.
+        result["determinism"] = impl.determinism_settings()
     runs = outcome.runs
     if options.mode == "performance":
         entries = [

@@ -164,6 +164,7 @@ def _inference(out: Path, step: Step) -> dict:
         "result_validity": record.get("result_validity"),
         "query_count": record.get("query_count"),
         "placement": record.get("device"),
+        "device": (record.get("determinism") or {}).get("device"),
         "framework_version": record.get("framework_version"),
     }
 
