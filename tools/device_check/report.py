@@ -68,8 +68,8 @@ def _figure(result: dict) -> str:
     if kind == "time_to_accuracy" and f.get("time_to_train_s") is not None:
         return f"{f['time_to_train_s']:.2f} s to target ({f.get('epochs')} epochs)"
     if kind == "throughput" and f.get("train_samples_per_s") is not None:
-        memory = f.get("peak_device_memory_mib")
-        extra = f", peak device memory {memory:.0f} MiB" if memory else ""
+        memory, energy = f.get("peak_device_memory_mib"), f.get("energy_j")
+        extra = (f", peak device memory {memory:.0f} MiB" if memory else "") + (f", {energy:,.0f} J" if energy else "")
         return (
             f"{f['train_samples_per_s']:,.1f} samples/s, step {f['step_time_ms']:.2f} ms "
             f"(batch {f.get('global_batch_size')}){extra}"
