@@ -210,6 +210,22 @@ def determinism_record(
     return {"mode": mode, "framework": dict(framework), "threads": dict(threads), "device": dict(device)}
 
 
+DEVICE_KINDS = ("cpu", "cuda")
+
+
+def parse_device(requested: str) -> tuple[str, int | None]:
+    """`--device`'s framework-neutral names: "cpu", "cuda" (the process's current GPU) or "cuda:N".
+
+    Returns (kind, index or None); ValueError naming the value and what is expected otherwise. Each
+    framework maps the pair to its own device (torch_parallel.torch_device, jax_parallel.local_device,
+    tf_parallel.tf_device).
+    """
+    kind, sep, index = requested.partition(":")
+    if kind in DEVICE_KINDS and (not sep or (kind == "cuda" and index.isdigit())):
+        return kind, int(index) if sep else None
+    raise ValueError(f"device {requested!r}: expected cpu, cuda or cuda:N (N a GPU's index)")
+
+
 def device_record(
     kind: str, name: str | None, count: int, cuda_runtime: str | None, cudnn: str | None, nccl: str | None
 ) -> dict:

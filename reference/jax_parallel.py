@@ -48,6 +48,8 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from levelfield.reference.interface import parse_device
+
 DATA_AXIS = "data"  # the mesh axis every step's batch is split over
 
 
@@ -115,14 +117,28 @@ def placement(device: jax.Device) -> OneDevice | DataParallel:
 
 
 def local_device(name: str | None = None) -> jax.Device:
-    """This process's device named `name` (e.g. "TFRT_CPU_0"), else its first one.
+    """This process's device for `name`, else its first one (its GPU where it has one).
 
-    jax.devices() lists every process's devices: the first is rank 0's, which other ranks cannot use.
+    `name` is `--device`'s framework-neutral "cpu", "cuda" or "cuda:N" (interface.parse_device), or a JAX
+    device's own name (e.g. "TFRT_CPU_0"). jax.devices() lists every process's devices: the first is rank
+    0's, which other ranks cannot use, so only this process's (local) devices are looked at.
     """
+    if name is None:
+        return jax.local_devices()[0]
     devices = {str(d): d for d in jax.local_devices()}
-    if name is not None and name not in devices:
-        raise ValueError(f"no JAX device named {name!r} (have {', '.join(devices)})")
-    return devices[name] if name else jax.local_devices()[0]
+    if name in devices:
+        return devices[name]
+    try:
+        kind, index = parse_device(name)
+    except ValueError:
+        raise ValueError(f"no JAX device named {name!r} (have {', '.join(devices)}; or cpu, cuda, cuda:N)") from None
+    try:
+        candidates = jax.local_devices(backend="gpu" if kind == "cuda" else "cpu")
+    except RuntimeError:  # no such backend in this jaxlib (no CUDA plugin)
+        candidates = []
+    if (index or 0) >= len(candidates):
+        raise ValueError(f"device {name!r}: JAX sees {len(candidates)} {kind} device(s) here")
+    return candidates[index or 0]
 
 
 # -- `levelfield train --nproc N`: what a rank levelfield's launcher started does with jax ------------

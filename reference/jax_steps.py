@@ -76,7 +76,7 @@ def host_rows(outputs: list, chunks: list[tuple[int, int, int]]) -> np.ndarray:
     ).astype(np.float32, copy=False)
 
 
-def determinism_settings(mode: str) -> dict:
+def determinism_settings(mode: str, device: jax.Device | None = None) -> dict:
     """`Implementation.determinism_settings()` of every JAX implementation, as JAX reports it now.
 
     XLA's switches live in XLA_FLAGS (e.g. --xla_gpu_deterministic_ops=true), logged as set ("" when
@@ -91,18 +91,17 @@ def determinism_settings(mode: str) -> dict:
             "jax_enable_x64": bool(jax.config.jax_enable_x64),
         },
         threads={"schedulable_cpus": len(os.sched_getaffinity(0))},
-        device=device_facts(),
+        device=device_facts(device or jax.local_devices()[0]),
     )
 
 
-def device_facts() -> dict:
-    """The device JAX computes on in this process (its first local device), with the CUDA runtime and
-    cuDNN versions jaxlib's CUDA plugin reports (JAX has no public call for NCCL's: None)."""
-    device = jax.local_devices()[0]
+def device_facts(device: jax.Device) -> dict:
+    """The JAX device `device`: a GPU's kind and how many this process sees, with the CUDA runtime and cuDNN
+    versions jaxlib's CUDA plugin reports (JAX has no public call for NCCL's: None); or the CPU."""
     if device.platform != "gpu":
         return device_record("cpu", None, 1, None, None, None)
     runtime, cudnn = _cuda_versions()
-    return device_record("cuda", device.device_kind, jax.local_device_count(), runtime, cudnn, None)
+    return device_record("cuda", device.device_kind, len(jax.local_devices(backend="gpu")), runtime, cudnn, None)
 
 
 def _cuda_versions() -> tuple[str | None, str | None]:

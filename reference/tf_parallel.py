@@ -31,8 +31,24 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from levelfield.reference.interface import parse_device
+
 _STRATEGY: tf.distribute.Strategy | None = None
 _DECIDE: Callable | None = None  # the traced broadcast of rank 0's flag
+
+
+def tf_device(requested: str | None) -> str:
+    """The TensorFlow device name for `--device` (interface.parse_device's names); None: the first GPU, else
+    the CPU, as TensorFlow itself would place the ops."""
+    gpus = [device.name for device in tf.config.list_logical_devices("GPU")]
+    if requested is None:
+        return gpus[0] if gpus else "CPU:0"
+    kind, index = parse_device(requested)
+    if kind == "cpu":
+        return "CPU:0"
+    if (index or 0) >= len(gpus):
+        raise ValueError(f"device {requested!r}: TensorFlow sees {len(gpus)} GPU(s) here")
+    return gpus[index or 0]
 
 
 def strategy() -> tf.distribute.Strategy | None:

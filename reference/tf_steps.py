@@ -36,7 +36,7 @@ from tensorflow.python.framework.config import is_op_determinism_enabled
 
 from levelfield.reference.interface import determinism_record, device_record
 from levelfield.reference.keras_backend import keras
-from levelfield.reference.tf_parallel import distributed, local_loss, replicated
+from levelfield.reference.tf_parallel import distributed, local_loss, replicated, tf_device
 
 # fp32 means fp32 on a GPU too: TensorFlow runs float32 matmuls and convolutions in TF32 by default on
 # Ampere and later, which the equivalence tolerances and the other frameworks' fp32 would not match. Off
@@ -106,7 +106,7 @@ def train_step(
     return tf.function(run, input_signature=input_signature) if compiled else run
 
 
-def determinism_settings(mode: str) -> dict:
+def determinism_settings(mode: str, device: str | None = None) -> dict:
     """`Implementation.determinism_settings()` of every TensorFlow implementation, as TF reports it now.
 
     `op_determinism` is true after `tf.config.experimental.enable_op_determinism()` or with
@@ -123,17 +123,19 @@ def determinism_settings(mode: str) -> dict:
             "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
             "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
         },
-        device=device_facts(),
+        device=device_facts(device or tf_device(None)),
     )
 
 
-def device_facts() -> dict:
-    """The device TensorFlow places work on by default here (its first GPU, else the CPU), with the CUDA
-    and cuDNN versions TF was built with (tf.sysconfig; TF does not report NCCL's: None)."""
+def device_facts(device: str) -> dict:
+    """The TensorFlow device `device` ("CPU:0", "/device:GPU:N"): a GPU's name and how many TensorFlow sees,
+    with the CUDA and cuDNN versions TF was built with (tf.sysconfig; TF does not report NCCL's: None); or
+    the CPU."""
     gpus = tf.config.list_physical_devices("GPU")
-    if not gpus:
+    if "GPU" not in device.upper() or not gpus:
         return device_record("cpu", None, 1, None, None, None)
-    details = tf.config.experimental.get_device_details(gpus[0])
+    index = int(device.rsplit(":", 1)[-1])
+    details = tf.config.experimental.get_device_details(gpus[index])
     build = tf.sysconfig.get_build_info()
     runtime, cudnn = build.get("cuda_version"), build.get("cudnn_version")
     return device_record("cuda", details.get("device_name"), len(gpus), runtime, cudnn and str(cudnn), None)

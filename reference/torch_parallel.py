@@ -16,6 +16,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from levelfield.reference.interface import parse_device
+
 _BYTES_PER_MIB = 2**20
 
 
@@ -38,6 +40,20 @@ def default_device() -> str:
     The CUDA path is untested here (CPU-only machine): it only moves tensors to that device.
     """
     return f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+
+
+def torch_device(requested: str | None) -> str:
+    """The torch device for `--device` (interface.parse_device's names); None: `default_device()`."""
+    if requested is None:
+        return default_device()
+    kind, index = parse_device(requested)
+    if kind == "cpu":
+        return "cpu"
+    count = torch.cuda.device_count()
+    index = torch.cuda.current_device() if index is None and count else index
+    if index is None or index >= count:
+        raise ValueError(f"device {requested!r}: PyTorch sees {count} CUDA device(s) here")
+    return f"cuda:{index}"
 
 
 def peak_device_memory_mib(device: str) -> float | None:

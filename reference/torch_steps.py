@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from levelfield.reference.interface import determinism_record, device_record
+from levelfield.reference.torch_parallel import default_device
 
 
 def _fp32_means_fp32() -> None:
@@ -72,7 +73,7 @@ def run_steps(
     return torch.stack(losses).cpu().numpy().astype(np.float32)  # the one host sync: every loss at once
 
 
-def determinism_settings(mode: str) -> dict:
+def determinism_settings(mode: str, device: str | None = None) -> dict:
     """`Implementation.determinism_settings()` of every PyTorch implementation: the switches as torch reports
     them in this process now (levelfield sets none of the determinism switches, docs/training.md,
     "Determinism"; it turns TF32 off, `_fp32_means_fp32`), and the device."""
@@ -89,19 +90,19 @@ def determinism_settings(mode: str) -> dict:
         },
         # OpenMP's pool for one op, and the pool that runs independent ops (torch.jit's fork) side by side.
         threads={"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
-        device=device_facts(),
+        device=device_facts(device or default_device()),
     )
 
 
-def device_facts() -> dict:
-    """The device PyTorch computes on here (`torch_parallel.default_device`'s choice): CUDA's current device,
-    with the CUDA runtime, cuDNN and NCCL versions torch was built with, or the CPU."""
-    if not torch.cuda.is_available():
+def device_facts(device: str) -> dict:
+    """The torch device `device` ("cpu", "cuda:N"): a GPU's name and how many PyTorch sees, with the CUDA
+    runtime, cuDNN and NCCL versions torch was built with; or the CPU."""
+    if torch.device(device).type != "cuda":
         return device_record("cpu", None, 1, None, None, None)
     nccl = torch.cuda.nccl.version() if torch.distributed.is_nccl_available() else None
     return device_record(
         "cuda",
-        torch.cuda.get_device_name(torch.cuda.current_device()),
+        torch.cuda.get_device_name(torch.device(device)),
         torch.cuda.device_count(),
         torch.version.cuda,
         str(torch.backends.cudnn.version()),

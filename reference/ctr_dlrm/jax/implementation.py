@@ -65,10 +65,11 @@ class Implementation(BaseImplementation):
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): this process's first device is its GPU when it has one.
-        self._device = local_device()
-        self.device = device or str(self._device)
-        self.place = placement(self._device)  # one device, or data-parallel over N processes
+        # --device (cpu, cuda, cuda:N), else this process's first device: its GPU where it has one (run on
+        # an H200: docs/scale.md, GPU paths).
+        self._jax_device = local_device(device)
+        self.device = str(self._jax_device)
+        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         self.model = DLRMSmall(self.spec)
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; optax.adamw's is not
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
@@ -90,7 +91,7 @@ class Implementation(BaseImplementation):
         return jax.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self._jax_device)
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:
@@ -119,8 +120,8 @@ class Implementation(BaseImplementation):
         for start, stop, size in predict_chunks(n):
             if self.mode != COMPILED:
                 size = stop - start
-            dense = jax.device_put(pad_rows(inputs["dense"][start:stop], size), self._device)
-            sparse = jax.device_put(pad_rows(inputs["sparse"][start:stop], size), self._device)
+            dense = jax.device_put(pad_rows(inputs["dense"][start:stop], size), self._jax_device)
+            sparse = jax.device_put(pad_rows(inputs["sparse"][start:stop], size), self._jax_device)
             outputs.append(self._forward(self.model.apply, params, dense, sparse))
         return host_rows(outputs, predict_chunks(n))
 

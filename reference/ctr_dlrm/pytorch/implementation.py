@@ -33,8 +33,8 @@ from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.torch_parallel import (
     data_parallel,
-    default_device,
     peak_device_memory_mib,
+    torch_device,
 )
 from levelfield.reference.torch_steps import determinism_settings, run_steps
 
@@ -52,7 +52,7 @@ class Implementation(BaseImplementation):
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = device or default_device()
+        self.device = torch_device(device)
         self.model = DLRMSmall(self.spec, self.sparse_embeddings).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
@@ -71,7 +71,7 @@ class Implementation(BaseImplementation):
         return torch.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     def _new_optimizer(self) -> None:
         fixed = self.recipe.fixed

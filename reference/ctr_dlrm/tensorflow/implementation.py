@@ -34,7 +34,7 @@ from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchAdam
-from levelfield.reference.tf_parallel import scale_loss_for_distribution, strategy_scope
+from levelfield.reference.tf_parallel import scale_loss_for_distribution, strategy_scope, tf_device
 from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 
@@ -47,9 +47,8 @@ class Implementation(BaseImplementation):
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): variables and data placed on the first GPU.
-        gpus = tf.config.list_logical_devices("GPU")
-        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
+        self.device = tf_device(device)
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; Keras' is decoupled
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N
@@ -73,7 +72,7 @@ class Implementation(BaseImplementation):
         return tf.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     # -- weights ------------------------------------------------------------------
     def _new_optimizer(self) -> None:

@@ -49,9 +49,9 @@ from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.torch_parallel import (
     data_parallel,
-    default_device,
     distributed,
     peak_device_memory_mib,
+    torch_device,
 )
 from levelfield.reference.torch_steps import (
     autocast,
@@ -77,7 +77,7 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = device or default_device()
+        self.device = torch_device(device)
         self.model = self._build_model(recipe).to(self.device)
         if distributed() and torch.device(self.device).type == "cuda":
             # Batch statistics of the global batch (all ranks), as one process computes them.
@@ -125,7 +125,7 @@ class Implementation(interface.Implementation):
         return torch.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)

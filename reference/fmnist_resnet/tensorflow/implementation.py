@@ -53,7 +53,7 @@ from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_parallel import strategy_scope
+from levelfield.reference.tf_parallel import strategy_scope, tf_device
 from levelfield.reference.tf_steps import (
     DTYPE_POLICIES,
     determinism_settings,
@@ -80,9 +80,8 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         fixed = recipe.fixed
-        # GPU path untested here (CPU-only machine): it only places tensors and ops on the first GPU.
-        gpus = tf.config.list_logical_devices("GPU")
-        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
+        self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             # Training and predict run under the same policy (what was trained is what is served).
             self.model = self._build_model(recipe)
@@ -125,7 +124,7 @@ class Implementation(interface.Implementation):
         return tf.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)

@@ -101,7 +101,8 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         fixed = recipe.fixed
-        # GPU path untested here (CPU-only machine): arrays are placed on this process's first device.
+        # --device (cpu, cuda, cuda:N), else this process's first device: its GPU where it has one (run on
+        # an H200: docs/scale.md, GPU paths).
         self._jax_device = local_device(device)
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
@@ -125,7 +126,7 @@ class Implementation(interface.Implementation):
         return jax.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self._jax_device)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         state = TrainState.create(

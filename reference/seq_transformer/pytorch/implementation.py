@@ -33,8 +33,8 @@ from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
 from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.torch_parallel import (
     data_parallel,
-    default_device,
     peak_device_memory_mib,
+    torch_device,
 )
 from levelfield.reference.torch_steps import determinism_settings, run_steps
 
@@ -56,7 +56,7 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = device or default_device()
+        self.device = torch_device(device)
         self.model = EncoderSmall(self.spec).to(self.device)
         self.criterion = nn.CrossEntropyLoss(reduction="mean")  # mean over all B*12 positions
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
@@ -89,7 +89,7 @@ class Implementation(interface.Implementation):
         return torch.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)

@@ -40,7 +40,7 @@ from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.tf_optimizers import TorchAdamW
-from levelfield.reference.tf_parallel import strategy_scope
+from levelfield.reference.tf_parallel import strategy_scope, tf_device
 from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
@@ -60,9 +60,8 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # GPU path untested here (CPU-only machine): it only places variables and steps on the first GPU.
-        gpus = tf.config.list_logical_devices("GPU")
-        self.device = device or (gpus[0].name if gpus else "CPU:0")
+        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
+        self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             self.model = build_model(self.spec)
         tokens_spec = tf.TensorSpec([None, self.spec.seq_len], tf.int32)  # tokens or labels [N, 12]
@@ -105,7 +104,7 @@ class Implementation(interface.Implementation):
         return tf.__version__
 
     def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode)
+        return determinism_settings(self.mode, self.device)
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
         load_neutral(self.model, weights)
