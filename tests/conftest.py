@@ -13,6 +13,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # The example submission the checker and leaderboard tests judge (LEVELFIELD_EXAMPLE: another tree).
 EXAMPLE = Path(os.environ.get("LEVELFIELD_EXAMPLE", REPO / "submissions" / "example"))
+# Building writes build/ and *.egg-info next to the sources: tests that build copy the sources first.
+_NOT_SOURCES = shutil.ignore_patterns(
+    ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "demo-out"
+)
+
+
+def copy_sources(target: Path) -> Path:
+    """The checkout's sources, without its environment, git history or build outputs, copied to `target`."""
+    shutil.copytree(REPO, target, ignore=_NOT_SOURCES)
+    return target
 
 
 def default_rules_version() -> str:

@@ -6,7 +6,6 @@ wheel must map them under `levelfield.` so they never collide in site-packages.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -15,19 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-
-# Building writes build/ and *.egg-info next to the sources: build from a copy, never in the checkout.
-_NOT_SOURCES = shutil.ignore_patterns(
-    ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "demo-out"
-)
+from conftest import REPO, copy_sources
 
 
 @pytest.fixture(scope="module")
 def source_copy(tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("src") / "levelfield"
-    shutil.copytree(REPO, target, ignore=_NOT_SOURCES)
-    return target
+    # Building writes build/ and *.egg-info next to the sources: build from a copy, never in the checkout.
+    return copy_sources(tmp_path_factory.mktemp("src") / "levelfield")
 
 
 @pytest.fixture(scope="module")
