@@ -4,9 +4,10 @@
 
 Many GPU nodes have no package index: the frameworks come preinstalled in an image, and whatever else
 levelfield needs must arrive as files. This downloads (on a networked machine, with pip's own resolver)
-the wheels of levelfield's core dependencies, read from pyproject.toml, for CPython at that version on
-manylinux x86-64, drops those such a node already holds (PREINSTALLED), and puts the build backend that
-installing levelfield's own checkout needs into `build/` beside them. tools/device_check/node.sh installs
+the wheels of levelfield's core dependencies, read from pyproject.toml, and of pytest (the check's
+equivalence step) for CPython at that version on manylinux x86-64, drops those such a node already holds
+(PREINSTALLED), and puts the build backend that installing levelfield's own checkout needs into `build/`
+beside them. tools/device_check/node.sh installs
 both with `--no-index`. The folder must stay under MAX_MIB so that it travels with the repository.
 
 Standard library only: it runs before anything is installed.
@@ -41,6 +42,8 @@ PREINSTALLED = {
     "jaxlib",
     "tensorflow",
 }
+# The device check's equivalence step runs the tests with pytest, which a node may lack (pyproject's dev extra).
+CHECK_NEEDS = ("pytest>=8",)
 BUILD_BACKEND = ("setuptools>=69", "wheel")  # pyproject.toml's [build-system] requires, for `pip install .`
 # pip matches a platform tag exactly: the manylinux levels wheels of these packages are published for.
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64")
@@ -71,7 +74,7 @@ def build_folder(python_version: str, out: Path) -> list[str]:
     if out.exists():
         shutil.rmtree(out)
     (out / "build").mkdir(parents=True)
-    download(core_dependencies(), python_version, out)
+    download(core_dependencies() + list(CHECK_NEEDS), python_version, out)
     for wheel in out.glob("*.whl"):
         if distribution_name(wheel) in PREINSTALLED:
             wheel.unlink()
