@@ -9,12 +9,14 @@ run's status against its evals, every line's epoch number and what each run says
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from test_checker_fixtures import EXAMPLE, _detail, _never_converged, _performance, _training_log
 from test_checker_refiled import SETTINGS_CODES
 
 from levelfield.checker.engine import check_tree
+from tests.conftest import run_cli
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
 
 
@@ -497,6 +499,38 @@ SCENARIO_SUMMARIES = {
         },
     ),
 }
+
+
+@pytest.fixture(scope="module")
+def invalid_server_run(tmp_path_factory) -> Path:
+    """A real INVALID LoadGen run: Server at 20,000 queries/s against a 2 ms-per-call model of framework
+    none (one sample per call), so the latency bound and early stopping both fail."""
+    folder = tmp_path_factory.mktemp("invalid")
+    conf = folder / "user.yaml"
+    conf.write_text("version: 1\nserver:\n  target_qps: 20000\n  max_batch_size: 1\n")
+    result = run_cli(
+        *("infer", "--task", "ctr-dlrm", "--framework", "none", "--cost-per-call-us", "2000"),
+        *("--scenario", "server", "--mode", "performance", "--profile", "smoke", "--quiet"),
+        *("--user-conf", str(conf), "--out", str(folder / "run")),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    (run,) = (folder / "run").rglob("mlperf_log_summary.txt")
+    return run.parent
+
+
+def test_a_real_invalid_runs_no_is_loadgens_false(invalid_server_run):
+    """LoadGen prints "NO" for a constraint that failed: the summary agrees with its detail log's false."""
+    from levelfield.checker.checks.summary_file import _same, expected_lines, summary_lines
+    from levelfield.ground.parse import parse_mllog
+
+    summary = (invalid_server_run / "mlperf_log_summary.txt").read_text()
+    detail = parse_mllog((invalid_server_run / "mlperf_log_detail.txt").read_bytes(), "detail").values()
+    printed, expected = summary_lines(summary), expected_lines(detail)
+    assert "Result is : INVALID" in summary and detail["early_stopping_met"] is False
+    for label in ("Performance constraints satisfied", "Early stopping satisfied"):
+        assert printed[label][1] == "NO" and detail[expected[label]] is False
+    assert [label for label, key in expected.items() if not _same(printed[label][1], detail[key])] == []
+    assert not _same("Yes", detail["early_stopping_met"]) and not _same("No", detail["early_stopping_met"])
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIO_SUMMARIES))

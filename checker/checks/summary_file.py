@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # The rounding of LoadGen's printed numbers: C++ stream default (6 significant digits) or 2 decimals.
 _PRINTED_RTOL, _PRINTED_ATOL = 5e-6, 0.005
-_YES_NO = {"Yes": True, "No": False}
+_YES_NO = {"Yes": True, "NO": False}  # LoadGen's own words (results.cc): "Yes", and "NO" in capitals
 _STATS = re.compile(r"^result_(min|max|mean)_(query_)?latency_ns$")
 _PERCENTILE = re.compile(r"^result_(\d+\.\d\d)_percentile_(per_query_)?latency_ns$")
 # summary label -> detail-log key, figures every scenario (or the one that logs the key) prints
