@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from levelfield.rules import load_suite
+from levelfield.rules.loader import Task
 
 SIZES = ("gpu", "smoke")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -77,7 +78,7 @@ class Step:
     env: dict = field(default_factory=dict)
 
 
-def allowed_precisions(task) -> list[str]:
+def allowed_precisions(task: Task) -> list[str]:
     """The PRECISIONS the task's rules allow: its tunable choices, or its one fixed precision."""
     tunable = task.hyperparameters.get("tunable", {}).get("precision")
     if tunable:
