@@ -94,7 +94,8 @@ def _user_conf(settings: dict, scenario: str, out: Path) -> Path | None:
 
 
 def _replay(tree: OpenTree, run: InferenceRun, result: dict, weights: Path | None, out: Path, options) -> dict:
-    from levelfield.reference.harness.runner import InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.runner import infer
 
     out.mkdir(parents=True, exist_ok=True)
     settings = run.settings.data if run.settings is not None else None
