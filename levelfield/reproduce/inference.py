@@ -38,7 +38,7 @@ from levelfield.reproduce.report import document_head, environment_differences, 
 
 if TYPE_CHECKING:
     from levelfield.checker.records import InferenceRun
-    from levelfield.reproduce.main import ReproduceOptions
+    from levelfield.reproduce.options import ReproduceOptions
     from levelfield.reproduce.recipe import OpenTree, TreeResult
 
 INIT_WEIGHTS = "init(seed=0)"  # the runner's label for its seed-0 initial weights (no file)
