@@ -5,11 +5,14 @@ subpackages live in top-level folders that setup.cfg maps into the one
 namespace (`checker/` is `levelfield.checker`). So the test copies the sources
 into that installed shape first, then lints the copy with the repository's
 own contracts. The same copy with one forbidden import added must fail.
+The copy must hold no import cycle either, counting the imports inside
+functions and under `if TYPE_CHECKING:` (grimp on the same copy).
 """
 
 from __future__ import annotations
 
 import configparser
+import json
 import re
 import shutil
 import subprocess
@@ -29,6 +32,32 @@ sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswit
 sys.path.insert(0, sys.argv.pop(1))
 from importlinter.cli import lint_imports_command
 lint_imports_command()
+"""
+
+# Lists the import cycles among levelfield's modules in the copy, as JSON: per cycle, its modules' imports of
+# each other as [importer, imported, line]. Every import statement counts, those inside functions and under
+# `if TYPE_CHECKING:` too: a cycle that only a lazy or type-only import closes is still two modules that
+# cannot be read, moved or tested one without the other.
+_CYCLES = """
+import json, sys
+sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
+sys.path.insert(0, sys.argv[1])
+import grimp
+graph = grimp.build_graph("levelfield", exclude_type_checking_imports=False, cache_dir=None)
+seen, cycles = set(), []
+for module in sorted(graph.modules):
+    if module in seen:
+        continue
+    # the modules that import `module` and that it imports, directly or not: its cycle
+    group = {module} | (graph.find_upstream_modules(module) & graph.find_downstream_modules(module))
+    seen |= group
+    if len(group) > 1:
+        cycles.append(sorted(
+            [importer, imported, graph.get_import_details(importer=importer, imported=imported)[0]["line_number"]]
+            for importer in group
+            for imported in graph.find_modules_directly_imported_by(importer) & group
+        ))
+print(json.dumps(cycles))
 """
 
 
@@ -62,6 +91,14 @@ def lint(tree: Path) -> subprocess.CompletedProcess:
         text=True,
         timeout=300,
     )
+
+
+def import_cycles(tree: Path) -> list[list]:
+    done = subprocess.run(
+        [sys.executable, "-c", _CYCLES, str(tree)], cwd=tree, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +165,37 @@ def test_a_forbidden_import_breaks_its_contract(tree, tmp_path, path, statement,
     assert done.returncode != 0
     _, _, broken_section = done.stdout.partition("Broken contracts")
     assert contract in broken_section, done.stdout
+
+
+def test_no_import_cycle(tree):
+    cycles = import_cycles(tree)
+    assert cycles == [], "\n\n".join("\n".join(f"{a} -> {b} (line {line})" for a, b, line in c) for c in cycles)
+
+
+# (file in the installed shape, the code added to it, a module the cycle must then hold besides that file's)
+CYCLES = [
+    (
+        "levelfield/checker/context.py",
+        "def _later():\n    import levelfield.checker.engine\n",
+        "levelfield.checker.engine",
+    ),
+    (
+        "levelfield/reference/harness/options.py",
+        "if TYPE_CHECKING:\n    from levelfield.reference.harness.runner import infer\n",
+        "levelfield.reference.harness.runner",
+    ),
+]
+
+
+@pytest.mark.parametrize("path, code, other", CYCLES, ids=["function-level", "type-only"])
+def test_an_import_that_closes_a_loop_is_a_cycle(tree, tmp_path, path, code, other):
+    looped = tmp_path / "looped"
+    shutil.copytree(tree, looped)
+    module = looped / path
+    module.write_text(module.read_text() + f"\n\n{code}")
+    name = path.removesuffix(".py").replace("/", ".")
+    [cycle] = import_cycles(looped)
+    assert {name, other} <= {m for a, b, _ in cycle for m in (a, b)}, cycle
 
 
 def test_task_modules_are_resolved_by_the_registry_only():
