@@ -230,11 +230,12 @@ def check_in_child(root: str, tasks: list[str], warmup_root: str) -> dict:
     (`warmup_s`: the checks' lazy imports and first uses, plus that small tree's own work)."""
     from benchmarks.phase_timer import PhaseTimer
     from levelfield.checker import engine
+    from levelfield.checker.context import Context
     from levelfield.rules import load_suite
 
     started = time.perf_counter()
     for task_id in tasks:
-        engine.Context(load_suite()).labels(task_id)
+        Context(load_suite()).labels(task_id)
     labels_s = time.perf_counter() - started
     started = time.perf_counter()
     engine.check_tree(Path(warmup_root))

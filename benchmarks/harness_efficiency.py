@@ -206,7 +206,7 @@ class Bench:
     # -- through the runner ------------------------------------------------------------------
     def options(self, scenario: str, conf_text: str, sut: str | None = None):
         """InferOptions of one performance run with these user settings, in a folder of its own."""
-        from levelfield.reference.harness.runner import InferOptions
+        from levelfield.reference.harness.options import InferOptions
         from levelfield.reference.null_model import CostModel
 
         self.runs += 1

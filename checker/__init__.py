@@ -5,6 +5,7 @@
     findings.py   `Finding` and the `@check` registry of stable codes
     checks/       the registered checks, one module per area
     engine.py     `check_tree`: run the checks, apply select / ignore / waivers
+    context.py    `Context`: what a check may use besides the submission (rules, labels, keys)
     report.py     text and JSON reports
     docs.py       generates docs/checks.md from the registered checks
 

@@ -18,19 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from levelfield.checker.context import SUBMISSION_PROFILE, Context
 from levelfield.checker.findings import ERROR, REGISTRY, RETIRED, Finding
 from levelfield.ground.errors import UserError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from levelfield.checker.records import Submission
     from levelfield.ground.signing import PublicKey
-    from levelfield.rules.loader import Suite, Task
 
 INTERNAL_ERROR = "CHK001"
-# Submissions are judged against this profile unless the auditor asks for another (the demo's).
-SUBMISSION_PROFILE = "submission"
 
 
 @dataclass
@@ -41,51 +37,6 @@ class Waiver:
 
     def covers(self, finding: Finding) -> bool:
         return finding.code == self.code and (self.path is None or finding.path.startswith(self.path))
-
-
-class Context:
-    """What checks may use besides the submission: the rules, the profile every run is judged
-    against, the dataset labels for re-scoring, and the auditor's trusted signing keys (None: the
-    auditor asked for no signature policy)."""
-
-    def __init__(
-        self,
-        suite: Suite,
-        data_dir: str | None = None,
-        profile: str = SUBMISSION_PROFILE,
-        trusted_keys: list[PublicKey] | None = None,
-    ):
-        self.suite = suite
-        self.data_dir = data_dir
-        self.profile = profile
-        self.trusted_keys = trusted_keys
-        self.cache: dict = {}  # results several checks share (e.g. an accuracy re-score), by name
-
-    def task(self, task_id: str) -> Task:
-        """The task's rules as the checked profile sets them (run lengths, and the demo's own target)."""
-        return self.suite.task(task_id).for_profile(self.profile)
-
-    def labels(self, task_id: str) -> np.ndarray:
-        """Eval labels of the task's full eval set (numpy); UserError when the data is absent."""
-        task = self.suite.task(task_id)
-        key = (str(task.path), self.data_dir)
-        if key not in _LABELS:
-            _LABELS[key] = _eval_labels(task, self.data_dir)
-        return _LABELS[key]
-
-
-# Eval labels by (task rules file, data dir), kept for the process: generating or reading a dataset
-# takes seconds, and its SHA-256 is verified against the rules on the way, so a key always yields
-# the same labels.
-_LABELS: dict[tuple, object] = {}
-
-
-def _eval_labels(task, data_dir: str | None):
-    from levelfield.ground.registry import task_module
-    from levelfield.reference.datasets import load_dataset
-
-    inputs = task_module(task, "inputs")
-    return inputs.labels(load_dataset(task, data_dir), "eval")
 
 
 @dataclass

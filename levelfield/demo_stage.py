@@ -62,7 +62,8 @@ def say(framework: str, text: str) -> None:
 
 def train_part(o: StageOptions) -> Path:
     """Train one run to the demo target; the path of its saved weights."""
-    from levelfield.reference.harness.trainer import TrainOptions, train, write_summary
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.trainer import train, write_summary
 
     out = o.runs_dir / f"{o.framework}-training"
     started = time.perf_counter()
@@ -102,7 +103,9 @@ def train_part(o: StageOptions) -> Path:
 def infer_step(
     o: StageOptions, impl: Implementation | NullImplementation, weights: Path, scenario: str, mode: str
 ) -> None:
-    from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.run_state import InferAborted
+    from levelfield.reference.harness.runner import infer
 
     out = o.runs_dir / f"{o.framework}-{scenario}-{mode}"
     started = time.perf_counter()
@@ -145,7 +148,8 @@ def infer_step(
 
 def infer_part(o: StageOptions, weights: Path, scenarios: list[str]) -> dict:
     """Every scenario in both modes with one implementation; {step: seconds}."""
-    from levelfield.reference.harness.runner import InferOptions, build_implementation, cached_suite
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.runner import build_implementation, cached_suite
 
     suite = cached_suite(o.rules_version, o.rules_dir)
     impl = build_implementation(

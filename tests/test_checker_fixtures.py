@@ -547,7 +547,7 @@ def plant_acc001(tree, tmp):
 def plant_acc002(tree, tmp):
     # A model that answers every sample alike: the log is well formed and the accuracy.json honest,
     # but the quality is below the rules' threshold.
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.ground.accuracy import score_entries
     from levelfield.rules import load_suite
 

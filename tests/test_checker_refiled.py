@@ -23,7 +23,7 @@ def _refiled(scenario: str, plant=lambda rules: {}):
     import dataclasses
 
     from levelfield.checker.checks.settings import PERCENTILE_KEYS, profile_rules
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.ground.loadgen_names import SCENARIO_NAMES
     from levelfield.ground.metrics import NS_PER_MS
     from levelfield.ground.parse import parse_mllog

@@ -23,7 +23,8 @@ from levelfield.reference.harness.find_peak import (
     _Search,
     find_peak,
 )
-from levelfield.reference.harness.runner import InferOptions, infer
+from levelfield.reference.harness.options import InferOptions
+from levelfield.reference.harness.runner import infer
 from levelfield.reference.null_model import CostModel
 
 TASK = "ctr-dlrm"

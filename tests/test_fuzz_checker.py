@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from levelfield.checker.findings import REGISTRY, Finding
 from levelfield.ground.parse import gunzip, parse_json, parse_json_text, parse_mllog
-from levelfield.tools.fuzz.cases import ALL_CLASSES, PRELUDE_ONLY, Case, make_case
+from levelfield.tools.fuzz.case import Case
+from levelfield.tools.fuzz.cases import ALL_CLASSES, PRELUDE_ONLY, make_case
 from levelfield.tools.fuzz.mutate import JSON, MLLOG, file_kind
 from levelfield.tools.fuzz.run import check_case, prepared
 from levelfield.tools.fuzz.sweep import field_sites, sweep_case

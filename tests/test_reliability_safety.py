@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.checker.engine import Context, check_tree, run_check
+from levelfield.checker.context import Context
+from levelfield.checker.engine import check_tree, run_check
 from levelfield.checker.loader import load_submission
 from levelfield.checker.tree import MAX_FILE_BYTES, read_tree
 from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
@@ -122,7 +123,8 @@ def hook(event, args):
     if event in ("open", "os.scandir", "os.listdir") and args and isinstance(args[0], (str, bytes, Path)):
         opened.append(str(args[0]))
 sys.addaudithook(hook)
-from levelfield.checker.engine import Context, check_tree, run_check
+from levelfield.checker.context import Context
+from levelfield.checker.engine import check_tree, run_check
 from levelfield.checker.loader import load_submission
 report = check_tree(Path(sys.argv[1]), select=["STR"])
 print(json.dumps({"opened": opened, "codes": sorted({f.code for f in report.active})}))

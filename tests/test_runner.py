@@ -17,7 +17,8 @@ import json
 import pytest
 
 from conftest import assert_user_error, run_cli
-from levelfield.reference.harness.runner import InferOptions, infer
+from levelfield.reference.harness.options import InferOptions
+from levelfield.reference.harness.runner import infer
 
 TASK = "ctr-dlrm"
 SCENARIOS = ["singlestream", "multistream", "server", "offline"]

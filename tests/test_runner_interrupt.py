@@ -20,7 +20,9 @@ import time
 import numpy as np
 import pytest
 
-from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
+from levelfield.reference.harness.options import InferOptions
+from levelfield.reference.harness.run_state import InferAborted
+from levelfield.reference.harness.runner import infer
 
 TASK = "ctr-dlrm"
 METRIC_KEYS = ("p90_latency_ms", "p99_latency_ms", "samples_per_s", "valid", "result_validity", "accuracy")
@@ -95,7 +97,9 @@ FAILING_PREDICT = textwrap.dedent("""
     import sys
     from pathlib import Path
     from levelfield.commands.infer import _aborted
-    from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.run_state import InferAborted
+    from levelfield.reference.harness.runner import infer
     from levelfield.reference.interface import Recipe
     from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite

@@ -17,7 +17,8 @@ import pytest
 from test_leaderboard import TASK, _loaded, document, row, write_tree
 
 from levelfield.ground.training_log import training_score
-from levelfield.reference.harness.trainer import RunOutcome, time_to_train_figures
+from levelfield.reference.harness.run_outcome import RunOutcome
+from levelfield.reference.harness.trainer import time_to_train_figures
 from levelfield.rules import load_suite
 from levelfield.tools.leaderboard import render
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import InferenceRun, Submission
 

@@ -18,7 +18,7 @@ from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import Submission
 
 _ABSENT = object()  # the record holds no such field: nothing to compare

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission, TrainingResult
 from levelfield.ground import rcp

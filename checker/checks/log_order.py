@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 from levelfield.checker.checks.training import training_logs
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground.parse import finite_number, plain_int

@@ -20,7 +20,7 @@ from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import plain_int
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import Submission
 
 _PRODUCE = "submit the logs `levelfield train` wrote, unedited"

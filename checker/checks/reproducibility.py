@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import mllog_keys as LK

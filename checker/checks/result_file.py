@@ -25,7 +25,7 @@ from levelfield.ground.parse import plain_int
 from levelfield.ground.registry import FRAMEWORK_PACKAGES
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import InferenceRun, Repeat, Submission
     from levelfield.ground.parse import MllogFile
 

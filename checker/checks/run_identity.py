@@ -19,7 +19,7 @@ from levelfield.ground.parse import MllogFile, same_value
 from levelfield.ground.registry import FRAMEWORK_PACKAGES
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import Submission
 
 # The keys that say what ran a run; every run of a result must log the first run's values.

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import InferenceRun, Submission
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES

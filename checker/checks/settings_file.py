@@ -27,7 +27,7 @@ from levelfield.ground.metrics import NS_PER_MS
 from levelfield.ground.parse import finite_number, same_value
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import InferenceRun, Submission
 
 # settings.json key -> (the requested_* key LoadGen logs it as, the logged value settings.json's implies)

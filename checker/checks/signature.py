@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import layout as L

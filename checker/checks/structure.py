@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import layout as L

@@ -29,7 +29,7 @@ from levelfield.ground import layout as L
 from levelfield.ground.parse import finite_number
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import Submission
 
 # The rounding of LoadGen's printed numbers: C++ stream default (6 significant digits) or 2 decimals.

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from levelfield.checker.checks.training import training_logs
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission
 from levelfield.ground import layout as L

@@ -31,7 +31,7 @@ from levelfield.ground.parse import MllogFile, finite_number, plain_int
 from levelfield.ground.training_log import throughput_only_mark
 
 if TYPE_CHECKING:
-    from levelfield.checker.engine import Context
+    from levelfield.checker.context import Context
     from levelfield.checker.records import Submission
 
 MAX_RATE_OVER_LOG = 1.25

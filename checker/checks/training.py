@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from mlperf_logging.mllog import constants as K
 
-from levelfield.checker.engine import Context
+from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.checker.records import Submission, TrainingResult
 from levelfield.ground import layout as L

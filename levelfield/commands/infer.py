@@ -141,7 +141,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
-    from levelfield.reference.harness.runner import InferAborted, InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.run_state import InferAborted
+    from levelfield.reference.harness.runner import infer
     from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
     from levelfield.reference.null_model import CostModel
 

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from levelfield.commands import add_command
-from levelfield.reproduce.main import SEED_CHOICES
+from levelfield.reproduce.options import SEED_CHOICES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import EXIT_FINDINGS, EXIT_OK, UserError
-    from levelfield.reproduce.main import ReproduceOptions, reproduce
+    from levelfield.reproduce.main import reproduce
+    from levelfield.reproduce.options import ReproduceOptions
     from levelfield.reproduce.recipe import open_tree
     from levelfield.reproduce.report import verdict_paragraph
 

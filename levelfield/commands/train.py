@@ -143,7 +143,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
-    from levelfield.reference.harness.trainer import TrainOptions, train, write_summary
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.trainer import train, write_summary
     from levelfield.reference.harness.world import Layout
 
     if args.runs is not None and args.runs < 1:

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from levelfield.launch.checks import check_launch
 from levelfield.launch.rendezvous import Cluster, local_cluster, meet
-from levelfield.reference.harness.trainer import Trainer, TrainOptions
+from levelfield.reference.harness.options import TrainOptions
+from levelfield.reference.harness.trainer import Trainer
 from levelfield.reference.harness.world import Layout
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from levelfield.launch.failures import rank_error, shape_text
 from levelfield.launch.rendezvous import Cluster
 from levelfield.launch.worker import ERROR_FILE_ENV
-from levelfield.reference.harness.trainer import TrainOptions
+from levelfield.reference.harness.options import TrainOptions
 from levelfield.reference.harness.world import Layout
 
 GRACE_S = 30.0  # as torch's agent: a rank gets this long to end its log after SIGTERM

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from levelfield.ground.errors import UserError
 from levelfield.launch.failures import rank_error, shape_text, split_torch_message
 from levelfield.launch.rendezvous import Cluster
-from levelfield.reference.harness.trainer import TrainOptions
+from levelfield.reference.harness.options import TrainOptions
 from levelfield.reference.harness.world import Layout
 
 if TYPE_CHECKING:  # annotations only: torch is imported only when N > 1

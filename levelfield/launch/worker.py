@@ -93,7 +93,8 @@ def main(plan_file: str) -> int:
     errors = _ErrorReport(options["framework"])
     parallel = parallel_module(options["framework"])
     try:
-        from levelfield.reference.harness.trainer import Trainer, TrainOptions, write_summary
+        from levelfield.reference.harness.options import TrainOptions
+        from levelfield.reference.harness.trainer import Trainer, write_summary
         from levelfield.reference.harness.world import World
 
         trainer = Trainer(TrainOptions(**{**options, "out": Path(options["out"])}))

@@ -38,7 +38,7 @@ from levelfield.reproduce.report import document_head, environment_differences, 
 
 if TYPE_CHECKING:
     from levelfield.checker.records import InferenceRun
-    from levelfield.reproduce.main import ReproduceOptions
+    from levelfield.reproduce.options import ReproduceOptions
     from levelfield.reproduce.recipe import OpenTree, TreeResult
 
 INIT_WEIGHTS = "init(seed=0)"  # the runner's label for its seed-0 initial weights (no file)
@@ -94,7 +94,8 @@ def _user_conf(settings: dict, scenario: str, out: Path) -> Path | None:
 
 
 def _replay(tree: OpenTree, run: InferenceRun, result: dict, weights: Path | None, out: Path, options) -> dict:
-    from levelfield.reference.harness.runner import InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.runner import infer
 
     out.mkdir(parents=True, exist_ok=True)
     settings = run.settings.data if run.settings is not None else None

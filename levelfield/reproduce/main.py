@@ -1,5 +1,6 @@
 """Reproduce one result of a submission tree: the whole flow behind `levelfield reproduce`.
 
+    from levelfield.reproduce.options import ReproduceOptions
     doc = reproduce(ReproduceOptions(tree=Path("sub"), result="trn-1a2b3c4d5e", out=Path("repro")))
     doc["reproduced"]            # True / False; a UserError when it could not run
 
@@ -10,10 +11,11 @@ files (`out/training/result_<i>.txt`, or the LoadGen runs under `out/inference/`
 from __future__ import annotations
 
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from levelfield.ground.errors import UserError
+from levelfield.reproduce.options import ReproduceOptions
 from levelfield.reproduce.recipe import OpenTree, TreeResult, open_tree, run_index, training_recipe
 from levelfield.reproduce.report import (
     document_head,
@@ -22,21 +24,6 @@ from levelfield.reproduce.report import (
     same_hardware,
     write_report,
 )
-
-SEED_CHOICES = ("recorded", "fresh")
-
-
-@dataclass
-class ReproduceOptions:
-    tree: Path
-    result: str
-    out: Path
-    seeds: str = "recorded"  # training: the logged seeds, or fresh random ones
-    weights: Path | None = None  # inference: the weights the submission used (refused if the digest differs)
-    accuracy_only: bool = False  # inference: skip the performance runs (minutes each under the submission profile)
-    data_dir: str | None = None
-    rules_dir: str | None = None
-    force: bool = False
 
 
 def reproduce(options: ReproduceOptions) -> dict:

@@ -67,7 +67,8 @@ def replay_training(
 ) -> list[MllogFile]:
     """Train every seed with the recipe (the reference implementation, as `levelfield train` would, on as
     many processes of this host as the result used) and read back the logs it wrote, in run order."""
-    from levelfield.reference.harness.trainer import TrainOptions, train
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.trainer import train
 
     options = TrainOptions(
         task_id=recipe.task,

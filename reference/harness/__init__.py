@@ -16,6 +16,9 @@
     loadgen_results.py LoadGen's detail log as result.json fields
     inference_result.py, result_file.py   result.json of a LoadGen run
     progress.py        progress bars for epochs and LoadGen runs
+    options.py         InferOptions and TrainOptions: what `infer` and `train` are asked to do
+    run_outcome.py     RunOutcome: one training run's record in summary.json
+    run_state.py       RunState: how far an inference run got, and InferAborted when it stops short
 
 What the harness shares with the checker and the tools (accuracy scoring,
 the host facts, the registry, the file layout) lives on the ground floor,

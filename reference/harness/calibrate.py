@@ -158,7 +158,8 @@ def recipe_for(args: argparse.Namespace, batch: int) -> dict:
 
 def calibrate(args: argparse.Namespace, path: Path) -> list[dict]:
     """Run every planned run whose line is missing from `path`, appending each as it finishes."""
-    from levelfield.reference.harness.trainer import Trainer, TrainOptions
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.trainer import Trainer
 
     records = read_records(path)
     done = {run_key(r) for r in records}

@@ -43,7 +43,7 @@ from levelfield.ground.errors import UserError
 from levelfield.ground.fsutil import atomic_write_text
 
 if TYPE_CHECKING:  # annotations only: find_peak imports the runner when it runs, never at import
-    from levelfield.reference.harness.runner import InferOptions
+    from levelfield.reference.harness.options import InferOptions
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from levelfield.reference.harness.inference_result import performance_fields, run_entry
 
 if TYPE_CHECKING:
-    from levelfield.reference.harness.runner import InferOptions
+    from levelfield.reference.harness.options import InferOptions
     from levelfield.reference.harness.session import LoadGenOutcome, SessionOutcome
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation

@@ -1,6 +1,7 @@
 """The LoadGen scenario runner behind `levelfield infer`: one harness for every task x framework.
 
-    from levelfield.reference.harness.runner import InferOptions, infer
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.runner import infer
     result = infer(InferOptions(task_id="ctr-dlrm", framework="jax", scenario="offline",
                                 mode="performance", out=Path("runs/ctr-jax-offline"), profile="smoke"))
 
@@ -39,7 +40,6 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,9 +48,11 @@ from levelfield.ground.fsutil import atomic_write_text, sha256_file
 from levelfield.ground.registry import task_module
 from levelfield.reference.harness import loadgen_config
 from levelfield.reference.harness import sut as sut_module
-from levelfield.reference.interface import COMPILED, Implementation, Recipe
+from levelfield.reference.harness.options import InferOptions
+from levelfield.reference.harness.run_state import InferAborted, RunState, abandoned_work_running
+from levelfield.reference.interface import Implementation, Recipe
 from levelfield.reference.null_model import FRAMEWORK as NULL_FRAMEWORK
-from levelfield.reference.null_model import CostModel, NullImplementation
+from levelfield.reference.null_model import NullImplementation
 
 if TYPE_CHECKING:  # annotations only: rules objects come from cached_suite
     from levelfield.rules import Suite, Task
@@ -69,54 +71,12 @@ OUTPUT_FILES = (
 RUN_FOLDERS = "run_*"
 # How often the main thread wakes while the compute thread works: progress bar, signals, SUT errors.
 POLL_S = 0.2
-# After an interrupt outside LoadGen, how long the main thread waits for the compute thread to
-# reach its next predict boundary (a compilation can take seconds) before giving it up.
-CANCEL_WAIT_S = 30.0
 EXIT_FAILED = 1
 SUT_KINDS = ("fast", "plain")  # LoadGen's ConstructFastSUT / ConstructSUT
-
-# Set when the compute thread of a run aborted in this process finishes (it may never): LoadGen's
-# state is process-wide, so no second run may start beside a LoadGen still running.
-_abandoned_work: threading.Event | None = None
-
-
-@dataclass
-class InferOptions:
-    task_id: str
-    framework: str  # a framework of the rules, or "none" (reference/null_model.py)
-    scenario: str
-    mode: str  # performance | accuracy (LoadGen's PerformanceOnly | AccuracyOnly)
-    out: Path
-    profile: str = "submission"
-    weights: Path | None = None  # None: init_weights(INIT_WEIGHTS_SEED)
-    user_conf: Path | None = None
-    compile_mode: str = COMPILED
-    force: bool = False
-    data_dir: str | None = None
-    rules_dir: str | None = None
-    rules_version: str | None = None
-    sut: str | None = None  # fast | plain; None: sut.FAST_SUT_DEFAULT for the scenario
-    progress: bool = True  # the bar on stderr (shown only on a terminal)
-    repeats: int | None = None  # performance runs; None: the profile's inference_repeats
-    null_cost: CostModel | None = None  # framework "none": what one predict costs
 
 
 class RunInterrupted(BaseException):
     """SIGINT or SIGTERM arrived; BaseException so no `except Exception` in framework code swallows it."""
-
-
-class InferAborted(Exception):
-    """The run did not complete; result.json (if --out was prepared) says "aborted" or "failed".
-
-    exit_code: 128 + the signal's number (130 SIGINT, 143 SIGTERM, as `levelfield train`) or 1.
-    loadgen_running: the compute thread is still busy (inside LoadGen, whose SUT answers nothing
-    more, or a predict) and cannot be stopped: the process must end now, e.g. os._exit(exit_code),
-    not start another run.
-    """
-
-    def __init__(self, message: str, *, status: str, exit_code: int, loadgen_running: bool):
-        super().__init__(message)
-        self.status, self.exit_code, self.loadgen_running = status, exit_code, loadgen_running
 
 
 class _SignalTrap:
@@ -146,60 +106,6 @@ class _SignalTrap:
         for s, handler in self.previous.items():
             signal.signal(s, handler)
         return False
-
-
-class _RunState:
-    """What the main thread and an abort need to know: how far the run got, and what to stop or record."""
-
-    def __init__(self, options: InferOptions):
-        self.options = options
-        self.phase = "setup"  # setup | warmup | loadgen | scoring | writing
-        self.out_ready = False  # --out prepared: result.json may be written
-        self.identity: dict = {
-            "task": options.task_id,
-            "framework": options.framework,
-            "scenario": options.scenario,
-            "mode": options.mode,
-            "profile": options.profile,
-        }
-        self.sut = None  # the SUT of the latest LoadGen run (session.py sets it)
-        self.loadgen: threading.Event | None = None  # set when that run's StartTest has returned
-        self.current = None  # session.Current while a LoadGen run is in progress
-        self.cancelled = False  # asks the compute thread to stop at its next predict
-        self.worker: threading.Thread | None = None
-        self.work_done: threading.Event | None = None
-        self.started = time.perf_counter()
-
-    def worker_busy(self) -> bool:
-        return self.work_done is not None and not self.work_done.is_set()
-
-    def abort(self, status: str, reason: str, exit_code: int) -> InferAborted:
-        """Stop answering, record the run as `status` (no metric, no accuracy.json), build the exception."""
-        global _abandoned_work
-        self.cancelled = True
-        if self.sut is not None:
-            self.sut.abandon()
-        in_loadgen = self.loadgen is not None and not self.loadgen.is_set()
-        if self.worker_busy() and not in_loadgen:  # warm-up or probes: stops at its next predict
-            self.work_done.wait(CANCEL_WAIT_S)
-        running = self.worker_busy()
-        if running:
-            _abandoned_work = self.work_done
-        message = f"{reason} during {self.phase}"
-        if self.out_ready:
-            out = self.options.out
-            (out / "accuracy.json").unlink(missing_ok=True)
-            record = {
-                "status": status,
-                "reason": reason,
-                "phase": self.phase,
-                **self.identity,
-                "elapsed_s": time.perf_counter() - self.started,
-                "submittable": False,
-            }
-            atomic_write_text(out / "result.json", json.dumps(record, indent=2) + "\n", overwrite=True)
-            message += f"; {out / 'result.json'} records the run as {status}"
-        return InferAborted(message, status=status, exit_code=exit_code, loadgen_running=running)
 
 
 def _prepare_out(out: Path, force: bool) -> None:
@@ -268,11 +174,11 @@ def infer(options: InferOptions, impl: Implementation | NullImplementation | Non
     module docstring). Any other error after --out was prepared is recorded as "failed" in
     result.json and raised as it was.
     """
-    if _abandoned_work is not None and not _abandoned_work.is_set():
+    if abandoned_work_running():
         raise RuntimeError("an aborted LoadGen run is still running in this process; start a new process")
     if options.sut not in (None, *SUT_KINDS):
         raise UserError(f"sut {options.sut!r}: expected one of {', '.join(SUT_KINDS)}")
-    state = _RunState(options)
+    state = RunState(options)
     with _SignalTrap() as trap:
         try:
             return _infer(options, impl, state)
@@ -311,7 +217,7 @@ def build_implementation(options: InferOptions, task: Task) -> Implementation | 
     return load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
 
 
-def _infer(options: InferOptions, impl, state: _RunState) -> dict:
+def _infer(options: InferOptions, impl, state: RunState) -> dict:
     from levelfield.reference.harness.result_file import RunSetup, build_result
     from levelfield.reference.harness.session import Session
 
@@ -376,7 +282,7 @@ def _effective_settings(options: InferOptions, suite, task) -> dict:
     return eff
 
 
-def _write_accuracy(options: InferOptions, task, eval_labels, state: _RunState) -> dict:
+def _write_accuracy(options: InferOptions, task, eval_labels, state: RunState) -> dict:
     """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json;
     a log that cannot be scored aborts the run as failed."""
     from levelfield.ground.accuracy import score_accuracy_log
@@ -392,7 +298,7 @@ def _write_accuracy(options: InferOptions, task, eval_labels, state: _RunState) 
     return accuracy
 
 
-def _on_compute_thread(work, state: _RunState):
+def _on_compute_thread(work, state: RunState):
     """work() on a new thread while this (main) thread draws progress, watches the SUT and takes signals."""
     from levelfield.reference.harness.progress import LoadGenProgress
     from levelfield.reference.harness.session import SutFailed

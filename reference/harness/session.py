@@ -37,10 +37,11 @@ from levelfield.reference.harness import loadgen_config, sizing
 from levelfield.reference.harness import sut as sut_module
 from levelfield.reference.harness.loadgen_results import read_detail
 
-if TYPE_CHECKING:  # annotations only: runner.py imports this module inside a run, never the reverse
+if TYPE_CHECKING:
     import numpy as np
 
-    from levelfield.reference.harness.runner import InferOptions, _RunState
+    from levelfield.reference.harness.options import InferOptions
+    from levelfield.reference.harness.run_state import RunState
     from levelfield.reference.interface import Implementation
     from levelfield.reference.null_model import NullImplementation
 
@@ -116,7 +117,7 @@ class Session:
         weights: dict[str, np.ndarray],
         qsl: sut_module.SampleLibrary,
         respond_rows: sut_module.RespondRows,
-        state: _RunState,
+        state: RunState,
         *,
         max_predict_batch: int,
     ):

@@ -29,7 +29,8 @@ from levelfield.ground.errors import UserError
 from levelfield.ground.training_log import THROUGHPUT_ONLY_REASON
 
 if TYPE_CHECKING:
-    from levelfield.reference.harness.trainer import RunOutcome, TrainOptions
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.run_outcome import RunOutcome
     from levelfield.reference.interface import Recipe
     from levelfield.rules.loader import Task
 

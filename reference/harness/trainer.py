@@ -1,6 +1,7 @@
 """The time-to-accuracy trainer behind `levelfield train`.
 
-    from levelfield.reference.harness.trainer import TrainOptions, train
+    from levelfield.reference.harness.options import TrainOptions
+    from levelfield.reference.harness.trainer import train
     summary = train(TrainOptions(task_id="fmnist-resnet", framework="jax", out=Path("runs/fm"), profile="smoke"))
 
 The trainer owns timing, logging, evaluation cadence and the stop-at-target
@@ -29,7 +30,7 @@ import secrets
 import signal
 import socket
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -43,11 +44,13 @@ from levelfield.ground.registry import task_module
 from levelfield.ground.stats import spread, time_to_train
 from levelfield.ground.training_log import reaches_target
 from levelfield.reference.harness import throughput_only
+from levelfield.reference.harness.options import TrainOptions
 from levelfield.reference.harness.progress import EpochProgress
+from levelfield.reference.harness.run_outcome import RunOutcome
 from levelfield.reference.harness.runlog import NullLog, RunLog
 from levelfield.reference.harness.throughput import Throughput
 from levelfield.reference.harness.world import SINGLE
-from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 
 # Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
@@ -56,75 +59,6 @@ _GPU_DEVICE = re.compile(r"cuda|gpu", re.IGNORECASE)
 
 class RunInterrupted(BaseException):
     """SIGINT or SIGTERM arrived; BaseException so no `except Exception` in framework code swallows it."""
-
-
-@dataclass
-class TrainOptions:
-    task_id: str
-    framework: str
-    out: Path
-    profile: str = "submission"
-    runs: int | None = None  # default: the rules' run count for the profile
-    seed: int | None = None  # run i uses seed + i; default: a random base seed
-    seeds: list[int] | None = None  # every run's own seed, in order (replaying a result); overrides runs and seed
-    mode: str = COMPILED
-    org: str = "levelfield"
-    division: str = "closed"
-    system: dict | None = None  # a filled-in system description, for submission_platform/status
-    data_dir: str | None = None
-    rules_dir: str | None = None
-    rules_version: str | None = None
-    force: bool = False
-    save_weights: bool = False
-    overrides: dict = field(default_factory=dict)  # tunable hyperparameters (closed division)
-    stop_at_target: bool = True  # False: train all max_epochs (calibration curves; never a result)
-    # With stop_at_target False: stop once an eval reaches this value instead (calibration curves that
-    # reach past any target worth proposing, without paying for every remaining epoch; never a result).
-    calibration_stop: float | None = None
-    # N: a throughput-only run of exactly N optimizer steps, no evaluation, no target (never a result);
-    # None: a time-to-accuracy run
-    throughput_steps: int | None = None
-
-
-@dataclass(kw_only=True)
-class RunOutcome:
-    """One run's record: summary.json's `runs` entries are these, field by field, in this order."""
-
-    index: int
-    seed: int
-    status: str  # success | aborted
-    reason: str  # target reached | max epochs | interrupted | error | calibration stop | throughput only
-    epochs: int
-    time_to_train_s: float | None  # run_start -> run_stop, successful runs only
-    time_to_first_step_s: float
-    peak_rss_mib: float
-    evals: list = field(default_factory=list)  # [[epoch, value], ...]
-    log: str = ""
-    # Measured on GPUs only (None on a CPU-only machine): the framework's peak allocation,
-    # NVML's used memory at run_stop, and NVML's energy between run_start and run_stop.
-    peak_device_memory_mib: float | None = None
-    device_memory_used_mib: float | None = None
-    energy_j: float | None = None
-    # Throughput of the timed steps (reference/harness/throughput.py); None on ranks other than 0 and
-    # before the first timed step.
-    train_samples_per_s: float | None = None
-    step_time_ms: float | None = None
-
-    @classmethod
-    def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:
-        """A run's record before it has done anything: aborted by an interrupt, until run_one gets further
-        (run_start makes the reason "max epochs", the target makes it a success)."""
-        return cls(
-            index=index,
-            seed=seed,
-            status="aborted",
-            reason="interrupted",
-            epochs=0,
-            time_to_train_s=None,
-            time_to_first_step_s=0.0,
-            peak_rss_mib=0.0,
-            log=str(log_path) if log_path else "",
-        )
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ docs/reliability.md holds the figures of the latest run.
 | `mutate.py` | content defect classes per file kind (JSON, MLLOG, gzip, text, MANIFEST) |
 | `sweep.py` | every field of the example's files, and the hostile values put into them; which field an edit changed |
 | `fields.py` | the classified field table: per field, must an edit be caught and by which codes, or why it is free |
-| `cases.py` | one input: a class, a place, the edits, and what the checker must report |
+| `cases.py` | one input of a random class: its place, its edits, and what the checker must report |
+| `case.py` | `Case`, one input as cases.py and sweep.py make it |
 | `workspace.py` | the working copy: damage, reseal, restore |
 | `reuse.py` | parse results of untouched files reused across inputs (why it is sound: see there) |
 | `run.py` | the loop, the outcome of each input, the report |

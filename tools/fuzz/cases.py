@@ -22,11 +22,11 @@ LoadGen's summary text, are judged by no field: only a crash is wrong there.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
 from levelfield.checker.tree import MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES
 from levelfield.ground import layout as L
 from levelfield.tools.fuzz import mutate as M
+from levelfield.tools.fuzz.case import Case
 from levelfield.tools.fuzz.sweep import edit_expectation, random_sweep_case
 from levelfield.tools.fuzz.workspace import ManyFiles, Mkdir, Remove, Sparse, Special, Symlink, Workspace, Write
 
@@ -86,21 +86,6 @@ ODD_NAMES = (
     "run_1",
     "mlperf_log_detail.txt",
 )
-
-
-@dataclass
-class Case:
-    index: int
-    cls: str
-    target: str
-    edits: list = field(default_factory=list)
-    resealed: bool = False
-    expect: str = "fail"  # fail | any
-    codes: frozenset = frozenset()
-
-    def describe(self) -> str:
-        sealed = ", MANIFEST resealed" if self.resealed else ""
-        return f"input {self.index}: {self.cls} at {self.target!r}{sealed}"
 
 
 def make_case(rng: random.Random, ws: Workspace, cls: str, index: int = 0) -> Case:

@@ -37,7 +37,8 @@ from pathlib import Path
 from levelfield.checker.engine import INTERNAL_ERROR, check_tree
 from levelfield.checker.report import json_report, text_report
 from levelfield.ground.errors import UserError
-from levelfield.tools.fuzz.cases import ALL_CLASSES, CLI_FIRST, Case, make_case, random_class
+from levelfield.tools.fuzz.case import Case
+from levelfield.tools.fuzz.cases import ALL_CLASSES, CLI_FIRST, make_case, random_class
 from levelfield.tools.fuzz.reuse import ReusedParses
 from levelfield.tools.fuzz.sweep import all_sweep_cases
 from levelfield.tools.fuzz.workspace import Workspace

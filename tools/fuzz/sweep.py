@@ -22,16 +22,14 @@ import json
 import random
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from levelfield.ground import layout as L
 from levelfield.ground.parse import MLLOG_PREFIX, parse_json_text
 from levelfield.tools.fuzz import mutate as M
+from levelfield.tools.fuzz.case import Case
 from levelfield.tools.fuzz.fields import DROPPED, SHAPE_CODES, classify, judge, same
 from levelfield.tools.fuzz.workspace import Workspace, Write
-
-if TYPE_CHECKING:  # annotations only: cases.py imports this module
-    from levelfield.tools.fuzz.cases import Case
 
 # Raw JSON text: beyond a double, non-finite, empty, long, of another type, or a number as a string.
 HOSTILE_VALUES = (
@@ -223,8 +221,6 @@ def _lookup(node: Any, path: tuple) -> tuple[bool, Any]:
 
 
 def sweep_case(ws: Workspace, site: tuple, raw: str, index: int) -> Case:
-    from levelfield.tools.fuzz.cases import Case
-
     rel, line_index, path = site
     data = ws.base_files[rel]
     original = _get(json.loads(data) if line_index is None else _entry(ws, rel, line_index), path)

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
 from levelfield.ground.stats import shown_time_to_train
-from levelfield.tools.leaderboard.document import TABLE_KEY
 
 DASH = "–"  # an empty cell: the value does not exist (not zero)
+# The fields that make one table; document.py sorts the rows by them first, so a table's rows are adjacent.
+TABLE_KEY = ("rules_version", "division", "task")
 
 
 def number(value: float | None, digits: int = 4) -> str:

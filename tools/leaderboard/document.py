@@ -20,6 +20,8 @@ from levelfield.ground.determinism import rerun_note
 from levelfield.ground.errors import UserError
 from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welch_test
 from levelfield.tools.leaderboard.collect import CleanTree, Collected
+from levelfield.tools.leaderboard.columns import TABLE_KEY
+from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 from levelfield.tools.leaderboard.rows import inference_rows, training_rows
 
 SCHEMA_VERSION = "1.0"
@@ -28,7 +30,6 @@ SAME_SYSTEM = ("rules_version", "division", "org", "system", "task")
 # Training results are peers only on the same processes too: 1 process against 2 compares two layouts,
 # not two frameworks.
 TRAINING_PEERS = (*SAME_SYSTEM, "processes", "process_nodes")
-TABLE_KEY = ("rules_version", "division", "task")
 
 
 def _olympic(row: dict) -> float | None:
@@ -179,9 +180,7 @@ def tree_code_commit(tree: CleanTree) -> str | None:
 
 
 def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
-    # mlcommons imports columns, which imports this module: imported here, not at the top.
     from levelfield.ground.git_state import code_age, git_state
-    from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 
     builder = git_state()  # the checkout building this page
     training = [row for tree in collected.clean for row in training_rows(tree)]
