@@ -24,6 +24,7 @@ documents (conv kernels HWIO, dense kernels [in, out]). Each framework's
 from __future__ import annotations
 
 import abc
+import importlib
 import platform
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -130,6 +131,19 @@ class Implementation(abc.ABC):
         self.device = device  # subclasses resolve None to their best device and store its name
 
     @classmethod
+    def device_refusal(cls, device: str | None) -> str | None:
+        """Why this framework cannot compute on `device` (`--device`) here, in one line; None if it can (and
+        for None, the framework's own choice). The trainer and the runner ask before anything is written."""
+        if device is None:
+            return None
+        module, function = DEVICE_RESOLVERS[cls.framework]
+        try:
+            getattr(importlib.import_module(module), function)(device)
+        except DeviceUnavailable as e:
+            return str(e)
+        return None
+
+    @classmethod
     def refusal(cls, recipe: Recipe) -> str | None:
         """Why this implementation cannot run `recipe`, in one line; None if it can. The trainer asks before
         the first run, so a user's --set precision=... fails at once with the reason."""
@@ -213,6 +227,19 @@ def determinism_record(
 DEVICE_KINDS = ("cpu", "cuda")
 
 
+# Each framework's mapping of the neutral names to its own device (module, function), imported when asked.
+DEVICE_RESOLVERS = {
+    "pytorch": ("levelfield.reference.torch_parallel", "torch_device"),
+    "tensorflow": ("levelfield.reference.tf_parallel", "tf_device"),
+    "jax": ("levelfield.reference.jax_parallel", "local_device"),
+}
+
+
+class DeviceUnavailable(ValueError):
+    """`--device` names no device of this kind, or one this framework does not see here (the harness turns
+    it into one line for the user)."""
+
+
 def parse_device(requested: str) -> tuple[str, int | None]:
     """`--device`'s framework-neutral names: "cpu", "cuda" (the process's current GPU) or "cuda:N".
 
@@ -223,7 +250,7 @@ def parse_device(requested: str) -> tuple[str, int | None]:
     kind, sep, index = requested.partition(":")
     if kind in DEVICE_KINDS and (not sep or (kind == "cuda" and index.isdigit())):
         return kind, int(index) if sep else None
-    raise ValueError(f"device {requested!r}: expected cpu, cuda or cuda:N (N a GPU's index)")
+    raise DeviceUnavailable(f"device {requested!r}: expected cpu, cuda or cuda:N (N a GPU's index)")
 
 
 def device_record(

@@ -48,7 +48,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from levelfield.reference.interface import parse_device
+from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 DATA_AXIS = "data"  # the mesh axis every step's batch is split over
 
@@ -130,14 +130,16 @@ def local_device(name: str | None = None) -> jax.Device:
         return devices[name]
     try:
         kind, index = parse_device(name)
-    except ValueError:
-        raise ValueError(f"no JAX device named {name!r} (have {', '.join(devices)}; or cpu, cuda, cuda:N)") from None
+    except DeviceUnavailable:
+        raise DeviceUnavailable(
+            f"no JAX device named {name!r}: expected cpu, cuda or cuda:N, or one of JAX's ({', '.join(devices)})"
+        ) from None
     try:
         candidates = jax.local_devices(backend="gpu" if kind == "cuda" else "cpu")
     except RuntimeError:  # no such backend in this jaxlib (no CUDA plugin)
         candidates = []
     if (index or 0) >= len(candidates):
-        raise ValueError(f"device {name!r}: JAX sees {len(candidates)} {kind} device(s) here")
+        raise DeviceUnavailable(f"device {name!r}: JAX sees {len(candidates)} {kind} device(s) here")
     return candidates[index or 0]
 
 

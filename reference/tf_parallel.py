@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
-from levelfield.reference.interface import parse_device
+from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 _STRATEGY: tf.distribute.Strategy | None = None
 _DECIDE: Callable | None = None  # the traced broadcast of rank 0's flag
@@ -47,7 +47,7 @@ def tf_device(requested: str | None) -> str:
     if kind == "cpu":
         return "CPU:0"
     if (index or 0) >= len(gpus):
-        raise ValueError(f"device {requested!r}: TensorFlow sees {len(gpus)} GPU(s) here")
+        raise DeviceUnavailable(f"device {requested!r}: TensorFlow sees {len(gpus)} GPU(s) here")
     return gpus[index or 0]
 
 

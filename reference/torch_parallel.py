@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from levelfield.reference.interface import parse_device
+from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 _BYTES_PER_MIB = 2**20
 
@@ -52,7 +52,7 @@ def torch_device(requested: str | None) -> str:
     count = torch.cuda.device_count()
     index = torch.cuda.current_device() if index is None and count else index
     if index is None or index >= count:
-        raise ValueError(f"device {requested!r}: PyTorch sees {count} CUDA device(s) here")
+        raise DeviceUnavailable(f"device {requested!r}: PyTorch sees {count} CUDA device(s) here")
     return f"cuda:{index}"
 
 

@@ -7,15 +7,19 @@ and JAX's device queries and NVML's driver report, monkeypatched). The real path
 
 from __future__ import annotations
 
+import json
+
 import jax
 import pytest
 import torch
 
+from levelfield.ground.registry import load_implementation
 from levelfield.reference import interface, jax_steps, tf_steps, torch_steps
 from levelfield.reference.interface import parse_device
 from levelfield.reference.jax_parallel import local_device
 from levelfield.reference.tf_parallel import tf_device
 from levelfield.reference.torch_parallel import torch_device
+from tests.conftest import assert_user_error, run_cli
 
 FAKE_NVML = {"devices": [{"index": 0}], "driver_version": "580.159.04", "cuda_driver_version": "13.0"}
 
@@ -50,7 +54,7 @@ def test_a_gpu_asked_for_where_there_is_none_is_one_clear_error(resolve, framewo
 
 
 def test_a_jax_device_name_that_is_neither_is_refused():
-    with pytest.raises(ValueError, match="no JAX device named 'gpu0'"):
+    with pytest.raises(ValueError, match="no JAX device named 'gpu0': expected cpu, cuda or cuda:N, or one of"):
         local_device("gpu0")
 
 
@@ -117,3 +121,45 @@ def test_the_recorded_switches_say_tf32_is_off_in_every_framework():
     assert tf_steps.determinism_settings("compiled")["framework"]["tensor_float_32_execution"] is False
     assert jax_steps.determinism_settings("compiled")["framework"]["jax_default_matmul_precision"] == "highest"
     assert jax.config.jax_default_matmul_precision == jax_steps.FP32_MATMUL_PRECISION
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax"])
+def test_each_implementation_says_why_it_cannot_take_a_device(framework):
+    implementation = load_implementation("ctr-dlrm", framework)
+    assert implementation.device_refusal(None) is None and implementation.device_refusal("cpu") is None
+    assert "sees 0" in implementation.device_refusal("cuda:0")
+    assert "expected cpu, cuda or cuda:N" in implementation.device_refusal("gpu:0")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("train", "--framework", "pytorch", "--device", "cuda", "--runs", "1"),
+        ("infer", "--framework", "jax", "--device", "cuda:0", "--scenario", "offline", "--mode", "performance"),
+        ("infer", "--framework", "tensorflow", "--device", "gpu", "--scenario", "offline", "--mode", "accuracy"),
+    ],
+)
+def test_a_device_this_machine_lacks_is_one_line_before_anything_is_written(command, tmp_path):
+    result = run_cli(*command, "--task", "ctr-dlrm", "--profile", "smoke", "--out", str(tmp_path / "out"))
+    device = command[command.index("--device") + 1]
+    assert_user_error(result, f"--device {device}: device '{device}': ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_several_processes_take_no_device(tmp_path):
+    result = run_cli(
+        *("train", "--task", "ctr-dlrm", "--framework", "jax", "--device", "cpu", "--nproc", "2"),
+        *("--profile", "smoke", "--out", str(tmp_path / "out")),
+    )
+    assert_user_error(result, "--device cpu with --nproc 2 --nnodes 1: each rank computes on its own device")
+
+
+def test_an_inference_run_on_the_named_device_records_it(tmp_path):
+    result = run_cli(
+        *("infer", "--task", "ctr-dlrm", "--framework", "jax", "--device", "cpu", "--scenario", "offline"),
+        *("--mode", "performance", "--profile", "smoke", "--quiet", "--out", str(tmp_path / "out")),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    record = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert record["device"] == str(jax.local_devices(backend="cpu")[0])
+    assert record["determinism"]["device"]["kind"] == "cpu"

@@ -63,6 +63,16 @@ def add_trusted_keys_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_device_option(parser: argparse.ArgumentParser) -> None:
+    """--device for the commands that run a framework (train, infer): its framework-neutral names."""
+    parser.add_argument(
+        "--device",
+        metavar="D",
+        help="where the framework computes: cpu, cuda (the current GPU) or cuda:N (default: the first GPU "
+        "when the framework sees one, else the CPU; one process only: under --nproc each rank takes its own)",
+    )
+
+
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
     """--rules-dir / --rules-version, for every command that reads rules."""
     group = parser.add_argument_group("rules")

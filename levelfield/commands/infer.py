@@ -17,7 +17,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from levelfield.commands import add_command, add_rules_options
+from levelfield.commands import add_command, add_device_option, add_rules_options
 from levelfield.ground import host_load
 
 
@@ -93,6 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     mode.add_argument("--eager", dest="compile_mode", action="store_const", const="eager", help="eager execution")
     parser.set_defaults(compile_mode="compiled")
+    add_device_option(parser)
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
@@ -167,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         weights=args.weights,
         user_conf=args.user_conf,
         compile_mode=args.compile_mode,
+        device=args.device,
         force=args.force,
         data_dir=args.data_dir,
         rules_dir=args.rules_dir,

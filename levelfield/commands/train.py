@@ -14,7 +14,7 @@ import json
 import signal
 from pathlib import Path
 
-from levelfield.commands import add_command, add_rules_options
+from levelfield.commands import add_command, add_device_option, add_rules_options
 from levelfield.ground import host_load
 from levelfield.reference.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
@@ -83,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     mode.add_argument("--eager", dest="mode", action="store_const", const="eager", help="eager execution")
     parser.set_defaults(mode="compiled")
+    add_device_option(parser)
     parser.add_argument(
         "--set",
         dest="overrides",
@@ -152,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
     _check_throughput_only(args)
     layout = Layout(nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint)
     layout.check()
+    if args.device is not None and layout.world_size > 1:
+        raise UserError(
+            f"--device {args.device} with --nproc {args.nproc} --nnodes {args.nnodes}: each rank computes on its own "
+            "device (the launcher gives rank r GPU r where there are GPUs)",
+            hint="drop --device, or train in one process",
+        )
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
     if existing and not args.force:
         raise UserError(
@@ -171,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         runs=args.runs,
         seed=args.seed,
         mode=args.mode,
+        device=args.device,
         org=args.org,
         division=args.division,
         system=system,

@@ -32,6 +32,7 @@ class InferOptions:
     weights: Path | None = None  # None: init_weights(runner.INIT_WEIGHTS_SEED)
     user_conf: Path | None = None
     compile_mode: str = COMPILED
+    device: str | None = None  # --device: cpu, cuda or cuda:N; None: the framework's first GPU, else the CPU
     force: bool = False
     data_dir: str | None = None
     rules_dir: str | None = None
@@ -52,6 +53,7 @@ class TrainOptions:
     seed: int | None = None  # run i uses seed + i; default: a random base seed
     seeds: list[int] | None = None  # every run's own seed, in order (replaying a result); overrides runs and seed
     mode: str = COMPILED
+    device: str | None = None  # --device: cpu, cuda or cuda:N; None: the framework's first GPU, else the CPU
     org: str = "levelfield"
     division: str = "closed"
     system: dict | None = None  # a filled-in system description, for submission_platform/status

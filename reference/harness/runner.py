@@ -204,6 +204,12 @@ def _check_ids(suite, options: InferOptions) -> None:
         raise UserError(f"framework {NULL_FRAMEWORK!r} needs a cost model (--cost-per-call-us / --cost-per-sample-us)")
     if options.repeats is not None and options.repeats < 1:
         raise UserError(f"--repeats {options.repeats}: expected an integer >= 1")
+    if options.device is not None and options.framework != NULL_FRAMEWORK:
+        from levelfield.ground.registry import load_implementation
+
+        implementation = load_implementation(options.task_id, options.framework)
+        if refusal := implementation.device_refusal(options.device):
+            raise UserError(f"--device {options.device}: {refusal}")
 
 
 def build_implementation(options: InferOptions, task: Task) -> Implementation | NullImplementation:
@@ -214,7 +220,8 @@ def build_implementation(options: InferOptions, task: Task) -> Implementation | 
         return NullImplementation(task, options.null_cost)
     from levelfield.ground.registry import load_implementation
 
-    return load_implementation(options.task_id, options.framework)(Recipe.from_task(task), mode=options.compile_mode)
+    implementation = load_implementation(options.task_id, options.framework)
+    return implementation(Recipe.from_task(task), mode=options.compile_mode, device=options.device)
 
 
 def _infer(options: InferOptions, impl, state: RunState) -> dict:

@@ -167,6 +167,8 @@ class Trainer:
         refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
         if refusal:
             raise UserError(f"{self.task.path}: {refusal}")
+        if refusal := self.impl_class.device_refusal(options.device):
+            raise UserError(f"--device {options.device}: {refusal}")
         self.inputs_module = task_module(self.task, "inputs")
         self.metric_module = task_module(self.task, "metric")
         self.spec_module = task_module(self.task, "model_spec")
@@ -214,7 +216,7 @@ class Trainer:
             # Init, not timed: data, model, initial weights, compilation.
             self._header(log, seed, index)
             data = self._data(log)
-            impl = self.impl_class(self.recipe, mode=self.o.mode)
+            impl = self.impl_class(self.recipe, mode=self.o.mode, device=self.o.device)  # device_refusal: None
             weights = self._set_up(log, impl, data, seed)
             schedule = Schedule.for_run(self.recipe, self.settings, seed, len(data.train_labels))
             self._warm_up(outcome, impl, data, schedule, weights)
