@@ -49,8 +49,16 @@ def tick_text(value: float) -> str:
     return f"{value:,.0f}" if value >= 10_000 else f"{value:g}"
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+def short_label(label: str) -> str:
+    """`label` in at most LABEL_CHARS characters, its last word kept whole: a bar's label ends with what
+    tells it from its neighbours (the framework, in "org/system framework"), and the system names before it
+    are long and alike, so the cut comes out of them."""
+    if len(label) <= LABEL_CHARS:
+        return label
+    head, sep, last = label.rpartition(" ")
+    if not sep or len(last) > LABEL_CHARS // 2:
+        return label[: LABEL_CHARS - 1] + "…"
+    return head[: LABEL_CHARS - len(last) - 2].rstrip() + "… " + last
 
 
 def bar_chart(title: str, bars: list[Bar], *, unit: str, note: str = "") -> str:
@@ -87,7 +95,7 @@ def bar_chart(title: str, bars: list[Bar], *, unit: str, note: str = "") -> str:
             tip += f", 95% CI [{number(bar.low)}, {number(bar.high)}]"
         colour = COLOURS.get(bar.framework or "", OTHER_COLOUR)
         out.append(f"<g><title>{escape(tip)}</title>")
-        out.append(f'<text x="{LABEL_PX - 6}" y="{mid + 4}" text-anchor="end">{escape(_short(bar.label))}</text>')
+        out.append(f'<text x="{LABEL_PX - 6}" y="{mid + 4}" text-anchor="end">{escape(short_label(bar.label))}</text>')
         end = LABEL_PX
         if bar.value is not None:
             end = x(bar.value)
