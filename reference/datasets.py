@@ -30,6 +30,7 @@ import numpy as np
 
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import task_module
+from levelfield.reference import dataset_cache
 from levelfield.rules.loader import Task, display_path
 
 # dataset kind -> the task whose common/dataset.py reads it (`load(task, data_dir)`, `verify(task, data_dir)`).
@@ -192,6 +193,22 @@ def _generated_report(task, arrays: dict[str, np.ndarray]) -> DatasetReport:
     return DatasetReport(task.id, spec["name"], "generated", spec["generator"], (check,), hint)
 
 
+def _generated_checked(task: Task) -> tuple[dict[str, np.ndarray], DatasetReport]:
+    """A generated dataset and its digest check: from the on-disk cache when it holds arrays with the
+    rules' digest (reference/dataset_cache.py), else from the generator (then cached when they match)."""
+    cached = dataset_cache.read(task.dataset)
+    if cached is not None:
+        report = _generated_report(task, cached)
+        if report.ok:
+            return cached, report
+        dataset_cache.discard(task.dataset)  # damaged on disk: made again below
+    arrays = generate_arrays(task)
+    report = _generated_report(task, arrays)
+    if report.ok:
+        dataset_cache.write(task.dataset, arrays)
+    return arrays, report
+
+
 def load_dataset(task: Task, data_dir: str | None = None) -> dict[str, np.ndarray]:
     """The task's arrays by rules name, after checking them against the rules' SHA-256.
 
@@ -199,8 +216,8 @@ def load_dataset(task: Task, data_dir: str | None = None) -> dict[str, np.ndarra
     then $LEVELFIELD_DATA_DIR, then the rules' `default_dir`).
     """
     if task.dataset["kind"] == "generated":
-        arrays = generate_arrays(task)
-        _generated_report(task, arrays).raise_if_bad()
+        arrays, report = _generated_checked(task)
+        report.raise_if_bad()
         return arrays
     return _module_for(task).load(task, data_dir)
 
@@ -208,11 +225,11 @@ def load_dataset(task: Task, data_dir: str | None = None) -> dict[str, np.ndarra
 def load_verified(task: Task, data_dir: str | None = None) -> tuple[dict[str, np.ndarray], DatasetReport]:
     """The task's arrays and the report of their check, raised when bad (the trainer logs what it read).
 
-    A generated dataset is generated once: verifying and then loading it generated and hashed
-    ctr-dlrm-standard's 2^20 rows twice, seconds of every run's init on a CPU."""
+    A generated dataset is generated once (and kept on disk for the next process: dataset_cache.py):
+    verifying and then loading it generated and hashed ctr-dlrm-standard's 2^20 rows twice, seconds of
+    every run's init on a CPU."""
     if task.dataset["kind"] == "generated":
-        arrays = generate_arrays(task)
-        report = _generated_report(task, arrays)
+        arrays, report = _generated_checked(task)
         report.raise_if_bad()
         return arrays, report
     report = verify_dataset(task, data_dir)
@@ -221,7 +238,8 @@ def load_verified(task: Task, data_dir: str | None = None) -> tuple[dict[str, np
 
 
 def verify_dataset(task: Task, data_dir: str | None = None) -> DatasetReport:
-    """Check the task's data against the rules; mismatches are reported, not raised.
+    """Check the task's data against the rules; mismatches are reported, not raised. A generated dataset is
+    generated afresh (never read from the cache): what is checked is that the generator still makes it.
 
     A missing data folder or file raises `UserError` (there is nothing to compare).
     """
