@@ -261,3 +261,41 @@ def test_the_same_tree_judged_as_v41_names_interactive_unknown(tmp_path):
     unknown = [f for f in report.active if f.code == "MLI011"]
     assert sorted(f.path.rsplit("/", 1)[-1] for f in unknown) == ["Interactive", "llama3.1-8b-edge"]
     assert _rows(report)[("Acme", "llama2-70b-99", "Offline")]["value"] == 9000.0  # v4.1 reads tokens too
+
+
+@needs_corpus
+def test_the_leaderboard_ranks_llms_by_tokens_per_second_with_an_interactive_table(tmp_path):
+    import jsonschema
+
+    root = tmp_path / "inference_results_v5.1"
+    _llm_tree(root, "Acme", 9000.0)
+    _llm_tree(root, "Zeta", 12000.0)
+    result = run_cli("leaderboard", str(root), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, json.loads((REPO / "rules" / "schemas" / "leaderboard.schema.json").read_text()))
+    rows = doc["mlcommons_inference"]["rows"]
+    interactive = [r for r in rows if r["scenario"] == "Interactive"]
+    assert [(r["submitter"], r["metric"], r["value"]) for r in interactive] == [
+        ("Zeta", "tokens_per_s", 3000.0),
+        ("Acme", "tokens_per_s", 2250.0),
+    ]
+    assert {r["round"] for r in rows} == {"v5.1"} and not doc["excluded"]
+    markdown = run_cli("leaderboard", str(root), "--format", "md").stdout
+    assert "llama2-70b-99 · Interactive · MLCommons inference" in markdown and "12,000 tokens_per_s" in markdown
+
+
+@needs_corpus
+def test_the_leaderboard_leaves_out_a_result_with_errors_and_ranks_the_rest(tmp_path):
+    root = tmp_path / "inference_results_v5.1"
+    _llm_tree(root, "Acme", 9000.0)
+    zeta = _llm_tree(root, "Zeta", 12000.0)
+    txt = zeta / "results" / "box" / "llama2-70b-99" / "Offline" / "accuracy" / "accuracy.txt"
+    txt.write_text(LLAMA2_ACCURACY.replace("44.4542", "40.0"))  # ROUGE1 below 44.4312 x 0.99
+    doc = json.loads(run_cli("leaderboard", str(root), "--format", "json").stdout)
+    rows = doc["mlcommons_inference"]["rows"]
+    assert [r["submitter"] for r in rows if (r["model"], r["scenario"]) == ("llama2-70b-99", "Offline")] == ["Acme"]
+    (excluded,) = doc["excluded"]
+    assert excluded["path"].endswith("closed/Zeta/results/box/llama2-70b-99/Offline")
+    assert excluded["codes"] == {"MLI010": 1} and excluded["rules_version"].startswith("MLPerf Inference v5.1")
+    assert len(rows) == 9  # 10 results, 1 left out
