@@ -98,6 +98,9 @@ class Submission:
     prefix: str  # "" or "<division>/<submitter>/"
     results: list[Result] = field(default_factory=list)
     versions: dict[str, list[str]] = field(default_factory=dict)  # LoadGen version -> detail logs
+    # The tree's {folder: (sub-folder names, file names)}, shared by every submission: looking a folder's
+    # entries up, not scanning the tree per result, keeps a round of thousands of results linear.
+    listing: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict, repr=False)
 
 
 def load_rules() -> dict:
@@ -115,25 +118,29 @@ def _submissions(root: Path, tree: Tree) -> list[Submission]:
     else:
         parent = root.resolve().parent.name
         bases = [(parent if parent in DIVISIONS else None, root.resolve().name, "")]
-    out = []
-    for division, submitter, prefix in bases:
-        sub = Submission(division, submitter, prefix)
-        for d in sorted(tree.dirs):
-            parts = d[len(prefix) :].split("/") if d.startswith(prefix) else []
-            if len(parts) == 4 and parts[0] == "results":
-                system, model, scenario = parts[1:]
-                sub.results.append(
-                    Result(
-                        division,
-                        submitter,
-                        system,
-                        model,
-                        scenario,
-                        d,
-                        f"{prefix}compliance/{system}/{model}/{scenario}",
-                    )
-                )
-        out.append(sub)
+    listing = _listing(tree)
+    out = {prefix: Submission(division, submitter, prefix, listing=listing) for division, submitter, prefix in bases}
+    depth = 2 if "" not in out else 0  # the folders of <division>/<submitter>/, or of the root
+    for d in sorted(tree.dirs):
+        parts = d.split("/")
+        sub = out.get("".join(f"{p}/" for p in parts[:depth]))
+        if sub is not None and len(parts) == depth + 4 and parts[depth] == "results":
+            system, model, scenario = parts[depth + 1 :]
+            compliance = f"{sub.prefix}compliance/{system}/{model}/{scenario}"
+            sub.results.append(Result(sub.division, sub.submitter, system, model, scenario, d, compliance))
+    return list(out.values())
+
+
+def _listing(tree: Tree) -> dict[str, tuple[list[str], list[str]]]:
+    """{folder: (its sub-folders' names, its files' names)}, each sorted; "" is the root."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for index, paths in ((0, tree.dirs), (1, tree.files)):
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            out.setdefault(parent, ([], []))[index].append(name)
+    for dirs, files in out.values():
+        dirs.sort()
+        files.sort()
     return out
 
 
@@ -344,18 +351,9 @@ def _check_accuracy_log(tree: Tree, path: str, findings: list, *, required: bool
 def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submission) -> dict:
     """{TEST0x: PASS | FAIL | None} from each compliance test folder's verify_*.txt."""
     verdicts = {}
-    tests = sorted(
-        {
-            d.rsplit("/", 1)[1]
-            for d in tree.dirs
-            if d.startswith(result.compliance + "/") and d.count("/") == result.compliance.count("/") + 1
-        }
-    )
-    for test in tests:
+    for test in sub.listing.get(result.compliance, ([], []))[0]:
         folder = f"{result.compliance}/{test}"
-        verify = sorted(
-            p for p in tree.files if p.startswith(folder + "/verify_") and p.count("/") == folder.count("/") + 1
-        )
+        verify = [f"{folder}/{name}" for name in sub.listing.get(folder, ([], []))[1] if name.startswith("verify_")]
         if not verify:
             findings.append(
                 finding("MLI002", f"{folder}/verify_performance.txt", "missing: no verify_*.txt in the test folder")
