@@ -71,8 +71,8 @@ MLCOMMONS_AREAS = {
     "MLI": (
         "MLCommons Inference trees",
         "`levelfield check DIR` on an MLCommons Inference tree (`closed/`, `open/` or `network/` folders, or one\n"
-        "submitter folder) gives these instead of the checks above, with each result's metric computed from its\n"
-        "LoadGen detail log (docs/mlcommons.md).",
+        "submitter folder) gives these instead of the checks above, with each result's figure read from its\n"
+        "LoadGen detail log as the round's MLCommons submission checker reads it (docs/mlcommons.md).",
     ),
 }
 

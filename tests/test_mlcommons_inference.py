@@ -78,25 +78,27 @@ def test_the_corpus_reads_without_crashing_one_row_per_result():
     assert report.layout == "mlcommons-inference" and not report.failed
     assert {f.code for f in report.findings} == {"MLI006"}  # the truncated accuracy logs are not findings
     for row in report.scores:
-        assert row["division"] == "closed" and row["validity"] == "VALID"
-        assert row["accuracy"]["name"] == "accuracy" and 75 < row["accuracy"]["value"] < 77
+        assert row["division"] == "closed" and row["validity"] == "VALID" and row["errors"] == {}
+        assert row["accuracy"]["name"] == "acc" and 75 < row["accuracy"]["value"] < 77
         assert re.fullmatch(r"[0-9a-f]{64}", row["accuracy_hash"])
         assert row["compliance"] == {"TEST01": "PASS", "TEST04": "PASS", "TEST05": "PASS"}
 
 
 @needs_corpus
-def test_every_metric_equals_its_summary_files_value():
-    """The acceptance test: the metric computed from each detail log is the value its summary prints,
-    to the 6 significant digits LoadGen prints a double with in its detail log."""
+def test_every_loadgen_metric_equals_its_summary_files_value():
+    """The LoadGen metric levelfield computes from each detail log (as for its own runs) is the value its summary
+    prints, to the 6 significant digits LoadGen prints a double with in its detail log. The official figure is
+    another (test_mlcommons_inference_rounds.py)."""
     report = check_inference_tree(INFERENCE_V41)
     for row in report.scores:
         folder = INFERENCE_V41 / row["division"] / row["submitter"] / "results" / row["system"] / row["model"]
         text = (folder / row["scenario"] / "performance" / "run_1" / "mlperf_log_summary.txt").read_text()
         printed = float(SUMMARY_METRIC.search(text).group(1))
-        native = row["value"] * NS_PER_MS if row["metric"].endswith("_latency_ms") else row["value"]
+        latency = row["loadgen_metric"].endswith("_latency_ms")
+        native = row["loadgen_value"] * NS_PER_MS if latency else row["loadgen_value"]
         assert f"{native:.6g}" == f"{printed:.6g}", row
         assert (
-            row["metric"]
+            row["loadgen_metric"]
             == {
                 "SingleStream": "p90_latency_ms",
                 "MultiStream": "p99_latency_ms",
@@ -120,7 +122,7 @@ def test_nvidias_mixed_loadgen_versions_are_one_finding_naming_them():
 def test_the_cli_checks_an_inference_tree():
     result = run_cli("check", str(INFERENCE_V41), "--no-hints")
     assert result.returncode == 0, result.stderr
-    assert "p90_latency_ms" in result.stdout and "MLI006" in result.stdout
+    assert "latency_ms" in result.stdout and "MLI006" in result.stdout and "v4.1" in result.stdout
     data = json.loads(run_cli("check", str(INFERENCE_V41 / "closed" / "Lenovo"), "--format", "json").stdout)
     assert data["layout"] == "mlcommons-inference" and len(data["scores"]) == 3 and data["passed"]
 
@@ -247,7 +249,7 @@ def test_no_file_of_the_corpus_crashes_it_when_cut_short_or_garbled(tmp_path):
         data = path.read_bytes()
         path.write_bytes(data[: len(data) // 2] if i % 2 else b"\xff\xfe" + data[:100])
     report = check_inference_tree(folder)
-    assert report.failed and {f.code for f in report.findings} <= {f"MLI00{i}" for i in range(1, 10)}
+    assert report.failed and {f.code for f in report.findings} <= {f"MLI{i:03d}" for i in range(1, 13)}
 
 
 # --- the readers, on hand-written files ----------------------------------------------------------------------

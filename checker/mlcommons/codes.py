@@ -206,6 +206,42 @@ CODES = {
             "result with errors is not clean. Bad: `Loadgen built with uncommitted changes!`. Fix: remove the "
             "cause LoadGen names and run again.",
         ),
+        Code(
+            "MLI010",
+            "accuracy-below-target",
+            ERROR,
+            "What: a result's accuracy.txt, read as the round's MLCommons submission checker reads it (its regular "
+            "expression per metric, line by line), misses a bound the round sets for the benchmark "
+            "(rules/mlcommons/inference_vX.Y.yaml): a metric below reference x fraction (99% or 99.9% of the "
+            "reference), above an upper limit, or not stated at all. Why: the checker rejects such a result; the "
+            "published accuracy logs are truncated, so the figure in accuracy.txt is what it judges. Bad: "
+            "`accuracy=75.1%` for resnet in v4.1, where 76.46 x 0.99 = 75.6954 is the minimum. Fix: rerun the "
+            "accuracy run with the model and settings of the performance run, or submit to the open division.",
+        ),
+        Code(
+            "MLI011",
+            "unknown-benchmark-or-scenario",
+            ERROR,
+            "What: a results/<system>/<benchmark>/<scenario>/ folder the round's submission checker does not know: "
+            "a benchmark that is neither one of the round's models nor mapped to one (the round's model_mapping, "
+            "or the submitter's model_mapping.json), a scenario folder the round does not have, or a run LoadGen "
+            "logged as another scenario than its folder's (an Interactive folder holds a Server run). The finding "
+            "names what the round allows; the rest of the tree is judged as usual. Why: the round has no rule "
+            "for such a result, so it has no official figure. Bad: results/box/resnet50/Interactive/ in v4.1, "
+            "which knows SingleStream, MultiStream, Server and Offline. Fix: name the folder as the round does, "
+            "or check the tree against its own round (--mlcommons-ruleset).",
+        ),
+        Code(
+            "MLI012",
+            "round-not-covered",
+            ERROR,
+            "What: the MLPerf Inference round of the tree is not one levelfield holds rules for, or cannot be "
+            "told: no --mlcommons-ruleset, no folder named inference_results_vX.Y in the path and no LoadGen "
+            "version in any detail log. Why: which key holds a result's figure, and which accuracy it needs, "
+            "change from round to round; without the round no figure is official. Bad: inference_results_v3.1 "
+            "(levelfield holds v4.0 to v6.0). Fix: give the round with --mlcommons-ruleset, or add the round's "
+            "rules file transcribed from its checker.",
+        ),
     )
 }
 

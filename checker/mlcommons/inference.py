@@ -1,8 +1,9 @@
 """MLCommons Inference trees: every LoadGen log read robustly, each result scored from its detail log and checked.
 
-    report = check_inference_tree(Path("inference_results_v4.1"))
-    report.findings                  # MLI001-MLI009, each with file and line
+    report = check_inference_tree(Path("inference_results_v4.1"), ruleset=None)
+    report.findings                  # MLI001-MLI012, each with file and line
     report.scores                    # one row per (division, submitter, system, model, scenario)
+    report.rules_version             # "MLPerf Inference v4.1 (round from the path's folder inference_results_v4.1)"
 
 Layout: `<division>/<submitter>/` (or one submitter folder as the root) holding
 `results/<system>/<model>/<Scenario>/{performance/run_1/, accuracy/}`,
@@ -10,11 +11,15 @@ Layout: `<division>/<submitter>/` (or one submitter folder as the root) holding
 `measurements/` is not read. Files are read once, through the checker's
 bounded reader (no link followed, sizes capped).
 
-A result's metric is computed from its detail log (MLLOG lines) as levelfield
+Each result is read in two passes. The first reads every file and computes
+the run's LoadGen metric from its detail log (MLLOG lines) as levelfield
 computes it for its own runs (`levelfield.ground.metrics.scenario_metric` at
-the percentile LoadGen logged as effective_target_latency_percentile) and
-compared with the value the summary prints, within the precision either file
-prints. docs/mlcommons.md says what is checked and what is not.
+the percentile LoadGen logged as effective_target_latency_percentile), compared
+with the value the summary prints, within the precision either file prints.
+The second, once the round is known (`rounds.py`: --mlcommons-ruleset, the
+path, the LoadGen versions), takes the official figure and judges accuracy
+as that round's MLCommons checker does (`official.py`). docs/mlcommons.md says
+what is checked and what is not.
 """
 
 from __future__ import annotations
@@ -29,17 +34,17 @@ import levelfield.rules
 from levelfield.checker.engine import Report
 from levelfield.checker.findings import Finding
 from levelfield.checker.mlcommons import loadgen_files as lf
+from levelfield.checker.mlcommons import official
 from levelfield.checker.mlcommons.codes import CODES, finding
 from levelfield.checker.mlcommons.layout import DIVISIONS, INFERENCE
 from levelfield.checker.tree import Tree, read_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.loadgen_names import SCENARIO_NAMES, STREAM_SCENARIOS
 from levelfield.ground.metrics import NS_PER_MS, percentile_latency_ns, scenario_metric
-from levelfield.ground.parse import MllogFile, finite_number, parse_json, parse_mllog
+from levelfield.ground.parse import MllogFile, decode, finite_number, parse_json, parse_mllog
 
 # MLCommons' own run-length minimums (its mlperf.conf), kept as data beside levelfield's rules versions.
 RULES_FILE = Path(levelfield.rules.__file__).parent / "mlcommons" / "inference.yaml"
-RULES_VERSION = "MLCommons inference (LoadGen logs)"
 CODE_PREFIX = "MLI"
 SUMMARY, DETAIL = "mlperf_log_summary.txt", "mlperf_log_detail.txt"
 ACCURACY_LOG, ACCURACY_TXT = "mlperf_log_accuracy.json", "accuracy.txt"
@@ -75,7 +80,8 @@ class Result:
 class Run:
     """What one performance run's two logs say (None where they do not say it)."""
 
-    metric: str | None = None  # name with unit: p90_latency_ms, samples_per_s
+    scenario: str | None = None  # the scenario LoadGen ran (effective_scenario; else the folder's)
+    metric: str | None = None  # levelfield's metric, name with unit: p90_latency_ms, samples_per_s
     value: float | None = None  # from the detail log
     summary_value: float | None = None  # the summary's, in the metric's unit
     validity: str | None = None
@@ -92,6 +98,9 @@ class Submission:
     prefix: str  # "" or "<division>/<submitter>/"
     results: list[Result] = field(default_factory=list)
     versions: dict[str, list[str]] = field(default_factory=dict)  # LoadGen version -> detail logs
+    # The tree's {folder: (sub-folder names, file names)}, shared by every submission: looking a folder's
+    # entries up, not scanning the tree per result, keeps a round of thousands of results linear.
+    listing: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict, repr=False)
 
 
 def load_rules() -> dict:
@@ -109,25 +118,29 @@ def _submissions(root: Path, tree: Tree) -> list[Submission]:
     else:
         parent = root.resolve().parent.name
         bases = [(parent if parent in DIVISIONS else None, root.resolve().name, "")]
-    out = []
-    for division, submitter, prefix in bases:
-        sub = Submission(division, submitter, prefix)
-        for d in sorted(tree.dirs):
-            parts = d[len(prefix) :].split("/") if d.startswith(prefix) else []
-            if len(parts) == 4 and parts[0] == "results":
-                system, model, scenario = parts[1:]
-                sub.results.append(
-                    Result(
-                        division,
-                        submitter,
-                        system,
-                        model,
-                        scenario,
-                        d,
-                        f"{prefix}compliance/{system}/{model}/{scenario}",
-                    )
-                )
-        out.append(sub)
+    listing = _listing(tree)
+    out = {prefix: Submission(division, submitter, prefix, listing=listing) for division, submitter, prefix in bases}
+    depth = 2 if "" not in out else 0  # the folders of <division>/<submitter>/, or of the root
+    for d in sorted(tree.dirs):
+        parts = d.split("/")
+        sub = out.get("".join(f"{p}/" for p in parts[:depth]))
+        if sub is not None and len(parts) == depth + 4 and parts[depth] == "results":
+            system, model, scenario = parts[depth + 1 :]
+            compliance = f"{sub.prefix}compliance/{system}/{model}/{scenario}"
+            sub.results.append(Result(sub.division, sub.submitter, system, model, scenario, d, compliance))
+    return list(out.values())
+
+
+def _listing(tree: Tree) -> dict[str, tuple[list[str], list[str]]]:
+    """{folder: (its sub-folders' names, its files' names)}, each sorted; "" is the root."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for index, paths in ((0, tree.dirs), (1, tree.files)):
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            out.setdefault(parent, ([], []))[index].append(name)
+    for dirs, files in out.values():
+        dirs.sort()
+        files.sort()
     return out
 
 
@@ -168,16 +181,16 @@ def _check_run(tree: Tree, folder: str, scenario: str, findings: list, sub: Subm
         for lineno, why in problems:
             findings.append(finding("MLI001", summary_path, why, line=lineno or None))
     values = {} if log is None else log.values()
-    lower = LOWER_SCENARIO.get(scenario)
+    ran = _ran(values, scenario)
+    lower = LOWER_SCENARIO.get(ran)
     percentile = values.get("effective_target_latency_percentile") if lower in STREAM_SCENARIOS else None
-    name, value, native = _metric(
-        values, folder, scenario, percentile, detail_path if log is not None else None, findings
-    )
+    name, value, native = _metric(values, ran, percentile, detail_path if log is not None else None, findings)
     if summary is not None and log is not None:
         _compare(summary, summary_path, values, native, percentile, findings)
     validity, version = values.get("result_validity"), values.get("loadgen_version")
     validity_entry = None if log is None else log.last("result_validity")
     return Run(
+        scenario=ran,
         metric=name,
         value=value,
         summary_value=_summary_in_metric_unit(summary, lower),
@@ -189,15 +202,24 @@ def _check_run(tree: Tree, folder: str, scenario: str, findings: list, sub: Subm
     )
 
 
-def _metric(values: dict, folder: str, scenario: str, percentile, detail_path: str | None, findings: list) -> tuple:
+def _ran(values: dict, folder_scenario: str) -> str | None:
+    """The scenario LoadGen ran, as its detail log states it (effective_scenario), else the folder's name when
+    LoadGen has such a scenario; None when neither names one (an Interactive folder's run is a Server run)."""
+    logged = values.get("effective_scenario")
+    if isinstance(logged, str) and logged in LOWER_SCENARIO:
+        return logged
+    return folder_scenario if folder_scenario in LOWER_SCENARIO else None
+
+
+def _metric(values: dict, scenario: str | None, percentile, detail_path: str | None, findings: list) -> tuple:
     """(metric name with unit, value, value in the unit the summary prints: ns for latencies), as levelfield
     computes it for its own runs; findings on `detail_path` (None: no log, already a finding) when the log
     does not define it."""
     lower = LOWER_SCENARIO.get(scenario)
     if lower is None:
-        findings.append(
-            finding("MLI001", folder, f"unknown scenario folder {scenario!r}", expected=list(LOWER_SCENARIO))
-        )
+        if detail_path is not None:
+            why = "no effective_scenario naming a LoadGen scenario, and the folder's name is none either"
+            findings.append(finding("MLI001", detail_path, why, expected=list(LOWER_SCENARIO)))
         return None, None, None
     if lower in STREAM_SCENARIOS and not (finite_number(percentile) and 0 < percentile < 1):
         if detail_path is not None:
@@ -281,10 +303,11 @@ def _check_validity(result: Result, values: dict, line: int | None, findings: li
     )
 
 
-def _check_settings(result: Result, values: dict, rules: dict, findings: list) -> None:
+def _check_settings(result: Result, run: Run, rules: dict, findings: list) -> None:
+    scenario, values = run.scenario or result.scenario, run.values
     minimums = {
-        **rules["scenarios"].get(result.scenario, {}),
-        **rules.get("models", {}).get(result.model, {}).get(result.scenario, {}),
+        **rules["scenarios"].get(scenario, {}),
+        **rules.get("models", {}).get(result.model, {}).get(scenario, {}),
     }
     for rule, key in SETTINGS.items():
         if rule not in minimums or key not in values:
@@ -299,7 +322,7 @@ def _check_settings(result: Result, values: dict, rules: dict, findings: list) -
                 finding(
                     "MLI005",
                     f"{result.folder}/{RUN}/{DETAIL}",
-                    f"{key} {below} the {rules['ruleset']} minimum for {result.model} {result.scenario}{asked}",
+                    f"{key} {below} the {rules['ruleset']} minimum for {result.model} {scenario}{asked}",
                     found=value,
                     expected=f">= {minimums[rule]}",
                 )
@@ -307,11 +330,12 @@ def _check_settings(result: Result, values: dict, rules: dict, findings: list) -
 
 
 def _check_accuracy(tree: Tree, folder: str, findings: list, *, needs_metric: bool = True) -> dict:
-    """accuracy.txt's metrics and hash, and whether mlperf_log_accuracy.json is readable."""
+    """accuracy.txt's metrics, hash and text, and whether mlperf_log_accuracy.json is readable."""
     out: dict = {"metrics": {}, "hash": None}
     raw = _file(tree, f"{folder}/{ACCURACY_TXT}", findings)
     if raw is not None:
         out, problems = lf.parse_accuracy_txt(raw, needs_metric=needs_metric)
+        out["text"] = decode(raw)[0]
         for lineno, why in problems:
             findings.append(finding("MLI001", f"{folder}/{ACCURACY_TXT}", why, line=lineno or None))
     _check_accuracy_log(tree, f"{folder}/{ACCURACY_LOG}", findings, required=True)
@@ -327,18 +351,9 @@ def _check_accuracy_log(tree: Tree, path: str, findings: list, *, required: bool
 def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submission) -> dict:
     """{TEST0x: PASS | FAIL | None} from each compliance test folder's verify_*.txt."""
     verdicts = {}
-    tests = sorted(
-        {
-            d.rsplit("/", 1)[1]
-            for d in tree.dirs
-            if d.startswith(result.compliance + "/") and d.count("/") == result.compliance.count("/") + 1
-        }
-    )
-    for test in tests:
+    for test in sub.listing.get(result.compliance, ([], []))[0]:
         folder = f"{result.compliance}/{test}"
-        verify = sorted(
-            p for p in tree.files if p.startswith(folder + "/verify_") and p.count("/") == folder.count("/") + 1
-        )
+        verify = [f"{folder}/{name}" for name in sub.listing.get(folder, ([], []))[1] if name.startswith("verify_")]
         if not verify:
             findings.append(
                 finding("MLI002", f"{folder}/verify_performance.txt", "missing: no verify_*.txt in the test folder")
@@ -361,13 +376,14 @@ def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submissio
     return verdicts
 
 
-def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> tuple[list, dict]:
+def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> tuple[list, dict, official.Read]:
+    """The result's findings, its row (the official part still UNSCORED) and what the second pass needs."""
     findings: list[Finding] = []
     run = Run()
     if f"{result.folder}/{RUN}" in tree.dirs:
         run = _check_run(tree, f"{result.folder}/{RUN}", result.scenario, findings, sub)
         _check_validity(result, run.values, run.validity_line, findings)
-        _check_settings(result, run.values, rules, findings)
+        _check_settings(result, run, rules, findings)
         _check_accuracy_log(tree, f"{result.folder}/{RUN}/{ACCURACY_LOG}", findings, required=False)
     else:
         findings.append(finding("MLI002", f"{result.folder}/{RUN}", "missing: the scenario has no performance run"))
@@ -385,8 +401,11 @@ def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> t
         "system": result.system,
         "model": result.model,
         "scenario": result.scenario,
-        "metric": run.metric,
-        "value": run.value,
+        "folder": result.folder,
+        **official.UNSCORED,  # round, benchmark, field, metric, value, accuracy_judged: the second pass's
+        "loadgen_scenario": run.scenario,
+        "loadgen_metric": run.metric,
+        "loadgen_value": run.value,
         "summary_value": run.summary_value,
         "validity": run.validity,
         "loadgen_version": run.loadgen_version,
@@ -394,8 +413,11 @@ def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> t
         "accuracy": None if not metrics else {"name": next(iter(metrics)), "value": next(iter(metrics.values()))},
         "accuracy_hash": accuracy["hash"],
         "compliance": _check_compliance(tree, result, findings, sub),
+        "errors": {},
     }
-    return findings, row
+    read = official.Read(result.folder, f"{result.folder}/{RUN}/{DETAIL}", run.scenario, run.values)
+    read.accuracy_path, read.accuracy_text = f"{result.folder}/accuracy/{ACCURACY_TXT}", accuracy.get("text")
+    return findings, row, read
 
 
 def _mixed_versions(sub: Submission) -> list[Finding]:
@@ -432,29 +454,51 @@ def _systems(tree: Tree, sub: Submission) -> list[Finding]:
     return findings
 
 
-def check_inference_tree(root: Path) -> Report:
-    """Findings and scores of an MLCommons Inference tree (see the module docstring)."""
+def check_inference_tree(root: Path, ruleset: str | None = None) -> Report:
+    """Findings and scores of an MLCommons Inference tree (see the module docstring); `ruleset` names the round
+    (--mlcommons-ruleset: "4.1" or "v4.1"), else the path or the LoadGen versions tell it."""
     tree = read_tree(root)
     submissions = _submissions(Path(root), tree)
     if not any(sub.results for sub in submissions):
         raise UserError(f"{root}: no results/<system>/<model>/<Scenario>/ below a submitter folder")
     rules = load_rules()
-    report = Report(str(root), RULES_VERSION, sorted(c for c in CODES if c.startswith(CODE_PREFIX)))
+    report = Report(str(root), "", sorted(c for c in CODES if c.startswith(CODE_PREFIX)))
     for path, kind in tree.refused:
         report.findings.append(finding("MLI001", path, f"not read: {kind}"))
     if tree.truncated:
         report.findings.append(
             finding("MLI001", ".", "more files than the bounded reader reads: the rest were not checked")
         )
-    scores = []
+    scores, reads, mappings = [], [], []
     for sub in submissions:
         report.findings.extend(_systems(tree, sub))
+        mapping = official.model_mapping(tree.files, sub.prefix)
         for result in sub.results:
-            findings, row = _check_result(tree, result, rules, sub)
+            findings, row, read = _check_result(tree, result, rules, sub)
             report.findings.extend(findings)
             scores.append(row)
+            reads.append(read)
+            mappings.append(mapping)
         report.findings.extend(_mixed_versions(sub))
+    # The second pass: the round may only be known from the LoadGen versions of every detail log.
+    versions = sorted({version for sub in submissions for version in sub.versions})
+    report.rules_version, rnd, findings = official.the_round(Path(root), ruleset, versions)
+    report.findings.extend(findings)
+    seen = set()  # a benchmark folder the round does not know is one finding, not one per scenario
+    for row, read, mapping in zip(scores, reads, mappings, strict=True):
+        for f in official.score(rnd, row, read, mapping):
+            if (f.code, f.path, f.message) not in seen:
+                seen.add((f.code, f.path, f.message))
+                report.findings.append(f)
     report.findings.sort(key=Finding.sort_key)
+    for row, errors in zip(scores, official.owned(report.findings, scores)[0], strict=True):
+        row["errors"] = errors
     report.scores = scores
     report.layout = INFERENCE
     return report
+
+
+def unowned_errors(report: Report) -> list[Finding]:
+    """The active errors of an Inference report that no result owns (a file at the root, the round, a folder the
+    reader refused): they put the whole tree in doubt; a result's own errors leave out only that result."""
+    return official.owned(report.findings, report.scores)[1]

@@ -71,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--mlcommons-ruleset",
         metavar="X.Y.Z",
-        help="MLCommons trees: the ruleset (default: from a training_results_vX.Y folder in the path)",
+        help="MLCommons trees: the Training ruleset (4.0.0) or the Inference round (4.1) (default: from a "
+        "training_results_vX.Y or inference_results_vX.Y folder in the path; Inference: else the LoadGen version)",
     )
     parser.add_argument("--no-hints", action="store_true", help="text format: omit the hint lines")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
@@ -103,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if layout == INFERENCE:
         from levelfield.checker.mlcommons.inference import check_inference_tree
 
-        return _print(check_inference_tree(args.dir), args)
+        return _print(check_inference_tree(args.dir, args.mlcommons_ruleset), args)
     waivers = load_waivers(args.waivers) if args.waivers else []
     trusted_keys = read_trusted_keys(args.trusted_keys) if args.trusted_keys else None
     report = check_tree(

@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--mlcommons-ruleset",
         metavar="X.Y.Z",
-        help="MLCommons Training trees: the ruleset (default: from a training_results_vX.Y folder in the path)",
+        help="MLCommons trees: the Training ruleset (4.0.0) or the Inference round (4.1) (default: from a "
+        "training_results_vX.Y or inference_results_vX.Y folder in the path; Inference: else the LoadGen version)",
     )
     add_rules_options(parser)
     parser.set_defaults(func=run)

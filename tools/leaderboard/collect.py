@@ -9,7 +9,10 @@ A tree enters the tables only when `levelfield check` passes it (no active
 finding of severity error). Every other tree is kept with its finding codes so
 the page says why it is absent: a leaderboard that silently drops a submission
 cannot be audited. Warnings (e.g. REP003) do not exclude; they travel with the
-tree and are shown next to it.
+tree and are shown next to it. An MLCommons Inference tree is judged result by
+result: a result with errors of its own is listed as excluded (its folder and
+codes) and the tree's other results are ranked; errors no result owns exclude
+the tree.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ class ExcludedTree:
 
 @dataclass
 class MlcTree:
-    """An MLCommons Training tree that checked clean: the checker's report holds its scores."""
+    """An MLCommons tree that checked clean (Inference: each ranked result has no error of its own): the
+    checker's report holds its scores."""
 
     path: str
     report: Report
@@ -69,6 +73,12 @@ class Collected:
 
 def _code_counts(findings) -> dict[str, int]:
     return dict(sorted(Counter(f.code for f in findings).items()))
+
+
+def _inference_tree_errors(report: Report) -> list:
+    from levelfield.checker.mlcommons.inference import unowned_errors
+
+    return unowned_errors(report)
 
 
 def _checked_paths(paths: list[Path]) -> list[Path]:
@@ -111,9 +121,19 @@ def collect(
             from levelfield.checker.mlcommons.inference import check_inference_tree
             from levelfield.checker.mlcommons.training import check_training_tree
 
-            report = check_training_tree(path, mlcommons_ruleset) if layout == TRAINING else check_inference_tree(path)
+            if layout == TRAINING:
+                report = check_training_tree(path, mlcommons_ruleset)
+            else:
+                report = check_inference_tree(path, mlcommons_ruleset)
             warnings = _code_counts([f for f in report.active if f.severity != ERROR])
-            if report.failed:
+            if layout == INFERENCE and report.failed and not _inference_tree_errors(report):
+                # Only results have errors: each of them is left out, the rest of the tree is ranked.
+                for row in report.scores:
+                    if row["errors"]:
+                        where = str(Path(path) / row["folder"])
+                        out.excluded.append(ExcludedTree(where, report.rules_version, dict(row["errors"])))
+                out.mlcommons_inference.append(MlcTree(str(path), report, warnings))
+            elif report.failed:
                 out.excluded.append(ExcludedTree(str(path), report.rules_version, _code_counts(report.active)))
             else:
                 kept = out.mlcommons if layout == TRAINING else out.mlcommons_inference

@@ -82,8 +82,9 @@ SCENARIO = {
 # MLCommons Training rows (tools/leaderboard/mlcommons.py): the score and how it was reached; `task` holds
 # the benchmark, `org` the submitter, `rules_version` the MLCommons ruleset.
 MLCOMMONS = ("score_min", "scaling_factor", "rcp", "rcp_passed")
-# MLCommons Inference rows: `task` holds the model, `org` the submitter.
-MLCOMMONS_INFERENCE = ("scenario", "metric", "value", "validity", "loadgen_version", "compliance")
+# MLCommons Inference rows: `task` holds the model, `org` the submitter, `rules_version` the round; `value` is the
+# round's official figure, read from the detail-log key `field`.
+MLCOMMONS_INFERENCE = ("scenario", "metric", "value", "field", "validity", "loadgen_version", "compliance")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -169,6 +170,7 @@ def render_csv(doc: dict) -> str:
         lines.append(
             {
                 "table": "mlcommons-inference",
+                "rules_version": row.get("round"),
                 "task": row["model"],
                 "org": row["submitter"],
                 **{k: row[k] for k in ("id", "division", "system", "accuracy_metric", "accuracy", "source")},
