@@ -7,7 +7,7 @@ import pytest
 
 from conftest import run_cli
 from levelfield.ground.errors import UserError
-from levelfield.ground.registry import load_implementation, module_name, registered
+from levelfield.ground.registry import load_implementation, module_name, registered, task_package
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.reference.weights import check_weights, load_weights, save_weights
@@ -15,7 +15,10 @@ from levelfield.rules import load_suite
 
 
 def test_module_name_convention():
+    assert task_package("ctr-dlrm-standard") == "levelfield.reference.ctr_dlrm_standard"  # the one converter
     assert module_name("fmnist-resnet", "jax") == "levelfield.reference.fmnist_resnet.jax.implementation"
+    with pytest.raises(ValueError, match="expected a task id"):
+        task_package("Ctr_DLRM")
 
 
 def test_registered_covers_every_task_and_framework():

@@ -1,15 +1,17 @@
 """Which code serves which task (x framework), imported only when asked for.
 
-    from levelfield.ground.registry import load_implementation, registered, task_module
+    from levelfield.ground.registry import load_implementation, registered, task_module, task_package
     cls = load_implementation("ctr-dlrm", "jax")   # imports jax now, not before
     metric = task_module(task, "metric")           # reference/ctr_dlrm/common/metric.py (numpy only)
+    task_package("ctr-dlrm")                       # "levelfield.reference.ctr_dlrm"
 
 The registry is a naming convention, not a table to keep in sync: the
 implementation of task T in framework F is the class `Implementation` in
 `levelfield.reference.<T with _>.<F>.implementation`, and the task's
 framework-neutral parts (`inputs`, `metric`, `model_spec`, `dataset`) are the
 modules of `levelfield.reference.<T with _>.common`. This is the one place
-those module paths are built; every stage asks here. Importing this module
+those module paths are built, from the one converter of a task id to its
+package (`task_package`); every stage asks here. Importing this module
 (or the CLI, or the checker) never imports a framework.
 """
 
@@ -41,7 +43,12 @@ COMMON_PARTS = ("inputs", "metric", "model_spec", "dataset")
 _TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
-def _package(task_id: str) -> str:
+def task_package(task_id: str) -> str:
+    """The package of a task's code: `fmnist-resnet` -> `levelfield.reference.fmnist_resnet`.
+
+    The one converter from task id to package name: every module path of a task is built from it here,
+    and any other stage that needs one asks here. ValueError for a malformed id.
+    """
     if not isinstance(task_id, str) or not _TASK_ID.fullmatch(task_id):
         raise ValueError(f"task id {task_id!r}: expected a task id such as 'ctr-dlrm'")
     return f"levelfield.reference.{task_id.replace('-', '_')}"
@@ -49,7 +56,7 @@ def _package(task_id: str) -> str:
 
 def module_name(task_id: str, framework: str) -> str:
     """The module holding task_id's `Implementation` in `framework`."""
-    return f"{_package(task_id)}.{framework}.implementation"
+    return f"{task_package(task_id)}.{framework}.implementation"
 
 
 def task_module(task: str | Task, part: str) -> ModuleType:
@@ -61,7 +68,7 @@ def task_module(task: str | Task, part: str) -> ModuleType:
     task_id = getattr(task, "id", task)
     if part not in COMMON_PARTS:
         raise ValueError(f"task part {part!r}: expected one of {', '.join(COMMON_PARTS)}")
-    name = f"{_package(task_id)}.common.{part}"
+    name = f"{task_package(task_id)}.common.{part}"
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as e:
