@@ -4,8 +4,8 @@
     self.place = placement(device)                     # OneDevice in one process, DataParallel in N
     self.state = self.place.replicate(state)           # parameters, optimizer state, training data
     self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
-    state, loss = self._step(state, data, self.place.batch(rows), self.place.replicate(lr))
-    logits = self._forward(self.place.local(params), x)  # predict: this process's copy, no collective
+    state, loss = self._step(state, *data, self.place.batch(rows), self.place.replicate(lr))  # jax_steps.run_steps
+    logits = self._forward(apply_fn, self.place.local(params), x)  # predict: this process's copy, no collective
 
 One process keeps every array on one device, as the implementations always
 did. With N processes (`levelfield/launch/`: each rank calls
