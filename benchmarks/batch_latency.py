@@ -46,18 +46,15 @@ QUICK = Config(largest_batch=8)
 
 def measure(task_id: str, framework: str, largest_batch: int | None) -> dict:
     """In the child: {"framework_version", "costs": [BatchCost as dict, ...]} on one worker thread."""
-    import importlib
     import threading
     from dataclasses import asdict
 
-    from levelfield.ground.registry import load_implementation
+    from levelfield.ground.registry import load_implementation, task_module
     from levelfield.reference.harness import runner, sizing
     from levelfield.reference.interface import Recipe
 
     task = runner.cached_suite(None, None).task(task_id)
-    common = f"levelfield.reference.{task.package}.common"
-    inputs_module = importlib.import_module(f"{common}.inputs")
-    spec = importlib.import_module(f"{common}.model_spec")
+    inputs_module, spec = task_module(task, "inputs"), task_module(task, "model_spec")
     inputs, _ = runner.cached_eval_set(None, None, task_id, None, task.eval_samples)
     impl = load_implementation(task_id, framework)(Recipe.from_task(task))
     largest = largest_batch or inputs_module.MAX_PREDICT_BATCH

@@ -37,7 +37,6 @@ they are measured; nothing is asserted on them.
 
 from __future__ import annotations
 
-import importlib
 import json
 import tempfile
 import threading
@@ -121,7 +120,7 @@ class Bench:
 
     def __init__(self, task_id: str, framework: str, config: Config | None, workdir: Path):
         """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
-        from levelfield.ground.registry import load_implementation
+        from levelfield.ground.registry import load_implementation, task_module
         from levelfield.reference.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.null_model import CostModel, NullImplementation
@@ -129,9 +128,7 @@ class Bench:
         self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
         suite = runner.cached_suite(None, None)
         self.task = suite.task(task_id)
-        common = f"levelfield.reference.{self.task.package}.common"
-        self.inputs_module = importlib.import_module(f"{common}.inputs")
-        self.spec = importlib.import_module(f"{common}.model_spec")
+        self.inputs_module, self.spec = task_module(self.task, "inputs"), task_module(self.task, "model_spec")
         n_eval = int(self.task.dataset["eval_samples"])
         self.inputs, _ = runner.cached_eval_set(None, None, task_id, None, n_eval)
         self.n = n_eval

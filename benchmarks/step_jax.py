@@ -68,31 +68,15 @@ def _ctr_loss(params, state, data, rows):
     return optax.sigmoid_binary_cross_entropy(logits, labels[rows]).mean()
 
 
-# Per task: the training arrays, the loss the implementation's _train_step differentiates, and how its
-# jitted step is called (fmnist-resnet's and seq-transformer's take the arrays apart, ctr-dlrm's as a tuple).
-TASKS: dict[str, tuple[Callable, Callable, Callable]] = {
-    "fmnist-resnet": (
-        lambda impl: (impl.train_images, impl.train_labels),
-        _fmnist_loss,
-        lambda impl, state, data, rows, lr: impl._step(state, *data, rows, lr),
-    ),
-    "seq-transformer": (
-        lambda impl: (impl.train_tokens, impl.train_labels),
-        _seq_loss,
-        lambda impl, state, data, rows, lr: impl._step(state, *data, rows, lr),
-    ),
-    "ctr-dlrm": (
-        lambda impl: impl._train,
-        _ctr_loss,
-        lambda impl, state, data, rows, lr: impl._step(state, data, rows, lr),
-    ),
-}
+# Per task: the loss the implementation's _train_step differentiates; the step takes the implementation's
+# training arrays (`impl.train_data`) as run_steps gives them, `_step(state, *data, rows, lr)`.
+TASKS: dict[str, Callable] = {"fmnist-resnet": _fmnist_loss, "seq-transformer": _seq_loss, "ctr-dlrm": _ctr_loss}
 
 
 class JaxParts:
     def __init__(self, impl: Implementation, task_id: str):
-        data, loss, self._call_step = TASKS[task_id]
-        self.impl, self.data = impl, data(impl)
+        loss = TASKS[task_id]
+        self.impl, self.data = impl, impl.train_data
         self.forward = jax.jit(loss)
         self.forward_backward = jax.jit(jax.value_and_grad(loss))
 
@@ -110,7 +94,7 @@ class JaxParts:
         return 1000 * (time.perf_counter() - started) / len(rows)
 
     def _full_step(self, rows, lr):
-        self.impl.state, loss = self._call_step(self.impl, self.impl.state, self.data, rows, lr)
+        self.impl.state, loss = self.impl._step(self.impl.state, *self.data, rows, lr)
         return loss
 
     def time_parts(self, rows: np.ndarray, lrs: np.ndarray) -> dict[str, float]:

@@ -57,18 +57,19 @@ def _ctr_loss(impl: Implementation, dense, sparse, labels, rows):
     return impl.loss_fn(tf.gather(labels, rows), impl.model(batch, training=True))
 
 
-# Per task: the training tensors the implementation's step takes, its row index dtype, and its loss.
-TASKS: dict[str, tuple[Callable, type, Callable]] = {
-    "fmnist-resnet": (lambda impl: (impl.train_images, impl.train_labels), np.int32, _images_loss),
-    "seq-transformer": (lambda impl: (impl.train_tokens, impl.train_labels), np.int32, _images_loss),
-    "ctr-dlrm": (lambda impl: impl._train, np.int64, _ctr_loss),
+# Per task: its row index dtype and its loss; the step takes the implementation's training tensors
+# (`impl.train_data`), as run_steps gives them.
+TASKS: dict[str, tuple[type, Callable]] = {
+    "fmnist-resnet": (np.int32, _images_loss),
+    "seq-transformer": (np.int32, _images_loss),
+    "ctr-dlrm": (np.int64, _ctr_loss),
 }
 
 
 class TfParts:
     def __init__(self, impl: Implementation, task_id: str):
-        data, self.index_dtype, loss = TASKS[task_id]
-        self.impl, self.data = impl, data(impl)
+        self.index_dtype, loss = TASKS[task_id]
+        self.impl, self.data = impl, impl.train_data
 
         def forward(*args):
             return loss(impl, *args)

@@ -7,7 +7,6 @@ t.spec.init_weights(0); t.metric.score(logits, labels)
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -35,10 +34,10 @@ class TaskKit:
 
 
 def load_task(task_id: str, profile: str) -> TaskKit:
+    from levelfield.ground.registry import task_module
     from levelfield.rules import load_suite
 
     suite = load_suite()
     suite.check_id("profile", profile)
     task = suite.task(task_id).for_profile(profile)
-    common = f"levelfield.reference.{task.package}.common"
-    return TaskKit(task, *(importlib.import_module(f"{common}.{name}") for name in ("inputs", "metric", "model_spec")))
+    return TaskKit(task, *(task_module(task, part) for part in ("inputs", "metric", "model_spec")))

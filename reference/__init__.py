@@ -15,6 +15,8 @@
     harness/         the trainer and the LoadGen runner; no framework imports
     <task>/common/   framework-neutral task code: dataset, inputs, metric, model spec
     <task>/<framework>/  model.py, weights.py, implementation.py
+    <task>/__init__.py   REUSES: the task whose code a standard task reuses; its parts fill what the
+                     task's own folders lack (the registry's task_module; no file only re-exports)
 
 Only `datasets.py`, `synthetic.py` and `<task>/common/` may be imported by the
 checker: they are numpy only. The registry that finds implementations and

@@ -4,8 +4,8 @@
     self.place = placement(device)                     # OneDevice in one process, DataParallel in N
     self.state = self.place.replicate(state)           # parameters, optimizer state, training data
     self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
-    state, loss = self._step(state, data, self.place.batch(rows), self.place.replicate(lr))
-    logits = self._forward(self.place.local(params), x)  # predict: this process's copy, no collective
+    state, loss = self._step(state, *data, self.place.batch(rows), self.place.replicate(lr))  # jax_steps.run_steps
+    logits = self._forward(apply_fn, self.place.local(params), x)  # predict: this process's copy, no collective
 
 One process keeps every array on one device, as the implementations always
 did. With N processes (`levelfield/launch/`: each rank calls
@@ -49,6 +49,17 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from levelfield.reference.interface import DeviceUnavailable, parse_device
+
+# fp32 means fp32 on a GPU too: XLA:GPU computes float32 dots and convolutions in TF32 at JAX's "default"
+# matmul precision (Ampere and later), which the equivalence tolerances and the other frameworks' fp32
+# would not match. "highest" asks for full float32 there; bf16/fp16 operands stay in their dtype, so mixed
+# precision is untouched. Set once, as this module is imported: before any JAX computation of a
+# process, so that no program is compiled under another setting (a rank joining jax.distributed compiles
+# its collectives before it imports an implementation: set later, the new key would recompile them
+# inside the timed run, which tests/test_jax_parallel.py catches). Logged by jax_steps.determinism_settings.
+# No effect on XLA:CPU, which computes float32 in float32 at every setting.
+FP32_MATMUL_PRECISION = "highest"
+jax.config.update("jax_default_matmul_precision", FP32_MATMUL_PRECISION)
 
 DATA_AXIS = "data"  # the mesh axis every step's batch is split over
 

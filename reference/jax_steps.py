@@ -1,8 +1,9 @@
 """What the JAX implementations share: the `train_steps` loop (one jitted step per batch, one host sync
-per call), `host_rows`, the host-side cut of a chunked predict's padded outputs, and `determinism_settings`.
+per call), the `TrainState` their module-level steps take, `host_rows`, the host-side cut of a chunked
+predict's padded outputs, and `determinism_settings`.
 
-    step = lambda state, rows, lr: self._step(state, self.train_images, self.train_labels, rows, lr)
-    self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
+    self.state, losses = run_steps(self._step, self.state, self.train_data, batch_indices, learning_rates, self.place)
+    self.state, losses = run_steps(self._step, self.state, (), ..., batches=self.pipeline.batches(...))  # a pipeline
     return host_rows([forward(params, pad_rows(x[a:b], size)) for a, b, size in chunks], chunks)
 
 The trainer calls `train_steps` with chunks of varying length (the progress
@@ -13,7 +14,18 @@ compiles a small XLA program for every new chunk length, and those
 compilations would land inside run_start..run_stop and be timed as training
 (`tests/test_no_recompile.py` checks that none happens). `place`
 (reference/jax_parallel.py) puts them on the one device, or, with N
-processes, makes this rank's rows its part of the global batch.
+processes, makes this rank's rows its part of the global batch. A task whose
+batches come from an input pipeline (image-resnet50-standard) hands its
+batches over instead, each placed the same way.
+
+`TrainState` is Flax's (params, optimizer state, `apply_fn`, `tx`) with the
+loss beside them (`loss_fn`), all three static: each implementation's hooks
+build them (`_build_model`, `_build_optimizer`, `_build_loss`), and its
+module-level `_train_step(state, *data, rows, lr)` finds everything in the
+state, as the Flax examples' `train_step(state, batch)` does. The state's
+static parts are part of the jit cache's key: an implementation whose hooks
+return the same objects in every instance (seq-transformer's) shares one
+compiled step among them.
 
 `determinism_settings(mode)` is every JAX implementation's record of the switches that decide whether
 a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
@@ -22,41 +34,58 @@ a rerun repeats a run bit for bit; the trainer logs it (levelfield_determinism).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from flax import linen as nn
+from flax import struct
+from flax.training import train_state
 from flax.training.dynamic_scale import DynamicScale
 
 from levelfield.ground.accelerators import cuda_version_text
 from levelfield.reference.interface import determinism_record, device_record
 from levelfield.reference.jax_parallel import DataParallel, OneDevice
 
-# fp32 means fp32 on a GPU too: XLA:GPU computes float32 dots and convolutions in TF32 at JAX's "default"
-# matmul precision (Ampere and later), which the equivalence tolerances and the other frameworks' fp32
-# would not match. "highest" asks for full float32 there; bf16/fp16 operands stay in their dtype, so mixed
-# precision is untouched. Set once, as any JAX implementation is imported; logged by determinism_settings.
-# No effect on XLA:CPU, which computes float32 in float32 at every setting.
-FP32_MATMUL_PRECISION = "highest"
-jax.config.update("jax_default_matmul_precision", FP32_MATMUL_PRECISION)
+
+class TrainState(train_state.TrainState):
+    """Flax's TrainState with the training loss `loss_fn(logits, labels) -> mean loss`, static as `apply_fn`
+    and `tx` are (an implementation's `_build_loss`)."""
+
+    loss_fn: Callable = struct.field(pytree_node=False)
+
+
+def softmax_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
+    """Mean softmax cross-entropy of logits [..., classes] against int labels [...] (fmnist-resnet's over the
+    batch, seq-transformer's over every position of it)."""
+    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
 
 
 def run_steps(
-    step: Callable[[Any, jax.Array, jax.Array], tuple[Any, jax.Array]],
+    step: Callable[..., tuple[Any, jax.Array]],
     state: Any,
+    data: tuple[jax.Array, ...],
     batch_indices: np.ndarray,
     learning_rates: np.ndarray,
     place: OneDevice | DataParallel,
+    batches: Iterable[tuple[np.ndarray, ...]] | None = None,
 ) -> tuple[Any, np.ndarray]:
-    """(state after every step, float32 losses [steps]); `step(state, rows, lr) -> (state, loss)` is jitted."""
+    """(state after every step, float32 losses [steps]); `step(state, *data, rows, lr) -> (state, loss)` is the
+    (jitted) train step, `data` the training arrays it gathers its rows from.
+
+    `batches`: one batch per row of `batch_indices`, in order, as an input pipeline yields them (a tuple of
+    host arrays each, placed as the rows would be); the step then gets `step(state, *data, *batch, lr)`.
+    """
     rows = np.asarray(batch_indices, np.int32)  # [steps, batch]; the training sets have < 2**31 rows
     lrs = np.asarray(learning_rates, np.float32)  # [steps]
+    if batches is None:
+        batches = ((step_rows,) for step_rows in rows)
     losses = []
-    for step_rows, lr in zip(rows, lrs, strict=True):
-        state, loss = step(state, place.batch(step_rows), place.replicate(lr))
+    for batch, lr in zip(batches, lrs, strict=True):
+        state, loss = step(state, *data, *(place.batch(part) for part in batch), place.replicate(lr))
         losses.append(loss)
     # The one host sync of the call: every loss at once, as numpy (no device-side stack to compile).
     return state, np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))

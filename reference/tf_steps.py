@@ -1,8 +1,8 @@
 """The TensorFlow implementations' `train_steps` loop, shared: one compiled step per batch, one host sync per call.
 
-    return run_steps(self._step, (self.train_images, self.train_labels), batch_indices, learning_rates,
-                     self.device, np.int32)
+    return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int32)
     self._step = train_step(self._gradients, self._apply, compiled)   # (*data, rows, lr) -> loss
+    return run_steps(self._step, (), ..., batches=self.pipeline.batches(batch_indices, plans))  # a pipeline
 
 The trainer calls `train_steps` with the chunks of its progress bar (the
 first 1/20 of an epoch, later ones about a second of steps; progress.py), so a
@@ -11,6 +11,8 @@ call's fixed cost counts. No `tf.data` pipeline feeds the step: one per call
 `levelfield train` 16% slower than one call per epoch on ctr-dlrm (benchmarks:
 trainer). The indices and rates are tiny, so they are made tensors once per
 call on the host and split there, and a Python loop calls the step per batch.
+A task whose batches come from an input pipeline (image-resnet50-standard's
+tf.data, built once and iterated across calls) hands its batches over instead.
 
 `train_step(gradients, apply, compiled)` makes that step from its two halves: in one process the
 whole step is one XLA program, as before; under `levelfield train --nproc N` (reference/tf_parallel.py)
@@ -26,7 +28,7 @@ whether a rerun repeats a run bit for bit; the trainer logs it (levelfield_deter
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import tensorflow as tf
@@ -52,14 +54,21 @@ def run_steps(
     learning_rates: np.ndarray,
     device: str,
     index_dtype: type[np.integer],
+    batches: Iterable[tuple[tf.Tensor, ...]] | None = None,
 ) -> np.ndarray:
-    """float32 losses [steps]; `step(*data, rows, lr) -> loss` is the (compiled) train step."""
+    """float32 losses [steps]; `step(*data, rows, lr) -> loss` is the (compiled) train step.
+
+    `batches`: one batch per row of `batch_indices`, in order, as an input pipeline yields them (a tuple of
+    tensors each); the step then gets `step(*data, *batch, lr)` instead of the rows.
+    """
     if len(batch_indices) == 0:
         return np.zeros(0, np.float32)
-    rows = tf.unstack(tf.constant(np.asarray(batch_indices, index_dtype)))  # [batch] per step, on the host
+    if batches is None:
+        rows = tf.unstack(tf.constant(np.asarray(batch_indices, index_dtype)))  # [batch] per step, on the host
+        batches = [(step_rows,) for step_rows in rows]
     rates = tf.unstack(tf.constant(np.asarray(learning_rates, np.float32)))
     with tf.device(device):
-        losses = [step(*data, step_rows, lr) for step_rows, lr in zip(rows, rates, strict=True)]
+        losses = [step(*data, *batch, lr) for batch, lr in zip(batches, rates, strict=True)]
     return tf.stack(losses).numpy().astype(np.float32)  # the one host sync: every loss at once
 
 

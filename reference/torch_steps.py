@@ -1,18 +1,25 @@
 """The PyTorch implementations' `train_steps` loop, shared: one fused optimizer step per batch, one host sync per call.
 
-    return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
+    return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler)
+    return run_steps(self._loss, ..., batches=self.pipeline.batches(batch_indices, plans))  # an input pipeline
 
 Each implementation supplies only what differs per task: `_loss(rows)`, which
 gathers the batch of those training rows (already on the device) and returns
 the mean loss of the (possibly torch.compile'd) model on it. The loop sets the
 step's learning rate as a Python float in every param group, so a new rate
 never recompiles anything, and runs the implementation's optimizer step
-(torch's fused kernels) outside the compiled region.
+(torch's fused kernels) outside the compiled region. A task whose batches come
+from an input pipeline (image-resnet50-standard) hands its batches over
+instead, and `_loss(batch)` gets each in turn.
+
+`ENOUGH_GRAPHS` raises Dynamo's graph limit around the calls that compile one
+graph per padded predict size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,32 +43,40 @@ def _fp32_means_fp32() -> None:
 
 _fp32_means_fp32()
 
+# Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager beyond it;
+# compiled mode needs up to 11 predict buckets + the training graph (+ test shapes). A decorator (re-entrant).
+ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
+
 
 def run_steps(
-    loss: Callable[[torch.Tensor], torch.Tensor],
+    loss: Callable[[Any], torch.Tensor],
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
     batch_indices: np.ndarray,
     learning_rates: np.ndarray,
     device: str | torch.device,
     scaler: torch.amp.GradScaler | None = None,
+    batches: Iterable | None = None,
 ) -> np.ndarray:
     """float32 losses [steps]; `loss(rows) -> scalar tensor` is the mean loss of the batch of int64 `rows` [batch].
 
     `scaler` (fp16, `grad_scaler`): the loss is scaled before backward, the step unscales the gradients and
     is skipped where they overflowed, and the scale adapts (torch.amp's recipe); the loss returned is unscaled.
+    `batches`: one batch per row of `batch_indices`, in order, as an input pipeline yields them;
+    `loss(batch)` then gets each batch instead of its rows.
     """
     if len(batch_indices) == 0:  # the trainer may hand over an empty chunk; torch.stack([]) would raise
         return np.zeros(0, np.float32)
-    indices = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(device)  # [steps, batch]
+    if batches is None:
+        batches = torch.from_numpy(np.asarray(batch_indices, np.int64)).to(device)  # [steps, batch]
     model.train()
     losses = []
     # float64 then float(): the exact value of the trainer's (float32 or float64) rate, as torch's param_groups hold it.
-    for rows, lr in zip(indices, np.asarray(learning_rates, np.float64), strict=True):
+    for batch, lr in zip(batches, np.asarray(learning_rates, np.float64), strict=True):
         for group in optimizer.param_groups:
             group["lr"] = float(lr)
         optimizer.zero_grad(set_to_none=True)
-        step_loss = loss(rows)
+        step_loss = loss(batch)
         if scaler is not None and scaler.is_enabled():
             scaler.scale(step_loss).backward()
             scaler.step(optimizer)  # the fused SGD unscales in its kernel and skips on inf/NaN

@@ -50,11 +50,6 @@ class Task:
     family: str | None = None
     size_class: str = "tiny"
 
-    @property
-    def package(self) -> str:
-        """Python package name of the task's folder under reference/ (`fmnist-resnet` -> `fmnist_resnet`)."""
-        return self.id.replace("-", "_")
-
     def for_profile(self, profile: str) -> Task:
         """The task as a run with `profile` sees it: the profile's training, quality target and
         inference reference value replace the task's (only the demo profile, which trains on a

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from levelfield.ground.registry import load_implementation
-from levelfield.reference import interface, jax_steps, tf_steps, torch_steps
+from levelfield.reference import interface, jax_parallel, jax_steps, tf_steps, torch_steps
 from levelfield.reference.interface import parse_device
 from levelfield.reference.jax_parallel import local_device
 from levelfield.reference.tf_parallel import tf_device
@@ -120,7 +120,7 @@ def test_the_recorded_switches_say_tf32_is_off_in_every_framework():
     assert torch_steps.determinism_settings("compiled")["framework"]["matmul_allow_tf32"] is False
     assert tf_steps.determinism_settings("compiled")["framework"]["tensor_float_32_execution"] is False
     assert jax_steps.determinism_settings("compiled")["framework"]["jax_default_matmul_precision"] == "highest"
-    assert jax.config.jax_default_matmul_precision == jax_steps.FP32_MATMUL_PRECISION
+    assert jax.config.jax_default_matmul_precision == jax_parallel.FP32_MATMUL_PRECISION
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "tensorflow", "jax"])

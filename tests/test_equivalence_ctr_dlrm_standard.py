@@ -17,9 +17,7 @@ import numpy as np
 import pytest
 from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent
 
-from levelfield.ground.registry import load_implementation
-from levelfield.reference.ctr_dlrm_standard.common.dataset import generate
-from levelfield.reference.ctr_dlrm_standard.common.inputs import labels, model_inputs
+from levelfield.ground.registry import load_implementation, task_module
 from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order
@@ -57,9 +55,11 @@ def weights():
 
 @pytest.fixture(scope="module")
 def data(task):
+    # The task's generator and inputs are ctr-dlrm's, which the registry serves for it (its package REUSES them).
+    dataset, inputs = task_module(task, "dataset"), task_module(task, "inputs")
     params = {**task.dataset["params"], "cardinalities": list(SMALL.cardinalities)}
-    arrays = generate({**params, "train_samples": SAMPLES, "eval_samples": PREDICT_ROWS})
-    return model_inputs(arrays, "train"), labels(arrays, "train")
+    arrays = dataset.generate({**params, "train_samples": SAMPLES, "eval_samples": PREDICT_ROWS})
+    return inputs.model_inputs(arrays, "train"), inputs.labels(arrays, "train")
 
 
 @pytest.fixture(scope="module")

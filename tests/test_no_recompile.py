@@ -9,14 +9,13 @@ second step after every load.
 
 from __future__ import annotations
 
-import importlib
 import logging
 
 import jax
 import numpy as np
 import pytest
 
-from levelfield.ground.registry import load_implementation
+from levelfield.ground.registry import load_implementation, task_module
 from levelfield.reference.datasets import load_dataset
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
@@ -30,8 +29,7 @@ STEP_CASES += [("fmnist-resnet", "1.1", {"precision": "bf16"})]
 @pytest.mark.parametrize("task_id, rules_version, overrides", STEP_CASES)
 def test_jax_steps_after_warmup_and_reload_do_not_compile(task_id, rules_version, overrides, caplog):
     task = load_suite(rules_version).task(task_id)
-    common = f"levelfield.reference.{task.package}.common"
-    inputs, spec = importlib.import_module(f"{common}.inputs"), importlib.import_module(f"{common}.model_spec")
+    inputs, spec = task_module(task, "inputs"), task_module(task, "model_spec")
     arrays = load_dataset(task)
     impl = load_implementation(task_id, "jax")(Recipe.from_task(task, **overrides))
     weights = spec.init_weights(0)
@@ -58,8 +56,7 @@ def test_jax_predict_of_any_length_compiles_only_its_padded_bucket(task_id, capl
     """The runner's Server batches take every length up to their cap; once the power-of-two buckets
     are warm, a batch of 3, 5, 6 or 7 rows must run without compiling (the padding is cut on the host)."""
     task = load_suite().task(task_id)
-    common = f"levelfield.reference.{task.package}.common"
-    inputs, spec = importlib.import_module(f"{common}.inputs"), importlib.import_module(f"{common}.model_spec")
+    inputs, spec = task_module(task, "inputs"), task_module(task, "model_spec")
     eval_inputs = inputs.model_inputs(load_dataset(task), "eval")
     impl = load_implementation(task_id, "jax")(Recipe.from_task(task))
     impl.load(spec.init_weights(0))

@@ -7,7 +7,14 @@ import pytest
 
 from conftest import run_cli
 from levelfield.ground.errors import UserError
-from levelfield.ground.registry import load_implementation, module_name, registered
+from levelfield.ground.registry import (
+    load_implementation,
+    module_name,
+    registered,
+    reused_task,
+    task_module,
+    task_package,
+)
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.reference.weights import check_weights, load_weights, save_weights
@@ -15,7 +22,22 @@ from levelfield.rules import load_suite
 
 
 def test_module_name_convention():
+    assert task_package("ctr-dlrm-standard") == "levelfield.reference.ctr_dlrm_standard"  # the one converter
     assert module_name("fmnist-resnet", "jax") == "levelfield.reference.fmnist_resnet.jax.implementation"
+    with pytest.raises(ValueError, match="expected a task id"):
+        task_package("Ctr_DLRM")
+
+
+def test_a_task_s_missing_parts_are_those_of_the_task_it_reuses():
+    """ctr-dlrm-standard has its own model spec and nothing else in common/: the registry serves ctr-dlrm's."""
+    assert reused_task("ctr-dlrm-standard") == "ctr-dlrm" and reused_task("ctr-dlrm") is None
+    assert task_module("ctr-dlrm-standard", "metric") is task_module("ctr-dlrm", "metric")
+    assert task_module("ctr-dlrm-standard", "dataset") is task_module("ctr-dlrm", "dataset")
+    own = task_module("ctr-dlrm-standard", "model_spec")
+    assert own is not task_module("ctr-dlrm", "model_spec") and own.TASK_ID == "ctr-dlrm-standard"
+    assert task_module("seq-transformer-standard", "inputs").MAX_PREDICT_BATCH == 32  # its own part wins
+    with pytest.raises(ValueError, match="no common/metric for it"):
+        task_module("no-such-task", "metric")
 
 
 def test_registered_covers_every_task_and_framework():

@@ -28,7 +28,6 @@ def test_shipped_rules_load():
     assert suite.frameworks == ["pytorch", "tensorflow", "jax"]
     assert suite.tools["loadgen"]["version"] == "6.0.17"
     task = suite.task("fmnist-resnet")
-    assert task.package == "fmnist_resnet"
     assert task.scenarios["multistream"]["samples_per_query"] == 8
     assert task.scenarios["singlestream"]["latency_percentile"] == 0.90
 

@@ -4,7 +4,6 @@ check that a checkpoint's accuracy measured through the runner equals the traine
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
@@ -17,16 +16,17 @@ from levelfield.ground.accuracy import (
     score_entries,
     size_limit_bytes,
 )
+from levelfield.ground.registry import task_module
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 
 
 def spec_of(task_id: str):
-    return importlib.import_module(f"levelfield.reference.{task_id.replace('-', '_')}.common.model_spec")
+    return task_module(task_id, "model_spec")
 
 
 def metric_of(task_id: str):
-    return importlib.import_module(f"levelfield.reference.{task_id.replace('-', '_')}.common.metric")
+    return task_module(task_id, "metric")
 
 
 def write_log(path, rows: np.ndarray, order=None) -> None:

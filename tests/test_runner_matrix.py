@@ -11,7 +11,6 @@ must lose nothing the metric needs.
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import numpy as np
@@ -43,14 +42,13 @@ def assert_rows_match(task_id: str, logged: np.ndarray, direct: np.ndarray) -> N
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 @pytest.mark.parametrize("task_id", TASKS)
 def test_every_scenario_and_mode(task_id, framework, tmp_path):
-    from levelfield.ground.registry import load_implementation
+    from levelfield.ground.registry import load_implementation, task_module
     from levelfield.reference.datasets import load_dataset
     from levelfield.reference.interface import Recipe
     from levelfield.rules import load_suite
 
     task = load_suite().task(task_id)
-    common = f"levelfield.reference.{task.package}.common"
-    inputs, metric, spec = (importlib.import_module(f"{common}.{name}") for name in ("inputs", "metric", "model_spec"))
+    inputs, metric, spec = (task_module(task, part) for part in ("inputs", "metric", "model_spec"))
     n = task.training_settings("smoke")["eval_samples"]
     arrays = load_dataset(task)
     eval_inputs = {k: v[:n] for k, v in inputs.model_inputs(arrays, "eval").items()}

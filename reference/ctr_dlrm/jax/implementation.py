@@ -6,26 +6,32 @@
     losses = impl.train_steps(batch_order(...), learning_rates(...))
     logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
 
-As the Flax examples: a `TrainState` holds params and the Optax state; the
-step gathers the batch by row indices from the device-resident training
-arrays, takes `jax.value_and_grad` of the loss and applies the update. The
-learning rate is `optax.inject_hyperparams` state, written by the step from
-its argument, so a new LR every step reuses the same compiled step.
+As the Flax examples: a `TrainState` holds params, the Optax state, the
+model's apply_fn and the loss (reference/jax_steps.py); the module-level
+`_train_step` gathers the batch by row indices from the device-resident
+training arrays, takes `jax.value_and_grad` of the loss and applies the
+update. The learning rate is `optax.inject_hyperparams` state, written by the
+step from its argument, so a new LR every step reuses the same compiled step.
 Eager mode calls the same functions without jax.jit (op-by-op dispatch).
 
 With N processes (`levelfield train --nproc N`) the same step runs on global
 arrays (reference/jax_parallel.py): state and training set replicated, the
 batch split over the processes' devices, and XLA all-reduces the gradient;
 predict uses this process's copy of the parameters (only rank 0 predicts).
+
+ctr-dlrm-standard subclasses this class with its own `spec` and the optimizer
+its `_build_optimizer` hook builds (docs/architecture.md, "Interfaces").
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax.training import train_state
+from flax import linen as nn
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
@@ -35,16 +41,25 @@ from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 from levelfield.reference.jax_optimizers import adam
 from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import determinism_settings, host_rows, run_steps
+from levelfield.reference.jax_steps import TrainState, determinism_settings, host_rows, run_steps
 
 
-def _train_step(state: train_state.TrainState, data, rows, lr):
-    """One Adam step on the batch `rows` (int32 [B]) of `data` (dense, sparse, labels); returns (state, loss)."""
-    dense, sparse, labels = (array[rows] for array in data)
+def sigmoid_binary_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
+    """Mean over the batch of sigmoid binary cross-entropy of logits [B] against float labels [B]."""
+    return optax.sigmoid_binary_cross_entropy(logits, labels).mean()
+
+
+def _train_step(state: TrainState, dense, sparse, labels, rows, lr):
+    """One Adam step on the batch `rows` (int32 [B]) of the training arrays; returns (state, loss)."""
+    return _batch_step(state, dense[rows], sparse[rows], labels[rows], lr)
+
+
+def _batch_step(state: TrainState, dense, sparse, labels, lr):
+    """One Adam step on a batch (dense [B, 13], sparse [B, fields], labels [B]); returns (state, loss)."""
 
     def loss_fn(params):
         logits = state.apply_fn({"params": params}, dense, sparse)
-        return optax.sigmoid_binary_cross_entropy(logits, labels).mean()
+        return state.loss_fn(logits, labels)
 
     loss, grads = jax.value_and_grad(loss_fn)(state.params)
     # This step's LR, an input of the compiled step rather than a constant baked into it.
@@ -53,6 +68,7 @@ def _train_step(state: train_state.TrainState, data, rows, lr):
 
 
 def _predict_batch(apply_fn, params, dense, sparse):
+    """Logits [b] of a batch."""
     return apply_fn({"params": params}, dense, sparse)
 
 
@@ -70,20 +86,28 @@ class Implementation(BaseImplementation):
         self._jax_device = local_device(device)
         self.device = str(self._jax_device)
         self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
-        self.model = DLRMSmall(self.spec)
+        self.model = self._build_model(recipe)
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; optax.adamw's is not
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
-        self.tx = self._optimizer(recipe)
-        if mode == COMPILED:
-            # The state is donated: its buffers are reused for the updated state.
-            self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options)
-            self._forward = jax.jit(_predict_batch, static_argnums=0)
-        else:
-            self._step, self._forward = _train_step, _predict_batch
+        self.loss_fn = self._build_loss(recipe)
+        self.tx = self._build_optimizer(recipe)
+        compiled = mode == COMPILED
+        # donate the state: its buffers are reused for the next state instead of copied.
+        self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
+        self._forward = jax.jit(_predict_batch, static_argnums=0) if compiled else _predict_batch  # apply_fn static
         self.state = None
-        self._train = None  # (dense, sparse, labels) on the device
+        self.train_data = None  # (dense, sparse, labels) on the device, from set_train_data
 
-    def _optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
+    def _build_model(self, recipe: Recipe) -> nn.Module:
+        """The network at this task's spec."""
+        return DLRMSmall(self.spec)
+
+    def _build_loss(self, recipe: Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
+        """`loss_fn(logits, labels)`: mean sigmoid binary cross-entropy."""
+        return sigmoid_binary_cross_entropy
+
+    def _build_optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
+        """torch's Adam (jax_optimizers.adam) under inject_hyperparams; ctr-dlrm-standard: plain SGD."""
         fixed = recipe.fixed
         return adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
 
@@ -95,12 +119,16 @@ class Implementation(BaseImplementation):
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        state = train_state.TrainState.create(
-            apply_fn=self.model.apply, params=to_params(weights, shapes=self.spec), tx=self.tx
+        self.state = self._new_state({"params": to_params(weights, shapes=self.spec)})
+
+    def _new_state(self, variables: dict) -> TrainState:
+        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, placed."""
+        state = TrainState.create(
+            apply_fn=self.model.apply, params=variables["params"], tx=self.tx, loss_fn=self.loss_fn
         )
         # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
         # step's outputs are: otherwise the second step sees different argument types and recompiles.
-        self.state = self.place.replicate(state)
+        return self.place.replicate(state)
 
     def export(self) -> dict[str, np.ndarray]:
         return to_neutral(self.place.local(self.state.params), self.spec)
@@ -129,19 +157,17 @@ class Implementation(BaseImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         # Every process holds the whole training set; each step gathers its rows on the device.
-        self._train = tuple(
+        self.train_data = tuple(
             self.place.replicate(np.asarray(a, dtype))
             for a, dtype in ((inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32))
         )
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self._train is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-
-        def step(state, rows, lr):
-            return self._step(state, self._train, rows, lr)
-
-        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
+        self.state, losses = run_steps(
+            self._step, self.state, self.train_data, batch_indices, learning_rates, self.place
+        )
         return losses
 
     def optimizer_hyperparameters(self, hp: dict[str, float]) -> dict:

@@ -6,9 +6,9 @@
     losses = impl.train_steps(batch_order(...), learning_rates(...))
     logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
 
-Compiled mode compiles the loss function (forward + BCE; AOTAutograd compiles
-its backward too) with static shapes, one graph per training batch size, and a
-separate compiled forward for predict. `optimizer.step()` runs outside the
+Compiled mode compiles the loss of a batch (`_batch_loss`: forward + BCE;
+AOTAutograd compiles its backward too) with static shapes, one graph per
+training batch size, and a separate compiled forward for predict. `optimizer.step()` runs outside the
 compiled region as torch's fused Adam (one C++/CUDA kernel per parameter;
 measured 2-3x faster than the multi-tensor foreach form on this CPU,
 docs/fairness.md): the LR is a Python float in param_groups, set before every
@@ -18,6 +18,9 @@ Under torchrun (`levelfield train --nproc N`) training goes through
 DistributedDataParallel: each rank gets its share of every global batch and
 DDP averages the ranks' gradients, which is the gradient of the global mean
 loss. predict always uses the bare model (no collectives: only rank 0 evaluates).
+
+ctr-dlrm-standard subclasses this class with its own `spec` and the optimizer
+its `_build_optimizer` hook builds (docs/architecture.md, "Interfaces").
 """
 
 from __future__ import annotations
@@ -38,9 +41,6 @@ from levelfield.reference.torch_parallel import (
 )
 from levelfield.reference.torch_steps import determinism_settings, run_steps
 
-# Rules name of the loss, from the criterion actually configured.
-_LOSS_NAMES = {(torch.nn.BCEWithLogitsLoss, "mean"): "sigmoid_binary_cross_entropy"}
-
 
 class Implementation(BaseImplementation):
     task_id = "ctr-dlrm"
@@ -53,36 +53,50 @@ class Implementation(BaseImplementation):
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = torch_device(device)
-        self.model = DLRMSmall(self.spec, self.sparse_embeddings).to(self.device)
+        self.model = self._build_model(recipe).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
-        self.criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
+        self.criterion = self._build_loss(recipe)
         self._new_optimizer()
         if mode == COMPILED:
-            # Training: fixed batch shape, so static shapes (a new batch size compiles once more).
-            self._batch_loss = torch.compile(self._batch_loss_eager, dynamic=False)
+            # Training: forward + loss as one graph, fixed batch shape, so static shapes (a new batch size
+            # compiles once more).
+            self._batch_loss = torch.compile(self._batch_loss, dynamic=False)
             # Predict: padded power-of-two buckets (common/inputs.py); dynamo's automatic
             # dynamic shapes then covers all buckets after the first recompile.
             self._forward = torch.compile(self.model)
         else:
-            self._batch_loss, self._forward = self._batch_loss_eager, self.model
-        self._train = None  # (dense, sparse, labels) tensors on self.device
+            self._forward = self.model
+        self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
+
+    def _build_model(self, recipe: Recipe) -> torch.nn.Module:
+        """The network at this task's spec, on the host (__init__ moves it to the device)."""
+        return DLRMSmall(self.spec, self.sparse_embeddings)
+
+    def _build_loss(self, recipe: Recipe) -> torch.nn.Module:
+        """Mean sigmoid binary cross-entropy on logits."""
+        return torch.nn.BCEWithLogitsLoss(reduction="mean")
+
+    def _build_optimizer(self, recipe: Recipe) -> torch.optim.Optimizer:
+        """The optimizer over the model's parameters, with fresh state; ctr-dlrm-standard: plain SGD."""
+        fixed = recipe.fixed
+        return torch.optim.Adam(
+            self.model.parameters(),
+            lr=recipe.learning_rate,
+            betas=(fixed["beta1"], fixed["beta2"]),
+            eps=fixed["epsilon"],
+            weight_decay=fixed["weight_decay"],
+            fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
+        )
+
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state (at __init__ and every load): a new optimizer."""
+        self.optimizer = self._build_optimizer(self.recipe)
 
     def version(self) -> str:
         return torch.__version__
 
     def determinism_settings(self) -> dict:
         return determinism_settings(self.mode, self.device)
-
-    def _new_optimizer(self) -> None:
-        fixed = self.recipe.fixed
-        self.optimizer = torch.optim.Adam(
-            self.model.parameters(),
-            lr=self.recipe.learning_rate,
-            betas=(fixed["beta1"], fixed["beta2"]),
-            eps=fixed["epsilon"],
-            weight_decay=fixed["weight_decay"],
-            fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
-        )
 
     # -- weights ------------------------------------------------------------------
     def load(self, weights: dict[str, np.ndarray]) -> None:
@@ -116,24 +130,25 @@ class Implementation(BaseImplementation):
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
-        self._train = (
+        self.train_data = (
             torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
             torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
             torch.from_numpy(np.asarray(labels, np.float32)).to(self.device),
         )
 
-    def _batch_loss_eager(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]."""
-        return self.criterion(self.train_model(dense, sparse), labels)
-
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean loss of the training rows `rows` (int64 [B], on the device): gathered eagerly, then the
-        compiled loss."""
-        dense, sparse, labels = self._train
+        (compiled) loss of the batch."""
+        dense, sparse, labels = self.train_data
         return self._batch_loss(dense[rows], sparse[rows], labels[rows])
 
+    def _batch_loss(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
+        this method, forward and loss in one graph (__init__)."""
+        return self.criterion(self.train_model(dense, sparse), labels)
+
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self._train is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 
@@ -153,6 +168,10 @@ class Implementation(BaseImplementation):
             "optimizer": type(self.optimizer).__name__.lower(),
             **self.optimizer_hyperparameters(),
             "weight_decay": group["weight_decay"],
-            "loss": _LOSS_NAMES[(type(self.criterion), self.criterion.reduction)],
+            "loss": (
+                "sigmoid_binary_cross_entropy"
+                if type(self.criterion) is torch.nn.BCEWithLogitsLoss and self.criterion.reduction == "mean"
+                else repr(self.criterion)
+            ),
             "precision": precision,
         }

@@ -19,6 +19,9 @@ Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
 optimizer are mirrored by MultiWorkerMirroredStrategy and the optimizer sums
 the ranks' gradients of loss / N (tf_steps.py `train_step`), their mean; the
 embeddings' gradients are made dense before that all-reduce (tf_steps.py).
+
+ctr-dlrm-standard subclasses this class with its own `spec` and the optimizer
+its `_build_optimizer` hook builds (docs/architecture.md, "Interfaces").
 """
 
 from __future__ import annotations
@@ -52,17 +55,25 @@ class Implementation(BaseImplementation):
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; Keras' is decoupled
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N
-            self.model = build_model(self.spec)
-            self.optimizer = self._optimizer(recipe)
+            self.model = self._build_model(recipe)
+            self.optimizer = self._build_optimizer(recipe)
             self.optimizer.build(self.model.trainable_variables)
-        # Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form).
-        self.loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
+        self.loss_fn = self._build_loss(recipe)
         # (dense, sparse, labels, rows, lr) -> loss
         self._step = train_step(self._gradients, self._apply, mode == COMPILED)
         self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
-        self._train = None  # (dense, sparse, labels) tensors on self.device
+        self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
 
-    def _optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
+    def _build_model(self, recipe: Recipe) -> keras.Model:
+        """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
+        return build_model(self.spec)
+
+    def _build_loss(self, recipe: Recipe) -> keras.losses.Loss:
+        """Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form)."""
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+
+    def _build_optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
+        """torch's Adam (TorchAdam), built by __init__ in the device and strategy scope; ctr-dlrm-standard: SGD."""
         fixed = recipe.fixed
         return TorchAdam(
             learning_rate=recipe.learning_rate, beta_1=fixed["beta1"], beta_2=fixed["beta2"], epsilon=fixed["epsilon"]
@@ -116,7 +127,7 @@ class Implementation(BaseImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         with tf.device(self.device):
-            self._train = (
+            self.train_data = (
                 tf.constant(inputs["dense"], tf.float32),
                 tf.constant(inputs["sparse"], tf.int32),
                 tf.constant(np.asarray(labels, np.float32)),
@@ -125,15 +136,18 @@ class Implementation(BaseImplementation):
     def _gradients(self, dense, sparse, labels, rows):
         """The loss on the batch `rows` (int64 [B]) and its gradients."""
         batch = {"dense": tf.gather(dense, rows), "sparse": tf.gather(sparse, rows)}
-        variables = self.model.trainable_variables
+        return self._batch_gradients(batch, tf.gather(labels, rows))
+
+    def _batch_gradients(self, x, targets):
+        """The loss of the model on a batch x ({"dense", "sparse"}) against `targets` [B] and its gradients."""
         with tf.GradientTape() as tape:
-            loss = self.loss_fn(tf.gather(labels, rows), self.model(batch, training=True))
+            loss = self.loss_fn(targets, self.model(x, training=True))
             # Under --nproc N a Keras loss is divided by N, so that the optimizer's all-reduced SUM of the
             # ranks' gradients is their mean; Keras skips that for a loss already reduced to a scalar, as
             # BCE over [B] logits is (its mean over the last axis is the batch mean): divide here as Keras
             # does elsewhere. Nothing happens in one process.
             loss = scale_loss_for_distribution(loss)
-        return loss, tape.gradient(loss, variables)
+        return loss, tape.gradient(loss, self.model.trainable_variables)
 
     def _apply(self, gradients, lr) -> None:
         """One Adam step with learning rate `lr` (the gradients all-reduced by the optimizer under --nproc N)."""
@@ -141,9 +155,9 @@ class Implementation(BaseImplementation):
         self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self._train is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, self._train, batch_indices, learning_rates, self.device, np.int64)
+        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int64)
 
     def optimizer_hyperparameters(self) -> dict:
         """The optimizer's name and settings by rules name, read back from the Keras optimizer."""

@@ -31,7 +31,7 @@ class Implementation(SmallImplementation):
     multiprocess_devices = ()  # one process: see above
     spec = SPEC
 
-    def _optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
+    def _build_optimizer(self, recipe: Recipe) -> optax.GradientTransformation:
         # momentum=None: optax.sgd keeps no buffer, p -= lr * g.
         return optax.inject_hyperparams(optax.sgd)(learning_rate=recipe.learning_rate, momentum=None)
 

@@ -20,6 +20,7 @@ import torch
 
 from levelfield.reference.ctr_dlrm.pytorch.implementation import Implementation as SmallImplementation
 from levelfield.reference.ctr_dlrm_standard.common.model_spec import IMPLEMENTS, SPEC
+from levelfield.reference.interface import Recipe
 
 
 class Implementation(SmallImplementation):
@@ -29,9 +30,9 @@ class Implementation(SmallImplementation):
     spec = SPEC
     sparse_embeddings = True
 
-    def _new_optimizer(self) -> None:
+    def _build_optimizer(self, recipe: Recipe) -> torch.optim.Optimizer:
         # torch's SGD: p -= lr * g; sparse gradients take its per-tensor path (fused/foreach need dense ones).
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=self.recipe.learning_rate, momentum=0.0)
+        return torch.optim.SGD(self.model.parameters(), lr=recipe.learning_rate, momentum=0.0)
 
     def optimizer_hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]

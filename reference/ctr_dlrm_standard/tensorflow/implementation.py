@@ -29,7 +29,7 @@ class Implementation(SmallImplementation):
     multiprocess_devices = ()  # one process: see above
     spec = SPEC
 
-    def _optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
+    def _build_optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:
         return keras.optimizers.SGD(learning_rate=recipe.learning_rate, momentum=0.0, nesterov=False)
 
     def optimizer_hyperparameters(self) -> dict:

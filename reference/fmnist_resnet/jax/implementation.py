@@ -28,15 +28,21 @@ Precision (rules 1.1: fp32, bf16, fp16) is Flax's: the modules' `dtype`
 DynamicScale in the train state, as the Flax ImageNet example
 (reference/jax_steps.py); predict uses the same module.
 
-image-resnet50-standard subclasses this class and overrides only what
-differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
-Flax module (here ResNetSmall), and `_build_loss(recipe)`, `loss_fn(logits,
-labels)` (here mean softmax cross-entropy on integer labels). The rest of
-`__init__` serves both: the device and placement, the optax transformation,
-the jitted step and forward; `_new_state(variables)` makes the TrainState at
-load, and `_batch_step(state, x, y, lr)` is the step on one batch, whether
+As in the Flax examples, the step and predict are module-level functions
+(`_train_step`, `_predict_batch`) over a TrainState that carries the model's
+`apply_fn`, the optimizer `tx` and the loss (reference/jax_steps.py); `__init__`
+jits them. `_batch_step(state, x, y, lr)` is the step on one batch, whether
 gathered from the resident set (`_train_step(..., rows, lr)`, here) or cut by
 an input pipeline.
+
+image-resnet50-standard subclasses this class and overrides only what
+differs, through the hooks that `__init__` calls, as every implementation has
+them (docs/architecture.md, "Interfaces"): `_build_model(recipe)`, the Flax
+module (here ResNetSmall), and `_build_loss(recipe)`, `loss_fn(logits,
+labels)` (here mean softmax cross-entropy on integer labels);
+`_build_optimizer(recipe)` is the optax transformation. The rest of `__init__`
+serves both: the device and placement, the jitted step and forward;
+`_new_state(variables)` makes the TrainState at load.
 """
 
 from __future__ import annotations
@@ -48,9 +54,8 @@ import jax
 import numpy as np
 import optax
 from flax import linen as nn
-from flax.training import train_state
 
-from levelfield.reference import interface
+from levelfield.reference import interface, jax_steps
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
@@ -65,17 +70,43 @@ from levelfield.reference.jax_steps import (
     precision_in_use,
     run_steps,
     scaled_value_and_grad,
+    softmax_cross_entropy,
 )
 
 
-def softmax_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
-    """Mean over the batch of softmax cross-entropy of logits [B, classes] against int labels [B]."""
-    return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-
-
-class TrainState(train_state.TrainState):
+class TrainState(jax_steps.TrainState):
     batch_stats: Any  # BN running mean / var, as in the Flax ImageNet example
     dynamic_scale: Any = None  # fp16's loss scale (jax_steps.loss_scale), as in that example; else None
+
+
+def _train_step(state: TrainState, images, labels, rows, learning_rate):
+    """One SGD step on rows [batch] of the resident training set; returns (new state, loss before it)."""
+    return _batch_step(state, images[rows], labels[rows], learning_rate)
+
+
+def _batch_step(state: TrainState, x, y, learning_rate):
+    """One SGD step on a batch x, labels y; returns (new state, loss before it)."""
+
+    def loss_fn(params):
+        logits, updates = state.apply_fn(
+            {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
+        )
+        return state.loss_fn(logits, y), updates["batch_stats"]
+
+    # fp16: the loss scaled, the gradients unscaled, and the update skipped where they overflowed.
+    dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(
+        loss_fn, state.dynamic_scale, state.params
+    )
+    hyperparams = {**state.opt_state.hyperparams, "learning_rate": learning_rate}
+    state = state.replace(opt_state=state.opt_state._replace(hyperparams=hyperparams))
+    new = state.apply_gradients(grads=grads, batch_stats=batch_stats, dynamic_scale=dynamic_scale)
+    kept = keep_if_finite(finite, (new.params, new.opt_state), (state.params, state.opt_state))
+    return new.replace(params=kept[0], opt_state=kept[1]), loss
+
+
+def _predict_batch(apply_fn, params, batch_stats, images):
+    """Logits of a batch of images in eval mode (BN running statistics)."""
+    return apply_fn({"params": params, "batch_stats": batch_stats}, images, train=False)
 
 
 class Implementation(interface.Implementation):
@@ -100,20 +131,13 @@ class Implementation(interface.Implementation):
         self.model = self._build_model(recipe)
         self.loss_fn = self._build_loss(recipe)
         self.nesterov = bool(fixed["nesterov"])
-        self.tx = optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
-            learning_rate=recipe.learning_rate,
-            momentum=fixed["momentum"],
-            weight_decay=fixed["weight_decay"],
-            nesterov=self.nesterov,
-        )
+        self.tx = self._build_optimizer(recipe)
         compiled = mode == interface.COMPILED
         # donate the state: its buffers are reused for the next state instead of copied.
-        self._step = (
-            jax.jit(self._train_step, donate_argnums=0, **self.place.jit_options) if compiled else self._train_step
-        )
-        self._forward = jax.jit(self._predict_batch) if compiled else self._predict_batch
+        self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
+        self._forward = jax.jit(_predict_batch, static_argnums=0) if compiled else _predict_batch  # apply_fn static
         self.state = None
-        self.train_images = self.train_labels = None
+        self.train_data = None  # (images, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
         """The network in the precision's compute dtype; image-resnet50-standard: its ResNet-50."""
@@ -122,6 +146,16 @@ class Implementation(interface.Implementation):
     def _build_loss(self, recipe: interface.Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
         """`loss_fn(logits, labels)`, mean over the batch; image-resnet50-standard: with label smoothing."""
         return softmax_cross_entropy
+
+    def _build_optimizer(self, recipe: interface.Recipe) -> optax.GradientTransformation:
+        """torch's SGD (jax_optimizers.sgd_with_l2) under inject_hyperparams: the step writes each step's rate."""
+        fixed = recipe.fixed
+        return optax.inject_hyperparams(sgd_with_l2, static_args=("nesterov",))(
+            learning_rate=recipe.learning_rate,
+            momentum=fixed["momentum"],
+            weight_decay=fixed["weight_decay"],
+            nesterov=bool(fixed["nesterov"]),
+        )
 
     def version(self) -> str:
         return jax.__version__
@@ -138,6 +172,7 @@ class Implementation(interface.Implementation):
             apply_fn=self.model.apply,
             params=variables["params"],
             tx=self.tx,
+            loss_fn=self.loss_fn,
             batch_stats=variables["batch_stats"],
             dynamic_scale=loss_scale(self.recipe.precision),  # fp16: from its start at every load
         )
@@ -147,9 +182,6 @@ class Implementation(interface.Implementation):
 
     def export(self) -> dict[str, np.ndarray]:
         return to_neutral(self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats}))
-
-    def _predict_batch(self, params, batch_stats, images):
-        return self.model.apply({"params": params, "batch_stats": batch_stats}, images, train=False)
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 10] with the BN running statistics, for any N >= 1.
@@ -165,45 +197,22 @@ class Implementation(interface.Implementation):
         outputs = []
         for start, stop, size in chunks:
             x = jax.device_put(pad_rows(images[start:stop], size)[..., None], self._jax_device)  # NHWC
-            outputs.append(self._forward(params, batch_stats, x))
+            outputs.append(self._forward(self.model.apply, params, batch_stats, x))
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         # Every process holds the whole training set; each step gathers its rows on the device.
-        self.train_images = self.place.replicate(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
-        self.train_labels = self.place.replicate(np.asarray(labels, np.int32))  # [N]
-
-    def _train_step(self, state: TrainState, images, labels, rows, learning_rate):
-        """One SGD step on rows [batch] of the resident training set; returns (new state, loss before it)."""
-        return self._batch_step(state, images[rows], labels[rows], learning_rate)
-
-    def _batch_step(self, state: TrainState, x, y, learning_rate):
-        """One SGD step on a batch x, labels y; returns (new state, loss before it)."""
-
-        def loss_fn(params):
-            logits, updates = state.apply_fn(
-                {"params": params, "batch_stats": state.batch_stats}, x, train=True, mutable=["batch_stats"]
-            )
-            return self.loss_fn(logits, y), updates["batch_stats"]
-
-        # fp16: the loss scaled, the gradients unscaled, and the update skipped where they overflowed.
-        dynamic_scale, finite, (loss, batch_stats), grads = scaled_value_and_grad(
-            loss_fn, state.dynamic_scale, state.params
+        self.train_data = (
+            self.place.replicate(np.asarray(inputs["images"], np.float32)[..., None]),  # [N, 28, 28, 1]
+            self.place.replicate(np.asarray(labels, np.int32)),  # [N]
         )
-        hyperparams = {**state.opt_state.hyperparams, "learning_rate": learning_rate}
-        state = state.replace(opt_state=state.opt_state._replace(hyperparams=hyperparams))
-        new = state.apply_gradients(grads=grads, batch_stats=batch_stats, dynamic_scale=dynamic_scale)
-        kept = keep_if_finite(finite, (new.params, new.opt_state), (state.params, state.opt_state))
-        return new.replace(params=kept[0], opt_state=kept[1]), loss
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_images is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-
-        def step(state, rows, lr):
-            return self._step(state, self.train_images, self.train_labels, rows, lr)
-
-        self.state, losses = run_steps(step, self.state, batch_indices, learning_rates, self.place)
+        self.state, losses = run_steps(
+            self._step, self.state, self.train_data, batch_indices, learning_rates, self.place
+        )
         return losses
 
     def hyperparameters(self) -> dict:

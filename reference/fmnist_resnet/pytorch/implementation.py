@@ -28,13 +28,14 @@ and for fp16 a `torch.amp.GradScaler` around backward and the fused SGD step;
 predict runs under the same autocast (reference/torch_steps.py).
 
 image-resnet50-standard subclasses this class and overrides only what
-differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
-network (here ResNetSmall), and `_build_loss(recipe)`, the criterion (here
-mean cross-entropy). The rest of `__init__` serves both: the device,
-SyncBatchNorm, autocast, DDP, torch.compile and the fused SGD
-(`_new_optimizer`); `_batch_loss(images, labels)` is the loss of one batch on
-the device, whether gathered from the resident set (`_loss(rows)`, here) or
-cut by an input pipeline.
+differs, through the hooks that `__init__` calls, as every implementation has
+them (docs/architecture.md, "Interfaces"): `_build_model(recipe)`, the network
+(here ResNetSmall), and `_build_loss(recipe)`, the criterion (here mean
+cross-entropy); `_build_optimizer(recipe)` is the fused SGD. The rest of
+`__init__` serves both: the device, SyncBatchNorm, autocast, DDP and
+torch.compile; `_batch_loss(images, labels)` is the loss of one batch on the
+device, whether gathered from the resident set (`_loss(rows)`, here) or cut by
+an input pipeline (its `_loss(batch)`).
 """
 
 from __future__ import annotations
@@ -54,16 +55,13 @@ from levelfield.reference.torch_parallel import (
     torch_device,
 )
 from levelfield.reference.torch_steps import (
+    ENOUGH_GRAPHS,
     autocast,
     determinism_settings,
     grad_scaler,
     precision_in_use,
     run_steps,
 )
-
-# Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
-# beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
-_ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
 class Implementation(interface.Implementation):
@@ -96,7 +94,7 @@ class Implementation(interface.Implementation):
             )
         else:
             self._forward, self._train_forward = self.model, self.train_model
-        self.train_images = self.train_labels = None
+        self.train_data = None  # (images, labels) on the device, from set_train_data
         self._new_optimizer()
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
@@ -107,19 +105,24 @@ class Implementation(interface.Implementation):
         """The training loss, mean over the batch; image-resnet50-standard: with label smoothing."""
         return nn.CrossEntropyLoss(reduction="mean")
 
-    def _new_optimizer(self) -> None:
-        fixed = self.recipe.fixed
-        self.scaler = grad_scaler(self.device, self.recipe.precision)  # fp16's loss scale, from its start
+    def _build_optimizer(self, recipe: interface.Recipe) -> torch.optim.Optimizer:
+        """The optimizer over the model's parameters, with fresh state."""
+        fixed = recipe.fixed
         # torch's SGD: g += wd * p; buf = momentum * buf + g (buf = g at step 1); p -= lr * buf.
-        self.optimizer = torch.optim.SGD(
+        return torch.optim.SGD(
             self.model.parameters(),
-            lr=self.recipe.learning_rate,
+            lr=recipe.learning_rate,
             momentum=fixed["momentum"],
             nesterov=fixed["nesterov"],
             weight_decay=fixed["weight_decay"],
             dampening=0.0,
             fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
         )
+
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state (at __init__ and every load): a new optimizer and fp16's loss scale from its start."""
+        self.scaler = grad_scaler(self.device, self.recipe.precision)
+        self.optimizer = self._build_optimizer(self.recipe)
 
     def version(self) -> str:
         return torch.__version__
@@ -139,7 +142,7 @@ class Implementation(interface.Implementation):
         """float32 [N, 28, 28] -> [N, 1, 28, 28]."""
         return torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32)).unsqueeze(1)
 
-    @_ENOUGH_GRAPHS
+    @ENOUGH_GRAPHS
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 10] with running BN statistics, for any N >= 1.
 
@@ -157,12 +160,15 @@ class Implementation(interface.Implementation):
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_images = self._nchw(inputs["images"]).to(self.device)  # [N, 1, 28, 28]
-        self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # [N]
+        self.train_data = (
+            self._nchw(inputs["images"]).to(self.device),  # [N, 1, 28, 28]
+            torch.from_numpy(np.asarray(labels, np.int64)).to(self.device),  # [N]
+        )
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
         """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
-        return self._batch_loss(self.train_images[rows], self.train_labels[rows])
+        images, labels = self.train_data
+        return self._batch_loss(images[rows], labels[rows])
 
     def _batch_loss(self, images: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The criterion on the (compiled) model's logits of a batch on the device; under autocast (bf16,
@@ -170,9 +176,9 @@ class Implementation(interface.Implementation):
         with self._autocast:
             return self.criterion(self._train_forward(images), labels)
 
-    @_ENOUGH_GRAPHS
+    @ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_images is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(
             self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler

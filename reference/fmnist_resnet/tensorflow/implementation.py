@@ -32,14 +32,15 @@ for fp16 the optimizer is wrapped in a LossScaleOptimizer, whose `scale_loss`
 the step differentiates (reference/tf_steps.py); predict uses the same policy.
 
 image-resnet50-standard subclasses this class and overrides only what
-differs, through two hooks that `__init__` calls: `_build_model(recipe)`, the
-Keras model (here ResNetSmall; built in the device and strategy scope), and
+differs, through the hooks that `__init__` calls, as every implementation has
+them (docs/architecture.md, "Interfaces"): `_build_model(recipe)`, the Keras
+model (here ResNetSmall; built in the device and strategy scope), and
 `_build_loss(recipe)`, the Keras loss (here mean sparse cross-entropy on
-logits). The rest of `__init__` serves both: the device, the compiled
-forward, TorchSGD in a LossScaleOptimizer and the XLA step;
-`_batch_gradients(x, targets)` is the GradientTape of one batch, whether
+logits); `_build_optimizer(recipe)` is TorchSGD. The rest of `__init__` serves
+both: the device, the compiled forward, the LossScaleOptimizer and the XLA
+step; `_batch_gradients(x, targets)` is the GradientTape of one batch, whether
 gathered from the resident set (`_gradients(images, labels, rows)`, here) or
-cut by an input pipeline.
+cut by an input pipeline (its `_gradients(x, y)`).
 """
 
 from __future__ import annotations
@@ -79,7 +80,6 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        fixed = recipe.fixed
         # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
         self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
@@ -89,17 +89,12 @@ class Implementation(interface.Implementation):
         compiled = mode == interface.COMPILED
         self._forward = tf.function(self._predict_batch, jit_compile=True) if compiled else self._predict_batch
         with tf.device(self.device), strategy_scope():
-            sgd = TorchSGD(
-                learning_rate=recipe.learning_rate,
-                momentum=fixed["momentum"],
-                weight_decay=fixed["weight_decay"],
-                nesterov=fixed["nesterov"],
-            )
-            self.optimizer = loss_scaled(sgd, recipe.precision)  # fp16: inside a LossScaleOptimizer
+            # fp16: inside a LossScaleOptimizer
+            self.optimizer = loss_scaled(self._build_optimizer(recipe), recipe.precision)
             self.optimizer.build(self.model.trainable_variables)
         # (images, labels, rows, lr) -> loss; image-resnet50-standard: (x, y, lr) -> loss, by its _gradients.
         self._step = train_step(self._gradients, self._apply, compiled)
-        self.train_images = self.train_labels = None
+        self.train_data = None  # (images, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> keras.Model:
         """The network under the precision's dtype policy, built by __init__ in the device and strategy scope;
@@ -110,6 +105,16 @@ class Implementation(interface.Implementation):
         """Mean over the batch of softmax cross-entropy on logits; image-resnet50-standard: with label
         smoothing, on one-hot targets."""
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
+
+    def _build_optimizer(self, recipe: interface.Recipe) -> keras.optimizers.Optimizer:
+        """torch's SGD (TorchSGD); __init__ wraps it for fp16 and builds it in the device and strategy scope."""
+        fixed = recipe.fixed
+        return TorchSGD(
+            learning_rate=recipe.learning_rate,
+            momentum=fixed["momentum"],
+            weight_decay=fixed["weight_decay"],
+            nesterov=fixed["nesterov"],
+        )
 
     def _new_optimizer(self) -> None:
         """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
@@ -153,8 +158,10 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
-            self.train_images = tf.constant(np.asarray(inputs["images"], np.float32)[..., None])  # [N, 28, 28, 1]
-            self.train_labels = tf.constant(np.asarray(labels, np.int32))  # [N]
+            self.train_data = (
+                tf.constant(np.asarray(inputs["images"], np.float32)[..., None]),  # [N, 28, 28, 1]
+                tf.constant(np.asarray(labels, np.int32)),  # [N]
+            )
 
     def _gradients(self, images, labels, rows):
         """The loss on rows [batch] of the resident training set and its gradients."""
@@ -167,17 +174,15 @@ class Implementation(interface.Implementation):
             scaled = self.optimizer.scale_loss(loss)  # fp16: times the dynamic loss scale; else the loss
         return loss, tape.gradient(scaled, self.model.trainable_variables)
 
-    def _apply(self, grads, learning_rate) -> None:
-        """One SGD update with `grads` (all-reduced by the optimizer under --nproc N)."""
-        self.optimizer.learning_rate = learning_rate
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables, strict=True))
+    def _apply(self, gradients, lr) -> None:
+        """One SGD update with learning rate `lr` (the gradients all-reduced by the optimizer under --nproc N)."""
+        self.optimizer.learning_rate = lr
+        self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_images is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(
-            self._step, (self.train_images, self.train_labels), batch_indices, learning_rates, self.device, np.int32
-        )
+        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = inner(self.optimizer)

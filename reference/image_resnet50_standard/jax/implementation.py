@@ -8,22 +8,24 @@
 
 Everything is fmnist-resnet's (reference/fmnist_resnet/jax/implementation.py),
 whose `__init__` this class inherits: the Flax model, optax SGD with coupled
-L2 in a TrainState with batch_stats (`_new_state`), one jax.jit'd step with
-the state donated (`_batch_step`), the learning rate injected per step, Flax's
-dtype policy and DynamicScale for bf16 / fp16, data parallel over processes.
-What differs is in its hooks and the input side: the network
+L2 in a TrainState with batch_stats (`_new_state`), the step on one batch
+(`_batch_step`, jax.jit'd with the state donated), the learning rate injected
+per step, Flax's dtype policy and DynamicScale for bf16 / fp16, data parallel
+over processes. What differs is in its hooks and the input side: the network
 (`_build_model`: ResNet50 of a ResNetSpec), the loss (`_build_loss`:
 optax.smooth_labels(one_hot, 0.1), then softmax cross-entropy: torch's
-label_smoothing), the weights' layout (load, export), and the input
-pipeline, whose state (workers, pipeline, step counter) is all its `__init__`
-adds.
+label_smoothing), the weights' layout (load, export), the step and predict
+functions (`_train_step` takes the pipeline's batch, `_predict_batch`
+normalises), and the input pipeline, whose state (workers, pipeline, step
+counter) is all its `__init__` adds besides jitting those two functions.
 
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
 crop, flip, normalise) by reference/jax_pipeline.py's worker threads while
-XLA runs the previous steps; the crops and flips are common/augment.py's
-decisions for (step, row), step counted from the last load(). predict
-normalises the uint8 centre crops inside its jitted function.
+XLA runs the previous steps, and handed to the shared step loop
+(jax_steps.run_steps); the crops and flips are common/augment.py's decisions
+for (step, row), step counted from the last load(). predict normalises the
+uint8 centre crops inside its jitted function.
 """
 
 from __future__ import annotations
@@ -39,14 +41,14 @@ from flax import linen as nn
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.jax.implementation import Implementation as SmallImplementation
-from levelfield.reference.fmnist_resnet.jax.implementation import TrainState
+from levelfield.reference.fmnist_resnet.jax.implementation import TrainState, _batch_step
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
 from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
 from levelfield.reference.jax_pipeline import Pipeline
-from levelfield.reference.jax_steps import COMPUTE_DTYPES, host_rows
+from levelfield.reference.jax_steps import COMPUTE_DTYPES, host_rows, run_steps
 
 
 def smoothed_cross_entropy(logits: jax.Array, labels: jax.Array, label_smoothing: float) -> jax.Array:
@@ -54,6 +56,18 @@ def smoothed_cross_entropy(logits: jax.Array, labels: jax.Array, label_smoothing
     targets smoothed to (1 - label_smoothing) + label_smoothing / classes: torch's label_smoothing."""
     targets = optax.smooth_labels(jax.nn.one_hot(labels, logits.shape[-1]), label_smoothing)
     return optax.softmax_cross_entropy(logits, targets).mean()
+
+
+def _train_step(state: TrainState, x, y, learning_rate):
+    """One SGD step on an augmented batch x [B, 224, 224, 3], labels y [B] as the input pipeline cut it (no rows
+    to gather): fmnist-resnet's step on one batch. Returns (new state, loss before it)."""
+    return _batch_step(state, x, y, learning_rate)
+
+
+def _predict_batch(apply_fn, params, batch_stats, pixels):
+    """Logits of a batch of uint8 NHWC centre crops, normalised here, in eval mode (BN running statistics)."""
+    x = (pixels.astype(jnp.float32) - MEAN) * INV_STD  # uint8 NHWC -> normalised float32
+    return apply_fn({"params": params, "batch_stats": batch_stats}, x, train=False)
 
 
 class Implementation(SmallImplementation):
@@ -66,6 +80,10 @@ class Implementation(SmallImplementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
+        compiled = mode == interface.COMPILED
+        # This module's step and predict in place of fmnist-resnet's: the state donated, apply_fn static.
+        self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
+        self._forward = jax.jit(_predict_batch, static_argnums=0) if compiled else _predict_batch
         self.input_workers = input_workers()  # the trainer logs it (levelfield_input_workers)
         self.pipeline = None
         self.step = 0  # optimizer steps since load(): the augmentation's counter (common/augment.py)
@@ -84,10 +102,6 @@ class Implementation(SmallImplementation):
         variables = self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats})
         return to_neutral(variables, self.spec)
 
-    def _predict_batch(self, params, batch_stats, pixels):
-        x = (pixels.astype(jnp.float32) - MEAN) * INV_STD  # uint8 NHWC -> normalised float32
-        return self.model.apply({"params": params, "batch_stats": batch_stats}, x, train=False)
-
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 1000] of uint8 centre crops, BN running statistics; chunks of at most 64 rows,
         each zero-padded to a power of two (common/inputs.py)."""
@@ -97,34 +111,25 @@ class Implementation(SmallImplementation):
         outputs = []
         for start, stop, size in chunks:
             x = jax.device_put(pad_rows(images[start:stop], size), self._jax_device)
-            outputs.append(self._forward(params, batch_stats, x))
+            outputs.append(self._forward(self.model.apply, params, batch_stats, x))
         return host_rows(outputs, chunks)
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         if self.pipeline is not None:
             self.pipeline.close()
-        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
-        self.pipeline = Pipeline(self.train_images, labels, self.spec.image_size, self.input_workers)
-
-    def _train_step(self, state: TrainState, x, y, learning_rate):
-        """One SGD step on an augmented batch x [B, 224, 224, 3], labels y [B]; returns (new state, loss before it)."""
-        return self._batch_step(state, x, y, learning_rate)
+        self.train_data = (inputs["images"], labels)  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
+        self.pipeline = Pipeline(inputs["images"], labels, self.spec.image_size, self.input_workers)
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.pipeline is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        stored, crop = self.train_images.shape[1], self.spec.image_size
+        stored, crop = self.train_data[0].shape[1], self.spec.image_size
         plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
-        losses = []
+        # The step takes each batch as the pipeline cuts it: (state, x, y, lr), no training arrays to gather from.
         batches = self.pipeline.batches(batch_indices, plans)
-        for (x, y), lr in zip(batches, np.asarray(learning_rates, np.float32), strict=True):
-            self.state, loss = self._step(
-                self.state, self.place.batch(x), self.place.batch(y), self.place.replicate(lr)
-            )
-            losses.append(loss)
+        self.state, losses = run_steps(self._step, self.state, (), batch_indices, learning_rates, self.place, batches)
         self.step += len(batch_indices)
-        # The one host sync of the call: every loss at once (jax_steps.run_steps' rule).
-        return np.asarray(jax.device_get(losses), np.float32).reshape(len(losses))
+        return losses
 
     def hyperparameters(self) -> dict:
         return {**super().hyperparameters(), "label_smoothing": self.loss_fn.keywords["label_smoothing"]}

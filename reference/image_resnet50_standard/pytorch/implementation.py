@@ -14,7 +14,9 @@ What differs is in its hooks and the input side: the network
 (`_build_model`: ResNet50 of a ResNetSpec), the loss (`_build_loss`:
 cross-entropy with label smoothing 0.1, torch's `label_smoothing`), the
 weights' layout (load, export), and the input pipeline, whose state (workers,
-pipeline, step counter, normalisation constants) is all its `__init__` adds.
+pipeline, step counter, normalisation constants) is all its `__init__` adds;
+the shared step loop gets the pipeline's batches, and `_loss(batch)` moves
+each to the device for `_batch_loss`.
 
 The input pipeline runs inside train_steps, so inside the timed run as in
 MLPerf: the training set stays uint8 on the host, and each step's batch is cut
@@ -32,7 +34,6 @@ import torch
 from torch import nn
 
 from levelfield.reference import interface
-from levelfield.reference.fmnist_resnet.pytorch.implementation import _ENOUGH_GRAPHS
 from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation as SmallImplementation
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
@@ -40,7 +41,7 @@ from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLE
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
 from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.torch_pipeline import Pipeline
-from levelfield.reference.torch_steps import run_steps
+from levelfield.reference.torch_steps import ENOUGH_GRAPHS, run_steps
 
 
 class Implementation(SmallImplementation):
@@ -78,7 +79,7 @@ class Implementation(SmallImplementation):
         x = torch.from_numpy(np.ascontiguousarray(pixels)).to(self.device)
         return ((x.float() - self._mean) * self._inv_std).permute(0, 3, 1, 2).contiguous()
 
-    @_ENOUGH_GRAPHS
+    @ENOUGH_GRAPHS
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 1000] of uint8 centre crops, running BN statistics; chunks of at most 64 rows,
         each zero-padded to a power of two (common/inputs.py)."""
@@ -92,29 +93,31 @@ class Implementation(SmallImplementation):
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
+        self.train_data = (inputs["images"], labels)  # uint8 [N, 256, 256, 3] on the host; the pipeline crops it
         self.pipeline = Pipeline(
-            self.train_images,
+            inputs["images"],
             labels,
             self.spec.image_size,
             self.input_workers,
             pin_memory=torch.device(self.device).type == "cuda",
         )
 
-    @_ENOUGH_GRAPHS
+    def _loss(self, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """Mean loss of one augmented batch from the pipeline (images NCHW, labels; on the host)."""
+        x, y = batch
+        return self._batch_loss(x.to(self.device), y.to(self.device))
+
+    @ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.pipeline is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        stored, crop = self.train_images.shape[1], self.spec.image_size
+        stored, crop = self.train_data[0].shape[1], self.spec.image_size
         plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        # The DataLoader yields the batches of batch_indices in order, one per step.
         batches = self.pipeline.batches(batch_indices, plans)
-
-        def loss(_rows: torch.Tensor) -> torch.Tensor:
-            # run_steps walks batch_indices in order, and the DataLoader yields their batches in that order.
-            x, y = next(batches)
-            return self._batch_loss(x.to(self.device), y.to(self.device))
-
-        losses = run_steps(loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler)
+        losses = run_steps(
+            self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler, batches
+        )
         self.step += len(batch_indices)
         return losses
 

@@ -21,9 +21,10 @@ counter) is all its `__init__` adds.
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
 crop, flip, normalise) by tf.data (reference/tf_pipeline.py) while the previous
-steps run; the crops and flips are common/augment.py's decisions for (step,
-row), step counted from the last load(). predict normalises the uint8 centre
-crops inside its compiled function.
+steps run, and handed to the shared step loop (tf_steps.run_steps); the crops
+and flips are common/augment.py's decisions for (step, row), step counted from
+the last load(). predict normalises the uint8 centre crops inside its compiled
+function.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet
 from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.tf_pipeline import Pipeline
-from levelfield.reference.tf_steps import DTYPE_POLICIES
+from levelfield.reference.tf_steps import DTYPE_POLICIES, run_steps
 
 
 class Implementation(SmallImplementation):
@@ -92,25 +93,23 @@ class Implementation(SmallImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         if self.pipeline is not None:
             self.pipeline.close()
-        self.train_images = inputs["images"]  # uint8 [N, 256, 256, 3] on the host; tf.data crops it
-        self.pipeline = Pipeline(self.train_images, labels, self.spec.image_size, self.input_workers)
+        self.train_data = (inputs["images"], labels)  # uint8 [N, 256, 256, 3] on the host; tf.data crops it
+        self.pipeline = Pipeline(inputs["images"], labels, self.spec.image_size, self.input_workers)
 
     def _gradients(self, x, y):
         """The loss on an augmented batch x [B, 224, 224, 3], labels y [B], and its gradients."""
         return self._batch_gradients(x, tf.one_hot(y, self.spec.num_classes))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.pipeline is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        stored, crop = self.train_images.shape[1], self.spec.image_size
+        stored, crop = self.train_data[0].shape[1], self.spec.image_size
         plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
-        losses = []
-        with tf.device(self.device):
-            lrs = tf.constant(np.asarray(learning_rates, np.float32))
-            for k, (x, y) in enumerate(self.pipeline.batches(batch_indices, plans)):
-                losses.append(self._step(x, y, lrs[k]))
+        # The step takes each batch as tf.data cuts it: (x, y, lr) -> loss, by this class's _gradients.
+        batches = self.pipeline.batches(batch_indices, plans)
+        losses = run_steps(self._step, (), batch_indices, learning_rates, self.device, np.int32, batches)
         self.step += len(batch_indices)
-        return np.asarray([float(loss) for loss in losses], np.float32)  # the host sync, after every step
+        return losses
 
     def hyperparameters(self) -> dict:
         values = super().hyperparameters()

@@ -36,11 +36,7 @@ from levelfield.reference.torch_parallel import (
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.torch_steps import determinism_settings, run_steps
-
-# Dynamo keeps at most `recompile_limit` (default 8) graphs per function and silently runs eager
-# beyond it; compiled mode needs up to 11 predict buckets + the training graph (+ test shapes).
-_ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
+from levelfield.reference.torch_steps import ENOUGH_GRAPHS, determinism_settings, run_steps
 
 
 class Implementation(interface.Implementation):
@@ -57,8 +53,8 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = torch_device(device)
-        self.model = EncoderSmall(self.spec).to(self.device)
-        self.criterion = nn.CrossEntropyLoss(reduction="mean")  # mean over all B*12 positions
+        self.model = self._build_model(recipe).to(self.device)
+        self.criterion = self._build_loss(recipe)
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
         # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
         # of predict_chunks intend).
@@ -70,20 +66,33 @@ class Implementation(interface.Implementation):
             )
         else:
             self._forward, self._train_forward = self.model, self.train_model
-        self.train_tokens = self.train_labels = None
+        self.train_data = None  # (tokens, labels) on the device, from set_train_data
         self._new_optimizer()
 
-    def _new_optimizer(self) -> None:
-        fixed = self.recipe.fixed
-        self.optimizer = torch.optim.AdamW(
+    def _build_model(self, recipe: interface.Recipe) -> nn.Module:
+        """The network at this task's spec, on the host (__init__ moves it to the device)."""
+        return EncoderSmall(self.spec)
+
+    def _build_loss(self, recipe: interface.Recipe) -> nn.Module:
+        """Mean softmax cross-entropy over all B*12 positions (`_batch_loss` flattens them)."""
+        return nn.CrossEntropyLoss(reduction="mean")
+
+    def _build_optimizer(self, recipe: interface.Recipe) -> torch.optim.Optimizer:
+        """The optimizer over the model's parameters, with fresh state."""
+        fixed = recipe.fixed
+        return torch.optim.AdamW(
             self.model.parameters(),
-            lr=self.recipe.learning_rate,
+            lr=recipe.learning_rate,
             betas=(fixed["beta1"], fixed["beta2"]),
             eps=fixed["epsilon"],
             weight_decay=fixed["weight_decay"],
             amsgrad=False,
             fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
         )
+
+    def _new_optimizer(self) -> None:
+        """Fresh optimizer state (at __init__ and every load): a new optimizer."""
+        self.optimizer = self._build_optimizer(self.recipe)
 
     def version(self) -> str:
         return torch.__version__
@@ -101,7 +110,7 @@ class Implementation(interface.Implementation):
     def _tokens(self, tokens: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(tokens, dtype=np.int64)).to(self.device)
 
-    @_ENOUGH_GRAPHS
+    @ENOUGH_GRAPHS
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 12, 10] for any N >= 1.
 
@@ -120,17 +129,24 @@ class Implementation(interface.Implementation):
             return (outputs if self.predict_argmax else outputs.float()).cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_tokens = self._tokens(inputs["tokens"])  # int64 [N, 12]
-        self.train_labels = torch.from_numpy(np.asarray(labels, np.int64)).to(self.device)  # int64 [N, 12]
+        self.train_data = (
+            self._tokens(inputs["tokens"]),  # int64 [N, 12]
+            torch.from_numpy(np.asarray(labels, np.int64)).to(self.device),  # int64 [N, 12]
+        )
 
     def _loss(self, rows: torch.Tensor) -> torch.Tensor:
-        """Mean softmax cross-entropy over all B*12 positions of the training rows `rows` (int64 [B], on the device)."""
-        logits = self._train_forward(self.train_tokens[rows])  # [B, 12, 10]
-        return self.criterion(logits.reshape(-1, self.spec.num_classes), self.train_labels[rows].reshape(-1))
+        """Mean softmax cross-entropy of the training rows `rows` (int64 [B], on the device)."""
+        tokens, labels = self.train_data
+        return self._batch_loss(tokens[rows], labels[rows])
 
-    @_ENOUGH_GRAPHS
+    def _batch_loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
+        logits = self._train_forward(tokens)  # [B, 12, 10]
+        return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
+
+    @ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_tokens is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
         return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
 

@@ -63,11 +63,10 @@ class Implementation(interface.Implementation):
         # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
         self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
-            self.model = build_model(self.spec)
+            self.model = self._build_model(recipe)
         tokens_spec = tf.TensorSpec([None, self.spec.seq_len], tf.int32)  # tokens or labels [N, 12]
-        # Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels).
-        self.loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
-        self.train_tokens = self.train_labels = None
+        self.loss_fn = self._build_loss(recipe)
+        self.train_data = None  # (tokens, labels) on the device, from set_train_data
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
         self._forward = (
@@ -75,20 +74,32 @@ class Implementation(interface.Implementation):
             if mode == interface.COMPILED
             else self._predict_batch
         )
-        fixed = recipe.fixed
         with tf.device(self.device), strategy_scope():
-            self.optimizer = TorchAdamW(
-                learning_rate=recipe.learning_rate,
-                beta_1=fixed["beta1"],
-                beta_2=fixed["beta2"],
-                epsilon=fixed["epsilon"],
-                weight_decay=fixed["weight_decay"],
-                amsgrad=False,
-            )
+            self.optimizer = self._build_optimizer(recipe)
             self.optimizer.build(self.model.trainable_variables)  # slots exist before any trace
         # One trace for any data size; `load` resets the optimizer's variables in place, so never again.
         self._step = train_step(
             self._gradients, self._apply, mode == interface.COMPILED, [tokens_spec, tokens_spec, _ROWS, _LR]
+        )
+
+    def _build_model(self, recipe: interface.Recipe) -> keras.Model:
+        """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
+        return build_model(self.spec)
+
+    def _build_loss(self, recipe: interface.Recipe) -> keras.losses.Loss:
+        """Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels)."""
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="sum_over_batch_size")
+
+    def _build_optimizer(self, recipe: interface.Recipe) -> keras.optimizers.Optimizer:
+        """torch's AdamW (TorchAdamW), built by __init__ in the device and strategy scope."""
+        fixed = recipe.fixed
+        return TorchAdamW(
+            learning_rate=recipe.learning_rate,
+            beta_1=fixed["beta1"],
+            beta_2=fixed["beta2"],
+            epsilon=fixed["epsilon"],
+            weight_decay=fixed["weight_decay"],
+            amsgrad=False,
         )
 
     def _new_optimizer(self) -> None:
@@ -134,14 +145,19 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
-            self.train_tokens = tf.constant(np.asarray(inputs["tokens"], np.int32))  # int32 [N, 12]
-            self.train_labels = tf.constant(np.asarray(labels, np.int32))  # int32 [N, 12]
+            self.train_data = (
+                tf.constant(np.asarray(inputs["tokens"], np.int32)),  # int32 [N, 12]
+                tf.constant(np.asarray(labels, np.int32)),  # int32 [N, 12]
+            )
 
     def _gradients(self, tokens, labels, rows):
         """The loss on rows [B] of tokens / labels [N, 12] (before the update) and its gradients."""
-        x, y = tf.gather(tokens, rows), tf.gather(labels, rows)  # [B, 12]
+        return self._batch_gradients(tf.gather(tokens, rows), tf.gather(labels, rows))  # [B, 12] each
+
+    def _batch_gradients(self, x, targets):
+        """The loss of the model on a batch x [B, 12] against `targets` [B, 12] and its gradients."""
         with tf.GradientTape() as tape:
-            loss = self.loss_fn(y, self.model(x, training=True))  # logits [B, 12, 10]
+            loss = self.loss_fn(targets, self.model(x, training=True))  # logits [B, 12, 10]
         return loss, tape.gradient(loss, self.model.trainable_variables)
 
     def _apply(self, gradients, lr) -> None:
@@ -151,11 +167,9 @@ class Implementation(interface.Implementation):
         self.optimizer.apply_gradients(zip(gradients, variables, strict=True))
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_tokens is None:
+        if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(
-            self._step, (self.train_tokens, self.train_labels), batch_indices, learning_rates, self.device, np.int32
-        )
+        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
