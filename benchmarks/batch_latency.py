@@ -50,7 +50,7 @@ def measure(task_id: str, framework: str, largest_batch: int | None) -> dict:
     from dataclasses import asdict
 
     from levelfield.ground.registry import load_implementation, task_module
-    from levelfield.reference.harness import runner, sizing
+    from levelfield.harness import runner, sizing
     from levelfield.reference.interface import Recipe
 
     task = runner.cached_suite(None, None).task(task_id)

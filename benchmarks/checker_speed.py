@@ -15,7 +15,7 @@
 - Both in fresh child processes, each reporting its import time apart; the
   ratio (the goal) compares the in-process files/s. For reference also the
   command lines as users run them: mlperf_logging's CLI once per file (what
-  `levelfield train` does for its peer check, reference/harness/compliance.py)
+  `levelfield train` does for its peer check, levelfield/harness/compliance.py)
   and `levelfield check --select TRN` once on the 15-log tree, both including
   interpreter start-up (`python -c pass` is reported too).
 
@@ -138,7 +138,7 @@ def mlperf_logging_per_file(logs: list[str], repeats: int) -> dict:
     import_s = time.perf_counter() - started
     import logging
 
-    from levelfield.reference.harness.compliance import ENGINE_RULESET, ruleset_path
+    from levelfield.harness.compliance import ENGINE_RULESET, ruleset_path
     from levelfield.rules import load_suite
 
     config = str(ruleset_path(load_suite()).resolve())
@@ -164,7 +164,7 @@ def mlperf_logging_per_file(logs: list[str], repeats: int) -> dict:
 
 def command_lines(root: Path, logs: list[Path]) -> dict:
     """Wall times of the command lines: interpreter start-up, the peer CLI per file, `levelfield check`."""
-    from levelfield.reference.harness.compliance import peer_compliance
+    from levelfield.harness.compliance import peer_compliance
     from levelfield.rules import load_suite
 
     suite = load_suite()

@@ -121,7 +121,7 @@ class Bench:
     def __init__(self, task_id: str, framework: str, config: Config | None, workdir: Path):
         """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
         from levelfield.ground.registry import load_implementation, task_module
-        from levelfield.reference.harness import runner
+        from levelfield.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.null_model import CostModel, NullImplementation
 
@@ -203,7 +203,7 @@ class Bench:
     # -- through the runner ------------------------------------------------------------------
     def options(self, scenario: str, conf_text: str, sut: str | None = None):
         """InferOptions of one performance run with these user settings, in a folder of its own."""
-        from levelfield.reference.harness.options import InferOptions
+        from levelfield.harness.options import InferOptions
         from levelfield.reference.null_model import CostModel
 
         self.runs += 1
@@ -224,7 +224,7 @@ class Bench:
 
     def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:
         """(result.json content, run folder) of one performance run with these user settings."""
-        from levelfield.reference.harness.runner import infer
+        from levelfield.harness.runner import infer
 
         options = self.options(scenario, conf_text, sut)
         return infer(options, impl=self.impl), options.out
@@ -288,7 +288,7 @@ def server(bench: Bench, offline_samples_per_s: float) -> dict:
     """The largest target QPS LoadGen judges VALID under the task's latency bound (find_peak's search),
     with its ratio to the runner's Offline throughput."""
     from levelfield.ground.errors import UserError
-    from levelfield.reference.harness.find_peak import find_peak
+    from levelfield.harness.find_peak import find_peak
 
     conf = f"server: {{min_duration_ms: {bench.config.server_run_ms}, min_query_count: {SERVER_MIN_QUERIES}}}\n"
     options = bench.options("server", conf)

@@ -24,8 +24,8 @@ from collections import defaultdict
 
 # (module, attribute, phase name; None: the phase is named after the check code's prefix)
 WRAPPED = (
-    ("levelfield.checker.tree", "read_tree", "read_tree"),
-    ("levelfield.checker.loader", "load_submission", "load_submission"),
+    ("levelfield.ground.submission.tree", "read_tree", "read_tree"),
+    ("levelfield.ground.submission.loader", "load_submission", "load_submission"),
     ("levelfield.rules", "load_suite", "load_suite"),
     ("levelfield.checker.engine", "run_check", None),
 )

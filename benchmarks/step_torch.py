@@ -5,7 +5,7 @@
     parts.trace(rows[:1], lrs[:1], 10)            # top ops by self time of one real train_steps step
 
 PyTorch runs each part of the step as its own call from Python, so each can be
-timed directly: the step of reference/torch_steps.py is replayed with a clock
+timed directly: the step of reference/frameworks/pytorch/steps.py is replayed with a clock
 read around the implementation's own `_loss(rows)` (gather + compiled forward
 + loss), `loss.backward()` (the compiled backward) and `optimizer.step()`
 (whatever optimizer object the implementation holds: foreach, fused or
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 METHOD = (
     "timed around each part: the implementation's _loss(rows) (forward), loss.backward() (backward) and "
-    "optimizer.step() (optimizer), replayed as reference/torch_steps.py runs them, device synchronised "
+    "optimizer.step() (optimizer), replayed as reference/frameworks/pytorch/steps.py runs them, device synchronised "
     "before each clock read; host = the real train_steps loop's time per step minus these three"
 )
 PROFILER = "torch.profiler (CPU activities; CUDA too on a GPU), key_averages by self time"

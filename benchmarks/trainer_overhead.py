@@ -107,8 +107,8 @@ def compare(trainer_runs: list[dict], bare_runs: list[dict]) -> dict:
 def trainer_run(task_id: str, framework: str, config: Config, out: Path) -> dict:
     """One `levelfield train` run in this process; its scored time read back from its MLLOG file."""
     from levelfield.ground.parse import parse_mllog
-    from levelfield.reference.harness.options import TrainOptions
-    from levelfield.reference.harness.trainer import train
+    from levelfield.harness.options import TrainOptions
+    from levelfield.harness.trainer import train
 
     # The trainer prints one line per eval; kept out of the benchmark's own output.
     with contextlib.redirect_stdout(io.StringIO()):

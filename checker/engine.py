@@ -23,8 +23,8 @@ from levelfield.checker.findings import ERROR, REGISTRY, RETIRED, Finding
 from levelfield.ground.errors import UserError
 
 if TYPE_CHECKING:
-    from levelfield.checker.records import Submission
     from levelfield.ground.signing import PublicKey
+    from levelfield.ground.submission.records import Submission
 
 INTERNAL_ERROR = "CHK001"
 
@@ -115,8 +115,8 @@ def check_tree(
     profile: str = SUBMISSION_PROFILE,
     trusted_keys: list[PublicKey] | None = None,
 ) -> Report:
-    from levelfield.checker.loader import declared_rules_version, load_submission
-    from levelfield.checker.tree import read_tree
+    from levelfield.ground.submission.loader import declared_rules_version, load_submission
+    from levelfield.ground.submission.tree import read_tree
     from levelfield.rules import load_suite
 
     codes = selected_codes(list(select), list(ignore))

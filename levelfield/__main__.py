@@ -1,5 +1,5 @@
 """`python -m levelfield` is the same as the `levelfield` console script."""
 
-from levelfield.cli import main
+from levelfield.cli.main import main
 
 raise SystemExit(main())

@@ -199,7 +199,7 @@ class Implementation(abc.ABC):
     def determinism_settings(self) -> dict:
         """The switches that decide whether a rerun repeats this run bit for bit, as the framework reports
         them now: `determinism_record(self.mode, ...)` from the framework's steps module
-        (torch_steps.py, tf_steps.py, jax_steps.py). The trainer logs it once per run."""
+        (reference/frameworks/<framework>/steps.py). The trainer logs it once per run."""
 
     def peak_device_memory_mib(self) -> float | None:
         """Peak memory the framework allocated on its accelerator so far, MiB; None on a CPU."""
@@ -229,9 +229,9 @@ DEVICE_KINDS = ("cpu", "cuda")
 
 # Each framework's mapping of the neutral names to its own device (module, function), imported when asked.
 DEVICE_RESOLVERS = {
-    "pytorch": ("levelfield.reference.torch_parallel", "torch_device"),
-    "tensorflow": ("levelfield.reference.tf_parallel", "tf_device"),
-    "jax": ("levelfield.reference.jax_parallel", "local_device"),
+    "pytorch": ("levelfield.reference.frameworks.pytorch.parallel", "torch_device"),
+    "tensorflow": ("levelfield.reference.frameworks.tensorflow.parallel", "tf_device"),
+    "jax": ("levelfield.reference.frameworks.jax.parallel", "local_device"),
 }
 
 

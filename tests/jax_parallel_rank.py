@@ -16,9 +16,9 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from levelfield.launch.worker import take_cpu_share
-from levelfield.reference import jax_parallel
-from levelfield.reference.harness.world import World
+from levelfield.cli.launch.worker import take_cpu_share
+from levelfield.harness.world import World
+from levelfield.reference.frameworks.jax import parallel as jax_parallel
 
 JOIN_TIMEOUT_S = 600  # a collective stuck this long fails the test instead of hanging it
 

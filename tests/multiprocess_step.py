@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from levelfield.ground.registry import load_implementation, task_module
+from levelfield.harness.world import SINGLE, Layout, World
 from levelfield.reference.datasets import load_dataset
-from levelfield.reference.harness.world import SINGLE, Layout, World
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order
 from levelfield.rules import load_suite
@@ -57,8 +57,8 @@ def one_step(task_id: str, framework: str, mode: str, world: World = SINGLE, row
 def run_on_processes(task_id: str, framework: str, mode: str, nproc: int, out: Path) -> dict:
     """The same step on `nproc` processes of this host, started as levelfield starts TF and JAX ranks; rank 0's
     weights afterwards."""
-    from levelfield.launch.local_group import run_ranks
-    from levelfield.launch.rendezvous import local_cluster
+    from levelfield.cli.launch.local_group import run_ranks
+    from levelfield.cli.launch.rendezvous import local_cluster
 
     spec = out.with_suffix(".json")
     spec.write_text(json.dumps({"task": task_id, "framework": framework, "mode": mode, "out": str(out)}))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from levelfield.launch.worker import parallel_module, take_cpu_share
-from levelfield.reference.harness.world import World
+from levelfield.cli.launch.worker import parallel_module, take_cpu_share
+from levelfield.harness.world import World
 
 JOIN_TIMEOUT_S = 600  # a collective stuck this long fails the test instead of hanging it
 

@@ -28,8 +28,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    from levelfield.reference.harness.options import InferOptions
-    from levelfield.reference.harness.runner import infer
+    from levelfield.harness.options import InferOptions
+    from levelfield.harness.runner import infer
     from levelfield.reference.null_model import CostModel
 
     cost = CostModel(args.per_call_us, args.per_sample_us)

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from levelfield.reference.harness.calibrate import planned_runs, propose, read_records, write_records
+from levelfield.harness.calibrate import planned_runs, propose, read_records, write_records
 
 
 def record(framework, batch, seed, evals, stop_value=0.9):

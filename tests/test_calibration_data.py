@@ -1,7 +1,7 @@
 """Every calibrated task file says exactly what its committed calibration data gives.
 
 A task file's quality target and reference convergence points are not typed in:
-reference/harness/calibrate.py proposes them from the raw per-run records in the
+levelfield/harness/calibrate.py proposes them from the raw per-run records in the
 rules version's calibration/<task>.jsonl by the rule the task file states
 (quality.target_rule). This test re-derives them, so an edited number, a dropped
 run or a changed rule fails here.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from levelfield.reference.harness.calibrate import propose, read_records
+from levelfield.harness.calibrate import propose, read_records
 from levelfield.rules import load_suite
 from levelfield.rules.loader import available_versions, rules_root
 

@@ -13,7 +13,7 @@ from test_checker_fixtures import EXAMPLE
 
 from levelfield.checker.engine import check_tree
 from levelfield.ground import mllog_keys as LK
-from levelfield.reference.harness.throughput import Throughput
+from levelfield.harness.throughput import Throughput
 from tests.node_plants import log_beside_world_size
 from tests.submission_edit import copy_tree, reseal
 from tests.throughput_plants import MIN_CHECKED_S, log_rate_of, stretch_training

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from conftest import run_cli
-from levelfield.cli import build_parser
-from levelfield.commands import COMMAND_MODULES
+from levelfield.cli.commands import COMMAND_MODULES
+from levelfield.cli.main import build_parser
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "flax", "optax", "keras")
 
@@ -54,11 +54,17 @@ def test_no_command_prints_usage_and_fails():
 
 @pytest.mark.parametrize(
     "module",
-    ["levelfield.cli", "levelfield.checker", "levelfield.rules", "levelfield.ground.sysinfo", "levelfield.reference"],
+    [
+        "levelfield.cli.main",
+        "levelfield.checker",
+        "levelfield.rules",
+        "levelfield.ground.sysinfo",
+        "levelfield.reference",
+    ],
 )
 def test_importing_does_not_import_a_framework(module):
     code = (
-        f"import sys, {module}; from levelfield.cli import build_parser; build_parser(); "
+        f"import sys, {module}; from levelfield.cli.main import build_parser; build_parser(); "
         f"print(sorted(m for m in {FRAMEWORKS!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

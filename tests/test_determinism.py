@@ -35,9 +35,9 @@ import yaml
 from test_trainer import mllog_records
 
 from conftest import run_cli
-from levelfield.checker.shapes import TRAINING_LINE_SCHEMA, shape_problems
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.determinism import RERUN_TOLERANCE, rerun_note
+from levelfield.ground.submission.shapes import TRAINING_LINE_SCHEMA, shape_problems
 from levelfield.rules import load_suite
 
 TASK, SEED = "ctr-dlrm", 3
@@ -110,7 +110,7 @@ def test_the_leaderboard_sentence_names_each_claim_and_what_was_not_measured():
 # -- the logged record reads each framework's switches when it is asked, not a fixed copy -------------------
 def test_the_pytorch_record_reads_torchs_switches_as_set():
     torch = pytest.importorskip("torch")
-    from levelfield.reference.torch_steps import determinism_settings
+    from levelfield.reference.frameworks.pytorch.steps import determinism_settings
 
     before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -126,7 +126,7 @@ def test_the_tensorflow_record_reads_op_determinism_as_set():
     tf = pytest.importorskip("tensorflow")
     from tensorflow.python.framework.config import disable_op_determinism, is_op_determinism_enabled
 
-    from levelfield.reference.tf_steps import determinism_settings
+    from levelfield.reference.frameworks.tensorflow.steps import determinism_settings
 
     before = is_op_determinism_enabled()
     tf.config.experimental.enable_op_determinism()
@@ -140,7 +140,7 @@ def test_the_tensorflow_record_reads_op_determinism_as_set():
 
 def test_the_jax_record_reads_xla_flags_and_jax_config_as_set(monkeypatch):
     jax = pytest.importorskip("jax")
-    from levelfield.reference.jax_steps import determinism_settings
+    from levelfield.reference.frameworks.jax.steps import determinism_settings
 
     monkeypatch.setenv("XLA_FLAGS", "--xla_gpu_deterministic_ops=true")
     with jax.default_matmul_precision("highest"):

@@ -14,11 +14,15 @@ import pytest
 import torch
 
 from levelfield.ground.registry import load_implementation
-from levelfield.reference import interface, jax_parallel, jax_steps, tf_steps, torch_steps
+from levelfield.reference import interface
+from levelfield.reference.frameworks.jax import parallel as jax_parallel
+from levelfield.reference.frameworks.jax import steps as jax_steps
+from levelfield.reference.frameworks.jax.parallel import local_device
+from levelfield.reference.frameworks.pytorch import steps as torch_steps
+from levelfield.reference.frameworks.pytorch.parallel import torch_device
+from levelfield.reference.frameworks.tensorflow import steps as tf_steps
+from levelfield.reference.frameworks.tensorflow.parallel import tf_device
 from levelfield.reference.interface import parse_device
-from levelfield.reference.jax_parallel import local_device
-from levelfield.reference.tf_parallel import tf_device
-from levelfield.reference.torch_parallel import torch_device
 from tests.conftest import assert_user_error, run_cli
 
 FAKE_NVML = {"devices": [{"index": 0}], "driver_version": "580.159.04", "cuda_driver_version": "13.0"}

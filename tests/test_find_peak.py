@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import assert_user_error, run_cli
-from levelfield.reference.harness.find_peak import (
+from levelfield.harness.find_peak import (
     FALLBACK_TRIES,
     REPORT_FILE,
     TARGET_FILE,
@@ -23,8 +23,8 @@ from levelfield.reference.harness.find_peak import (
     _Search,
     find_peak,
 )
-from levelfield.reference.harness.options import InferOptions
-from levelfield.reference.harness.runner import infer
+from levelfield.harness.options import InferOptions
+from levelfield.harness.runner import infer
 from levelfield.reference.null_model import CostModel
 
 TASK = "ctr-dlrm"

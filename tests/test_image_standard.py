@@ -122,7 +122,7 @@ def test_the_reference_batch_is_the_crop_flipped_and_normalised(arrays):
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_tf_data_cuts_the_reference_batches_bit_for_bit(arrays, workers):
-    from levelfield.reference.tf_pipeline import Pipeline
+    from levelfield.reference.frameworks.tensorflow.pipeline import Pipeline
 
     order, plans, reference = steps_and_plans(arrays)
     y = arrays["train_labels"].astype(np.int64)
@@ -137,7 +137,7 @@ def test_tf_data_cuts_the_reference_batches_bit_for_bit(arrays, workers):
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_the_jax_prefetcher_cuts_the_reference_batches_bit_for_bit(arrays, workers):
-    from levelfield.reference.jax_pipeline import Pipeline
+    from levelfield.reference.frameworks.jax.pipeline import Pipeline
 
     order, plans, reference = steps_and_plans(arrays)
     pipeline = Pipeline(arrays["train_images"], arrays["train_labels"], CROP, workers)
@@ -155,7 +155,7 @@ import hashlib, sys, numpy as np
 from levelfield.reference.image_resnet50_standard.common import augment
 from levelfield.reference.image_resnet50_standard.common.dataset import generate
 from levelfield.reference.schedule import batch_order
-from levelfield.reference.torch_pipeline import Pipeline
+from levelfield.reference.frameworks.pytorch.pipeline import Pipeline
 params, crop, workers = eval(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 arrays = generate(params)
 order = batch_order(seed=2, epoch=1, num_samples=len(arrays["train_labels"]), batch_size=16)[:3]

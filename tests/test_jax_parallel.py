@@ -1,4 +1,4 @@
-"""JAX on 2 processes (reference/jax_parallel.py): the timed run compiles nothing, and
+"""JAX on 2 processes (reference/frameworks/jax/parallel.py): the timed run compiles nothing, and
 `levelfield train --nproc 2` trains the model one process trains; one process stays on one device.
 
 The one-step math (2 processes = 1) is tests/test_multiprocess_step.py's; this file checks what a whole
@@ -24,12 +24,12 @@ from multiprocess_step import recipe
 from test_trainer import check_smoke_log, mllog_records
 
 from conftest import run_cli
+from levelfield.cli.launch.local_group import run_ranks
+from levelfield.cli.launch.rendezvous import local_cluster
 from levelfield.ground.errors import UserError
 from levelfield.ground.registry import load_implementation, task_module
-from levelfield.launch.local_group import run_ranks
-from levelfield.launch.rendezvous import local_cluster
-from levelfield.reference.harness.world import Layout
-from levelfield.reference.jax_parallel import OneDevice
+from levelfield.harness.world import Layout
+from levelfield.reference.frameworks.jax.parallel import OneDevice
 
 RANK_SCRIPT = Path(__file__).with_name("jax_parallel_rank.py")
 AUC_TOLERANCE = 1e-4

@@ -184,8 +184,8 @@ def detail_log(scenario: str, value: float) -> str:
 
 
 def _loaded(path) -> dict:
-    from levelfield.checker.loader import load_submission
-    from levelfield.checker.tree import read_tree
+    from levelfield.ground.submission.loader import load_submission
+    from levelfield.ground.submission.tree import read_tree
     from levelfield.rules import load_suite
 
     suite = load_suite("1.0")

@@ -3,7 +3,7 @@
     .venv/bin/python -m pytest tests/test_leaderboard_cli.py -q
 
 Runs `levelfield.cli.main` in-process with "leaderboard" added to the command
-list when levelfield/commands/__init__.py does not list it yet; the subprocess
+list when levelfield/cli/commands/__init__.py does not list it yet; the subprocess
 test at the end needs it listed there and says so when it is skipped.
 """
 
@@ -16,7 +16,7 @@ from test_leaderboard import PYTORCH_S, clean_check, write_tree
 
 from conftest import assert_user_error, run_cli
 from levelfield import cli
-from levelfield.commands import COMMAND_MODULES
+from levelfield.cli.commands import COMMAND_MODULES
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_out_inside_a_submission_tree_is_refused(main, passing_checker, tmp_path
 
 @pytest.mark.skipif(
     "leaderboard" not in COMMAND_MODULES,
-    reason="'leaderboard' is not yet in COMMAND_MODULES (levelfield/commands/__init__.py)",
+    reason="'leaderboard' is not yet in COMMAND_MODULES (levelfield/cli/commands/__init__.py)",
 )
 def test_real_cli_reports_user_errors_without_traceback(tmp_path):
     result = run_cli("leaderboard", str(tmp_path / "nope"), "--format", "html")

@@ -73,7 +73,7 @@ def test_extras_are_declared():
         dep.startswith("optax") for dep in extras["jax"]
     )
     assert extras["gpu"] == ["nvidia-ml-py>=12.535"], "nvidia-ml-py, never the deprecated pynvml shim"
-    assert project["scripts"]["levelfield"] == "levelfield.cli:main"
+    assert project["scripts"]["levelfield"] == "levelfield.cli.main:main"
     assert not any(dep.split("[")[0].startswith(("torch", "tensorflow", "jax")) for dep in project["dependencies"])
 
 

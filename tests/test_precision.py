@@ -124,11 +124,13 @@ def test_the_logged_precision_is_read_back_not_echoed():
     import jax
     import jax.numpy as jnp
 
-    from levelfield.reference import jax_steps, tf_steps, torch_steps
     from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall as FlaxResNet
     from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall as TorchResNet
     from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall as KerasResNet
-    from levelfield.reference.tf_optimizers import TorchSGD
+    from levelfield.reference.frameworks.jax import steps as jax_steps
+    from levelfield.reference.frameworks.pytorch import steps as torch_steps
+    from levelfield.reference.frameworks.tensorflow import steps as tf_steps
+    from levelfield.reference.frameworks.tensorflow.optimizers import TorchSGD
 
     choices = PRECISION["choices"]
     model = TorchResNet()
@@ -200,7 +202,7 @@ def test_rules_that_offer_bf16_accept_it_and_refuse_fp16(rules_copy, tmp_path, b
 
 def test_a_replay_takes_the_logged_precision(rules_copy, tmp_path):
     """`levelfield reproduce` reads a named tunable back as a name (numbers stay numbers)."""
-    from levelfield.reproduce.recipe import open_tree, training_recipe
+    from levelfield.cli.reproduce.recipe import open_tree, training_recipe
 
     tree = open_tree(example_logging(tmp_path, "bf16"), str(rules_offering_bf16(rules_copy)))
     recipes = [training_recipe(r, tree.suite) for r in tree.results.values() if r.kind == "training"]

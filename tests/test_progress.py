@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from levelfield.reference.harness import progress
-from levelfield.reference.harness.progress import CHUNK_TARGET_S, FIRST_CHUNKS_PER_EPOCH, EpochProgress
+from levelfield.harness import progress
+from levelfield.harness.progress import CHUNK_TARGET_S, FIRST_CHUNKS_PER_EPOCH, EpochProgress
 
 
 class FakeClock:

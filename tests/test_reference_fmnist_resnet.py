@@ -203,7 +203,7 @@ def test_tensorflow_retracing_warning_is_dropped_and_other_warnings_are_not():
     it buried the demo's output. Only that warning is dropped."""
     import logging
 
-    import levelfield.reference.keras_backend  # noqa: F401 - installs the filter
+    import levelfield.reference.frameworks.tensorflow.keras_backend  # noqa: F401 - installs the filter
 
     logger = logging.getLogger("tensorflow")
 

@@ -223,7 +223,7 @@ def test_full_disk_while_training_is_one_clear_error(starved_training):
 
 def test_a_log_whose_flush_fails_at_close_is_an_error_and_keeps_its_inprogress_name(tmp_path, monkeypatch):
     """The lines were buffered; the disk filled up before close() flushed them to disk."""
-    from levelfield.reference.harness.runlog import RunLog
+    from levelfield.harness.runlog import RunLog
 
     log = RunLog(tmp_path / "result_0.txt")
     log.event("seed", 1)
@@ -235,7 +235,7 @@ def test_a_log_whose_flush_fails_at_close_is_an_error_and_keeps_its_inprogress_n
 
 
 def test_a_log_that_cannot_be_created_is_an_error_naming_it(tmp_path):
-    from levelfield.reference.harness.runlog import RunLog
+    from levelfield.harness.runlog import RunLog
 
     (tmp_path / "out").write_text("a file where the run folder should be")
     with pytest.raises(UserError, match=r"/out: cannot create the folder \(File exists\)"):

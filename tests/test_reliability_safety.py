@@ -21,9 +21,9 @@ import pytest
 
 from levelfield.checker.context import Context
 from levelfield.checker.engine import check_tree, run_check
-from levelfield.checker.loader import load_submission
-from levelfield.checker.tree import MAX_FILE_BYTES, read_tree
 from levelfield.ground.parse import MAX_GUNZIP_BYTES, MAX_JSON_DEPTH
+from levelfield.ground.submission.loader import load_submission
+from levelfield.ground.submission.tree import MAX_FILE_BYTES, read_tree
 from levelfield.rules import load_suite
 from levelfield.tools.fuzz.cases import TREE_CLASSES, make_case
 from levelfield.tools.fuzz.mutate import UNSAFE_PATHS, gzip_bomb
@@ -125,7 +125,7 @@ def hook(event, args):
 sys.addaudithook(hook)
 from levelfield.checker.context import Context
 from levelfield.checker.engine import check_tree, run_check
-from levelfield.checker.loader import load_submission
+from levelfield.ground.submission.loader import load_submission
 report = check_tree(Path(sys.argv[1]), select=["STR"])
 print(json.dumps({"opened": opened, "codes": sorted({f.code for f in report.active})}))
 """
@@ -330,7 +330,7 @@ def test_checker_and_loaders_execute_nothing():
     files = loaded | {
         REPO / "tools" / "package.py",
         REPO / "reference" / "weights.py",
-        REPO / "reference" / "harness" / "loadgen_config.py",
+        REPO / "levelfield" / "harness" / "loadgen_config.py",
     }
     risks = [risk for path in sorted(files) for risk in execution_risks(path.read_text(), str(path.relative_to(REPO)))]
     assert risks == []

@@ -1,4 +1,4 @@
-"""levelfield's rendezvous between hosts (levelfield/launch/rendezvous.py), on the loopback address.
+"""levelfield's rendezvous between hosts (levelfield/cli/launch/rendezvous.py), on the loopback address.
 
 Each "host" is a thread calling meet() as a launcher would; node 0 serves at the endpoint.
 """
@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
+from levelfield.cli.launch.rendezvous import Cluster, free_ports, meet
 from levelfield.ground.errors import UserError
-from levelfield.launch.rendezvous import Cluster, free_ports, meet
-from levelfield.reference.harness.world import Layout
+from levelfield.harness.world import Layout
 
 RUN = {"task_id": "ctr-dlrm", "framework": "jax", "profile": "smoke"}
 TIMEOUT_S = 20

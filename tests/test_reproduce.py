@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from levelfield.cli.reproduce.report import environment_differences, same_hardware
+from levelfield.cli.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
 from levelfield.ground.parse import parse_mllog
-from levelfield.reproduce.report import environment_differences, same_hardware
-from levelfield.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
 from levelfield.rules import load_suite
 from tests.conftest import assert_user_error, run_cli
 from tests.node_plants import log_nodes
@@ -332,7 +332,7 @@ def test_performance_is_replayed_on_the_same_hardware_and_compared(local_tree, t
     ],
 )
 def test_performance_replicates_within_the_rules_tolerance(scenario, submitted, reproduced, replicated):
-    from levelfield.reproduce.inference import judge_performance
+    from levelfield.cli.reproduce.inference import judge_performance
 
     judged = judge_performance(scenario, "metric", submitted, reproduced, tolerance=0.05)
     assert (judged["reason"] is None) == replicated, judged

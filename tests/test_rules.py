@@ -345,7 +345,7 @@ def test_shipped_1_1_calibration_state():
 
 
 def test_rules_show_lists_the_calibrated_batch_sizes(rules_copy):
-    from levelfield.commands.rules import task_detail
+    from levelfield.cli.commands.rules import task_detail
 
     suite = load_suite("1.1", rules_dir=_with_points(rules_copy, [(512, FIVE_RUNS), (1024, FIVE_RUNS)]))
     shown = task_detail(suite.task("ctr-dlrm"))
@@ -415,7 +415,7 @@ def test_1_1_rules_refuse_the_1_0_seeds_shape(rules_copy):
 
 
 def test_rules_show_gives_the_trn009_floor_per_calibrated_batch_size():
-    from levelfield.commands.rules import convergence_floors
+    from levelfield.cli.commands.rules import convergence_floors
     from levelfield.ground.rcp import min_acceptable_mean, reference_points
 
     suite = load_suite("1.1")

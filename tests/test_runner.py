@@ -17,8 +17,8 @@ import json
 import pytest
 
 from conftest import assert_user_error, run_cli
-from levelfield.reference.harness.options import InferOptions
-from levelfield.reference.harness.runner import infer
+from levelfield.harness.options import InferOptions
+from levelfield.harness.runner import infer
 
 TASK = "ctr-dlrm"
 SCENARIOS = ["singlestream", "multistream", "server", "offline"]
@@ -174,7 +174,7 @@ def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
         ),
         impl=jax_ctr[0],
     )
-    from levelfield.reference.harness.loadgen_results import read_detail
+    from levelfield.harness.loadgen_results import read_detail
 
     records, _ = read_detail(out / "run_1" / "mlperf_log_detail.txt")
     assert records["effective_samples_per_query"] >= 1024  # the smoke profile's min_sample_count
@@ -182,7 +182,7 @@ def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
 
 def test_performance_repeats_write_one_folder_each_and_their_spread(tmp_path, jax_ctr):
     from levelfield.ground.stats import spread
-    from levelfield.reference.harness.loadgen_results import read_detail
+    from levelfield.harness.loadgen_results import read_detail
 
     out = tmp_path / "run"
     result = infer(
@@ -231,8 +231,8 @@ def test_a_run_that_ran_out_of_queries_is_sized_again_from_loadgens_measurement(
     """A sized expected latency 50x too long makes LoadGen generate too few queries for min_duration
     (INVALID, 'Ran out of generated queries'); the runner sizes again from LoadGen's measured mean
     latency and runs the repeats again: the result is VALID and says why it was sized again."""
-    from levelfield.reference.harness import sizing
-    from levelfield.reference.harness.loadgen_results import read_detail
+    from levelfield.harness import sizing
+    from levelfield.harness.loadgen_results import read_detail
 
     original = sizing.size_settings
 
@@ -336,7 +336,7 @@ def test_user_conf_typo_names_the_key(tmp_path):
 
 
 def test_user_conf_overrides_reach_settings(tmp_path):
-    from levelfield.reference.harness.loadgen_config import effective_settings
+    from levelfield.harness.loadgen_config import effective_settings
     from levelfield.rules import load_suite
 
     conf = tmp_path / "user.yaml"
@@ -424,7 +424,7 @@ class FakeTerminal(io.StringIO):
     ],
 )
 def test_progress_bar_shows_time_queries_and_samples(mode, expected):
-    from levelfield.reference.harness.progress import LoadGenProgress
+    from levelfield.harness.progress import LoadGenProgress
 
     eff = {"mode": mode, "min_duration_ms": 60000, "dataset_samples": 1024}
     terminal = FakeTerminal()
@@ -445,7 +445,7 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     import jax
 
     from levelfield.ground.registry import load_implementation
-    from levelfield.reference.harness import session
+    from levelfield.harness import session
     from levelfield.reference.interface import Recipe
     from levelfield.rules import load_suite
 
@@ -536,7 +536,7 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
 def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_path):
     """A query fixed by min_sample_count (4,096 samples in 1 ms here) must not size the untimed probe:
     at 1 ms per sample that would be a 4 s probe instead of half a second."""
-    from levelfield.reference.harness.session import OFFLINE_PROBE_S
+    from levelfield.harness.session import OFFLINE_PROBE_S
     from levelfield.reference.null_model import CostModel
 
     conf = tmp_path / "user.yaml"
@@ -562,7 +562,7 @@ def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_pa
 
 def test_the_offline_probe_starts_at_no_larger_chunk_than_the_rules_query():
     """A query of 8 rows (a standard task's smoke query is 2) is probed from chunks of 8, not four calls of 32."""
-    from levelfield.reference.harness.sizing import OFFLINE_CALL_LIMIT_S, probe_plan
+    from levelfield.harness.sizing import OFFLINE_CALL_LIMIT_S, probe_plan
 
     eff = {"scenario": "offline", "min_sample_count": 8}
     assert probe_plan(eff, 32) == ([8, 16, 32], OFFLINE_CALL_LIMIT_S * 1000)

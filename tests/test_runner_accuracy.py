@@ -198,9 +198,9 @@ def test_checkpoint_accuracy_through_runner_equals_trainer_eval_accuracy(task_id
     """
     import re
 
-    from levelfield.reference.harness.options import InferOptions, TrainOptions
-    from levelfield.reference.harness.runner import infer
-    from levelfield.reference.harness.trainer import train
+    from levelfield.harness.options import InferOptions, TrainOptions
+    from levelfield.harness.runner import infer
+    from levelfield.harness.trainer import train
 
     task_file = rules_copy / default_rules_version() / "tasks" / f"{task_id}.yaml"
     text, replaced = re.subn(r"(?m)^(  target|  reference_value): [0-9.]+", r"\1: 0.01", task_file.read_text())

@@ -20,9 +20,9 @@ import time
 import numpy as np
 import pytest
 
-from levelfield.reference.harness.options import InferOptions
-from levelfield.reference.harness.run_state import InferAborted
-from levelfield.reference.harness.runner import infer
+from levelfield.harness.options import InferOptions
+from levelfield.harness.run_state import InferAborted
+from levelfield.harness.runner import infer
 
 TASK = "ctr-dlrm"
 METRIC_KEYS = ("p90_latency_ms", "p99_latency_ms", "samples_per_s", "valid", "result_validity", "accuracy")
@@ -96,10 +96,10 @@ def test_signal_during_loadgen_records_an_aborted_run(tmp_path, signum, scenario
 FAILING_PREDICT = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from levelfield.commands.infer import _aborted
-    from levelfield.reference.harness.options import InferOptions
-    from levelfield.reference.harness.run_state import InferAborted
-    from levelfield.reference.harness.runner import infer
+    from levelfield.cli.commands.infer import _aborted
+    from levelfield.harness.options import InferOptions
+    from levelfield.harness.run_state import InferAborted
+    from levelfield.harness.runner import infer
     from levelfield.reference.interface import Recipe
     from levelfield.ground.registry import load_implementation
     from levelfield.rules import load_suite

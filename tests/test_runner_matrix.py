@@ -18,8 +18,8 @@ import pytest
 from test_runner import check_performance_result
 
 from levelfield.ground.accuracy import read_accuracy_log
-from levelfield.reference.harness.options import InferOptions
-from levelfield.reference.harness.runner import infer
+from levelfield.harness.options import InferOptions
+from levelfield.harness.runner import infer
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]

@@ -1,4 +1,4 @@
-"""Server's batcher (reference/harness/sut.py): batches taken oldest first from what has arrived, cut to a
+"""Server's batcher (levelfield/harness/sut.py): batches taken oldest first from what has arrived, cut to a
 full padded size where the measured costs say that answers more samples per second.
 
 The queue logic runs without LoadGen: samples are queued as LoadGen's issue thread would queue them
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from levelfield.reference.harness.sut import BatchPlanner, SampleLibrary, ServerSUT, padded_size
+from levelfield.harness.sut import BatchPlanner, SampleLibrary, ServerSUT, padded_size
 
 # A compiled predict's cost per padded size on this CPU's scale (fmnist-resnet, ms): a batch of 65-128
 # rows costs what 128 do, about 1.8x a full batch of 64.

@@ -1,4 +1,4 @@
-"""The shape schemas (checker/shapes.py, rules/schemas/) accept what the writers write and refuse edits.
+"""The shape schemas (ground/submission/shapes.py, rules/schemas/) accept what the writers write and refuse edits.
 
 Accepting: every file of the example submission, and every LoadGen detail log
 MLCommons published in the corpus (real LoadGen builds on real systems, so the
@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLE
-from levelfield.checker.shapes import (
+from levelfield.ground.parse import MLLOG_PREFIX
+from levelfield.ground.submission.shapes import (
     DETAIL_LINE_SCHEMA,
     JSON_SCHEMAS,
     TRAINING_LINE_SCHEMA,
     shape_problems,
 )
-from levelfield.ground.parse import MLLOG_PREFIX
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "mlperf-corpus"

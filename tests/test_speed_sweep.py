@@ -101,7 +101,7 @@ def test_sizes_follow_the_speed(sweep):
 def test_the_loadgen_probes_are_bounded_in_work_at_every_speed(sweep):
     """Batch costs cannot see LoadGen's own work per sample: at no cost they promised 62M samples/s where
     LoadGen moved under 2M, and probes sized from that ran 18 s (Offline) and 54 s (Server)."""
-    from levelfield.reference.harness.session import OFFLINE_FIRST_PROBE_MAX_SAMPLES, SERVER_PROBE_MAX_QUERIES
+    from levelfield.harness.session import OFFLINE_FIRST_PROBE_MAX_SAMPLES, SERVER_PROBE_MAX_QUERIES
 
     offline = [e["probe"] for e in sweep if e["scenario"] == "offline"]
     server = [e["probe"] for e in sweep if e["scenario"] == "server"]
@@ -115,7 +115,7 @@ def test_the_loadgen_probes_are_bounded_in_work_at_every_speed(sweep):
 def test_a_server_probe_never_generates_more_than_its_cap_at_any_target(target_qps):
     """From a slow CPU's few queries per second to targets no LoadGen can offer (a 2x faster host's batch
     costs already promise 68M): the probe is SERVER_PROBE_MS long where that fits, else shorter."""
-    from levelfield.reference.harness.session import SERVER_PROBE_MAX_QUERIES, SERVER_PROBE_MS, server_probe_window
+    from levelfield.harness.session import SERVER_PROBE_MAX_QUERIES, SERVER_PROBE_MS, server_probe_window
 
     duration_ms, offered = server_probe_window(target_qps)
     assert 1 <= duration_ms <= SERVER_PROBE_MS and offered <= target_qps

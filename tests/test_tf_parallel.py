@@ -1,4 +1,4 @@
-"""TensorFlow on N processes (reference/tf_parallel.py): what tests/test_multiprocess_step.py does not see.
+"""TensorFlow on N processes (reference/frameworks/tensorflow/parallel.py): what test_multiprocess_step.py does not see.
 
 - Compiled mode (the default of `levelfield train`): there only the gradient computation is XLA-compiled and
   the all-reduce runs outside XLA; the acceptance test runs eager mode.
@@ -27,7 +27,7 @@ from multiprocess_step import WEIGHTS_SEED, first_batch, recipe
 from test_multiprocess_step import ADAM_WORST_LR_SHARE, BULK_ATOL, SGD_ATOL, expected_weights, worst_difference
 
 from levelfield.ground.registry import load_implementation, task_module
-from levelfield.reference.harness.world import SINGLE, Layout, World
+from levelfield.harness.world import SINGLE, Layout, World
 
 TASKS = ("fmnist-resnet", "ctr-dlrm", "seq-transformer")
 NPROC = 2
@@ -48,8 +48,8 @@ def step_and_loss(task_id: str, mode: str, world: World = SINGLE, rows: np.ndarr
 
 def rank_main(spec_file: str) -> None:
     """One rank: join, hear rank 0's two decisions, take the step; write what the test compares."""
-    from levelfield.launch.worker import take_cpu_share
-    from levelfield.reference import tf_parallel
+    from levelfield.cli.launch.worker import take_cpu_share
+    from levelfield.reference.frameworks.tensorflow import parallel as tf_parallel
 
     take_cpu_share(int(os.environ["LOCAL_RANK"]), int(os.environ["LOCAL_WORLD_SIZE"]))
     spec = json.loads(Path(spec_file).read_text())
@@ -66,8 +66,8 @@ def rank_main(spec_file: str) -> None:
 
 def run_ranks_of(task_id: str, mode: str, tmp_path: Path) -> tuple[dict, list[dict]]:
     """Rank 0's weights and every rank's report after the 2-process step."""
-    from levelfield.launch.local_group import run_ranks
-    from levelfield.launch.rendezvous import local_cluster
+    from levelfield.cli.launch.local_group import run_ranks
+    from levelfield.cli.launch.rendezvous import local_cluster
 
     out = tmp_path / "rank0.npz"
     spec = tmp_path / "spec.json"
@@ -97,7 +97,7 @@ def test_compiled_step_on_two_processes(task_id, tmp_path):
 
 
 def test_one_process_has_no_strategy():
-    from levelfield.reference import tf_parallel
+    from levelfield.reference.frameworks.tensorflow import parallel as tf_parallel
 
     assert tf_parallel.strategy() is None and tf_parallel.num_replicas() == 1
 

@@ -19,9 +19,9 @@ from test_trainer import mllog_records
 from conftest import default_rules_version
 from levelfield.checker.engine import check_tree
 from levelfield.ground import mllog_keys as LK
-from levelfield.reference.harness.options import TrainOptions
-from levelfield.reference.harness.throughput_only import check_steps, median_and_range, step_spans
-from levelfield.reference.harness.trainer import Schedule, Trainer
+from levelfield.harness.options import TrainOptions
+from levelfield.harness.throughput_only import check_steps, median_and_range, step_spans
+from levelfield.harness.trainer import Schedule, Trainer
 from tests.conftest import REPO, assert_user_error, run_cli
 from tests.submission_edit import copy_tree, reseal
 from tests.test_checker_fixtures import EXAMPLE

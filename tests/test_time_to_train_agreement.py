@@ -17,8 +17,8 @@ import pytest
 from test_leaderboard import TASK, _loaded, document, row, write_tree
 
 from levelfield.ground.training_log import training_score
-from levelfield.reference.harness.run_outcome import RunOutcome
-from levelfield.reference.harness.trainer import time_to_train_figures
+from levelfield.harness.run_outcome import RunOutcome
+from levelfield.harness.trainer import time_to_train_figures
 from levelfield.rules import load_suite
 from levelfield.tools.leaderboard import render
 
@@ -52,7 +52,7 @@ def test_a_failed_run_gives_one_olympic_mean_in_summary_checker_and_leaderboard(
 
 
 def test_train_prints_the_olympic_mean_with_the_failed_run(tmp_path, capsys):
-    from levelfield.commands.train import print_summary
+    from levelfield.cli.commands.train import print_summary
 
     outcomes = [outcome(i, s) for i, s in enumerate(TIMES_S)]
     runs = [{**vars(o), "peer_compliance": True} for o in outcomes]
@@ -73,7 +73,7 @@ def test_train_prints_the_olympic_mean_with_the_failed_run(tmp_path, capsys):
 
 
 def test_a_single_run_is_labelled_a_single_run_everywhere(tmp_path, capsys):
-    from levelfield.commands.train import print_summary
+    from levelfield.cli.commands.train import print_summary
 
     summary = time_to_train_figures([outcome(0, 12.5)], DROP)
     tree = write_tree(tmp_path / "acme", training={"pytorch": [12.5]}, inference={})

@@ -1,4 +1,4 @@
-"""The shared PyTorch `train_steps` loop (reference/torch_steps.py): zero steps, and the same steps as a plain loop."""
+"""The shared PyTorch step loop (reference/frameworks/pytorch/steps.py): zero steps, and a plain loop's steps."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from levelfield.reference.torch_steps import run_steps  # noqa: E402
+from levelfield.reference.frameworks.pytorch.steps import run_steps  # noqa: E402
 
 
 def _setup(seed: int = 0):

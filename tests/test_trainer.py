@@ -11,7 +11,7 @@ import pytest
 
 from conftest import assert_user_error, default_rules_version, run_cli, start_long_training
 from levelfield.ground.accelerators import query_nvml
-from levelfield.reference.harness.compliance import peer_compliance
+from levelfield.harness.compliance import peer_compliance
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
 FRAMEWORKS = ["pytorch", "tensorflow", "jax"]
@@ -93,7 +93,7 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
     assert by_key["levelfield_world_size"]["value"] == world_size
     assert by_key["levelfield_train_samples_per_s"]["value"] > 0 and by_key["levelfield_step_time_ms"]["value"] > 0
     # Each line's metadata names the trainer line that logged it (MLPerf's file/lineno), not the log wrapper.
-    assert {r["metadata"]["file"] for r in records} == {"reference/harness/trainer.py"}
+    assert {r["metadata"]["file"] for r in records} == {"levelfield/harness/trainer.py"}
     if CPU_ONLY:
         assert not set(GPU_KEYS) & set(keys), "GPU figures logged on a machine without a GPU"
     summary = json.loads((out / "summary.json").read_text())

@@ -146,8 +146,8 @@ def test_a_rank_killed_without_an_error_file_is_named_before_the_peer_that_lost_
     broken gloo connection was written to the peer's error file. Named that way, the error blamed rank 0."""
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError, ProcessFailure
 
-    from levelfield.launch.torch_engine import failure_error
-    from levelfield.reference.harness.world import Layout
+    from levelfield.cli.launch.torch_engine import failure_error
+    from levelfield.harness.world import Layout
 
     def failed(rank: int, exitcode: int, message: str | None, at_s: int) -> ProcessFailure:
         error_file = tmp_path / f"error_{rank}.json"

@@ -15,10 +15,10 @@ import pytest
 from test_trainer import GPU_KEYS, mllog_records
 
 from levelfield.ground.accelerators import energy_j, gpu_selectors, open_gpu_meter
-from levelfield.reference.harness.options import TrainOptions
-from levelfield.reference.harness.run_outcome import RunOutcome
-from levelfield.reference.harness.runlog import RunLog
-from levelfield.reference.harness.trainer import Trainer
+from levelfield.harness.options import TrainOptions
+from levelfield.harness.run_outcome import RunOutcome
+from levelfield.harness.runlog import RunLog
+from levelfield.harness.trainer import Trainer
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"
 _spec = importlib.util.spec_from_file_location("levelfield_tests_fake_pynvml", _FAKE_PATH)

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from test_trainer import mllog_records
 
-from levelfield.reference.harness import trainer as trainer_module
-from levelfield.reference.harness.options import TrainOptions
-from levelfield.reference.harness.run_outcome import RunOutcome
-from levelfield.reference.harness.trainer import DeviceMeter, Schedule, Trainer
+from levelfield.harness import trainer as trainer_module
+from levelfield.harness.options import TrainOptions
+from levelfield.harness.run_outcome import RunOutcome
+from levelfield.harness.trainer import DeviceMeter, Schedule, Trainer
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.rules import load_suite

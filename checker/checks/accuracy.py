@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import InferenceRun, Submission
+from levelfield.ground.submission.records import InferenceRun, Submission
 
 
 def _accuracy_runs(sub):

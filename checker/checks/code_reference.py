@@ -19,7 +19,7 @@ from levelfield.ground import mllog_keys as LK
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 _ABSENT = object()  # the record holds no such field: nothing to compare
 

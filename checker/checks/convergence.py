@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission, TrainingResult
 from levelfield.ground import rcp
 from levelfield.ground.parse import finite_number
 from levelfield.ground.stats import olympic_score
+from levelfield.ground.submission.records import Submission, TrainingResult
 from levelfield.ground.training_log import epochs_to_target, run_status
 
 

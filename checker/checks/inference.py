@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground.metrics import NS_PER_MS, achieved_duration_ms, percentile_latency_ns
+from levelfield.ground.submission.records import Submission
 
 
 def _logs(sub, mode: str | None = None):

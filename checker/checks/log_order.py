@@ -14,8 +14,8 @@ from itertools import pairwise
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground.parse import finite_number, plain_int
+from levelfield.ground.submission.records import Submission
 
 # The interval events every log opens and closes, in the order MLPerf's logging rules require.
 EVENT_ORDER = ("init_start", "init_stop", "run_start", "run_stop")

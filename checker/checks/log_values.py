@@ -21,7 +21,7 @@ from levelfield.ground.parse import finite_number, plain_int
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 
 # key -> (the domain in words, the test); keys absent from a log are TRN001's (required) or optional.

@@ -21,7 +21,7 @@ from levelfield.ground.parse import plain_int
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 _PRODUCE = "submit the logs `levelfield train` wrote, unedited"
 

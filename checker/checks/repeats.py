@@ -16,10 +16,10 @@ from typing import Any
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import layout as L
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.stats import spread
+from levelfield.ground.submission.records import Submission
 
 # Relative tolerance between result.json's numbers and the checker's: the runner computes them from the
 # same doubles LoadGen logged with the same code, so they agree to the last bits.

@@ -8,9 +8,9 @@ from typing import Any
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import WARNING, Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.environment import digested_fields
+from levelfield.ground.submission.records import Submission
 
 
 def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str], str, int | None, Any]]:

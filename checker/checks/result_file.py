@@ -1,6 +1,6 @@
 """result.json's record fields against the files they record: each must say what its source says.
 
-The runner (reference/harness/result_file.py) writes result.json's identity and
+The runner (levelfield/harness/result_file.py) writes result.json's identity and
 bookkeeping from other files' values: framework_version is the framework's
 version (the run's environment fingerprint, in result.json itself, holds it
 under the framework's package; REP001 holds that to environment.json), profile,
@@ -26,8 +26,8 @@ from levelfield.ground.registry import FRAMEWORK_PACKAGES
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import InferenceRun, Repeat, Submission
     from levelfield.ground.parse import MllogFile
+    from levelfield.ground.submission.records import InferenceRun, Repeat, Submission
 
 _HINT = "never edit result.json; package the run folder as `levelfield infer` wrote it"
 

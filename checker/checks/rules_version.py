@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.submission.records import Submission
 
 CODE_REF_KEYS = (LK.VERSION, "git_commit", "rules_version")
 

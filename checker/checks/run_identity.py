@@ -20,7 +20,7 @@ from levelfield.ground.registry import FRAMEWORK_PACKAGES
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 # The keys that say what ran a run; every run of a result must log the first run's values.
 IDENTITY_KEYS = (

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import InferenceRun, Submission
 from levelfield.ground.loadgen_names import MODE_NAMES, SCENARIO_NAMES
 from levelfield.ground.metrics import NS_PER_MS
 from levelfield.ground.parse import plain_int
+from levelfield.ground.submission.records import InferenceRun, Submission
 
 if TYPE_CHECKING:
     from levelfield.rules.loader import Suite

@@ -28,7 +28,7 @@ from levelfield.ground.parse import finite_number, same_value
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import InferenceRun, Submission
+    from levelfield.ground.submission.records import InferenceRun, Submission
 
 # settings.json key -> (the requested_* key LoadGen logs it as, the logged value settings.json's implies)
 _SAME = {

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import layout as L
 from levelfield.ground.signing import Verdict, private_key_paths, verify_document
+from levelfield.ground.submission.records import Submission
 
 SIGN_HINT = "sign the packaged tree with `levelfield sign TREE --key FILE` (docs/audit.md)"
 

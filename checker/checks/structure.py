@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import layout as L
+from levelfield.ground.submission.records import Submission
 
 
 @check("CHK001", "internal-error", area="checker")
@@ -130,7 +130,7 @@ def over_size_limit(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Bad: a 10 GB mlperf_log_trace.json copied into the tree.
     Fix: package only the files the layout lists (`levelfield package` does).
     """
-    from levelfield.checker.tree import MAX_FILE_BYTES, MAX_FILES
+    from levelfield.ground.submission.tree import MAX_FILE_BYTES, MAX_FILES
 
     for path, kind in sub.tree.refused:
         if kind == "too-large":

@@ -30,7 +30,7 @@ from levelfield.ground.parse import finite_number
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 # The rounding of LoadGen's printed numbers: C++ stream default (6 significant digits) or 2 decimals.
 _PRINTED_RTOL, _PRINTED_ATOL = 5e-6, 0.005

@@ -9,10 +9,10 @@ from typing import Any
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission
 from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, plain_int
+from levelfield.ground.submission.records import Submission
 
 
 def _systems(sub):

@@ -1,7 +1,7 @@
 """A training log's throughput figures against the log's own clock (TRN023); a throughput-only log (TRN024).
 
 The trainer logs the timed steps' samples per second and median step time
-(reference/harness/throughput.py). Both come from timers inside the training
+(levelfield/harness/throughput.py). Both come from timers inside the training
 time the log itself records: run_start to run_stop, less the evaluations
 (eval_start to eval_stop). The samples trained over that time give a rate the
 logged one must come close to: the timed calls cover all of it but the loop's
@@ -32,7 +32,7 @@ from levelfield.ground.training_log import throughput_only_mark
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
-    from levelfield.checker.records import Submission
+    from levelfield.ground.submission.records import Submission
 
 MAX_RATE_OVER_LOG = 1.25
 MIN_CHECKED_S = 10.0  # shorter training times are left unjudged: the loop's own milliseconds dominate them

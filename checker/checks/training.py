@@ -15,10 +15,10 @@ from mlperf_logging.mllog import constants as K
 
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
-from levelfield.checker.records import Submission, TrainingResult
 from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, same_value
+from levelfield.ground.submission.records import Submission, TrainingResult
 from levelfield.ground.training_log import (
     first_eval_at_target,
     last_eval_before_stop,

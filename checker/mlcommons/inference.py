@@ -37,11 +37,11 @@ from levelfield.checker.mlcommons import loadgen_files as lf
 from levelfield.checker.mlcommons import official
 from levelfield.checker.mlcommons.codes import CODES, finding
 from levelfield.checker.mlcommons.layout import DIVISIONS, INFERENCE
-from levelfield.checker.tree import Tree, read_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.loadgen_names import SCENARIO_NAMES, STREAM_SCENARIOS
 from levelfield.ground.metrics import NS_PER_MS, percentile_latency_ns, scenario_metric
 from levelfield.ground.parse import MllogFile, decode, finite_number, parse_json, parse_mllog
+from levelfield.ground.submission.tree import Tree, read_tree
 
 # MLCommons' own run-length minimums (its mlperf.conf), kept as data beside levelfield's rules versions.
 RULES_FILE = Path(levelfield.rules.__file__).parent / "mlcommons" / "inference.yaml"

@@ -30,9 +30,9 @@ from levelfield.checker.findings import Finding
 from levelfield.checker.mlcommons import peer
 from levelfield.checker.mlcommons.codes import CODES, finding
 from levelfield.checker.mlcommons.layout import TRAINING, training_submitters
-from levelfield.checker.tree import read_tree
 from levelfield.ground.errors import UserError
 from levelfield.ground.parse import MllogFile, parse_json, parse_mllog
+from levelfield.ground.submission.tree import read_tree
 from levelfield.ground.training_log import run_status
 
 RESULT_FILE = re.compile(r"^result_(\d+)\.txt$")

@@ -14,7 +14,7 @@
     sysinfo.py, accelerators.py, environment.py   the host facts: system description, GPUs, fingerprints
     host_load.py       how busy other processes keep the host as a run starts (train and infer warn)
 
-The stages (rules, the harness under reference/harness, the checker, the tools,
+The stages (rules, the harness under levelfield/harness, the checker, the tools,
 the CLI) import these modules and `levelfield.rules`, never each other's
 internals; the import contracts in pyproject.toml (`[tool.importlinter]`, run by
 the test suite) hold every module here to importing nothing above it. A stage

@@ -54,7 +54,7 @@ PEAK_RSS_MIB = "levelfield_peak_rss_mib"
 PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"  # GPUs only; absent on a CPU
 DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"  # GPUs only (NVML)
 ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
-# The timed steps' throughput (reference/harness/throughput.py): global-batch samples per second over the
+# The timed steps' throughput (levelfield/harness/throughput.py): global-batch samples per second over the
 # train_steps calls, and the median of the calls' mean step times; absent when no step was timed
 TRAIN_SAMPLES_PER_S = "levelfield_train_samples_per_s"
 STEP_TIME_MS = "levelfield_step_time_ms"

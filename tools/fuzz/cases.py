@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import random
 
-from levelfield.checker.tree import MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES
 from levelfield.ground import layout as L
+from levelfield.ground.submission.tree import MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES
 from levelfield.tools.fuzz import mutate as M
 from levelfield.tools.fuzz.case import Case
 from levelfield.tools.fuzz.sweep import edit_expectation, random_sweep_case

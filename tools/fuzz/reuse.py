@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import levelfield.checker.loader as loader
 import levelfield.ground.accuracy as accuracy
+import levelfield.ground.submission.loader as loader
 import levelfield.rules as rules
 
 # The loader's names that parse file content (it imported them from levelfield/ground/parse.py).

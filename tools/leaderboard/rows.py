@@ -33,7 +33,7 @@ from levelfield.ground.training_log import epochs_to_target, run_status, time_to
 from levelfield.tools.leaderboard.collect import CleanTree
 
 if TYPE_CHECKING:  # annotations only: the leaderboard reads the checker's records, never imports the checker
-    from levelfield.checker.records import Submission, TrainingResult
+    from levelfield.ground.submission.records import Submission, TrainingResult
 
 S_PER_HOUR = 3600.0
 _RUN_INDEX = re.compile(r"result_(\d+)\.txt$")

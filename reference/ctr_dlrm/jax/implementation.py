@@ -7,7 +7,7 @@
     logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
 
 As the Flax examples: a `TrainState` holds params, the Optax state, the
-model's apply_fn and the loss (reference/jax_steps.py); the module-level
+model's apply_fn and the loss (reference/frameworks/jax/steps.py); the module-level
 `_train_step` gathers the batch by row indices from the device-resident
 training arrays, takes `jax.value_and_grad` of the loss and applies the
 update. The learning rate is `optax.inject_hyperparams` state, written by the
@@ -15,7 +15,7 @@ step from its argument, so a new LR every step reuses the same compiled step.
 Eager mode calls the same functions without jax.jit (op-by-op dispatch).
 
 With N processes (`levelfield train --nproc N`) the same step runs on global
-arrays (reference/jax_parallel.py): state and training set replicated, the
+arrays (reference/frameworks/jax/parallel.py): state and training set replicated, the
 batch split over the processes' devices, and XLA all-reduces the gradient;
 predict uses this process's copy of the parameters (only rank 0 predicts).
 
@@ -37,11 +37,11 @@ from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
+from levelfield.reference.frameworks.jax.optimizers import adam
+from levelfield.reference.frameworks.jax.parallel import local_device, placement
+from levelfield.reference.frameworks.jax.steps import TrainState, determinism_settings, host_rows, run_steps
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
-from levelfield.reference.jax_optimizers import adam
-from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import TrainState, determinism_settings, host_rows, run_steps
 
 
 def sigmoid_binary_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:

@@ -32,14 +32,14 @@ from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.interface import COMPILED, Recipe
-from levelfield.reference.interface import Implementation as BaseImplementation
-from levelfield.reference.torch_parallel import (
+from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.torch_steps import determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.steps import determinism_settings, run_steps
+from levelfield.reference.interface import COMPILED, Recipe
+from levelfield.reference.interface import Implementation as BaseImplementation
 
 
 class Implementation(BaseImplementation):

@@ -8,17 +8,17 @@
 
 The whole training set stays on the device as TF tensors (dense, sparse,
 labels). `train_steps` hands the trainer's row indices and learning rates to
-reference/tf_steps.py's `run_steps`, which makes them tensors once per call on
+reference/frameworks/tensorflow/steps.py's `run_steps`, which makes them tensors once per call on
 the host and calls the XLA-compiled step once per batch; the step gathers the
 batch from the training tensors on the device, so only row indices and rates
 cross from the host. The step's signature never changes (the data tensors,
 int64 [B] rows, a float32 scalar LR), so it is traced once per batch size; the
 per-step LR goes into the optimizer's learning-rate variable inside the step.
 
-Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+Under `levelfield train --nproc N` (reference/frameworks/tensorflow/parallel.py) the model and
 optimizer are mirrored by MultiWorkerMirroredStrategy and the optimizer sums
-the ranks' gradients of loss / N (tf_steps.py `train_step`), their mean; the
-embeddings' gradients are made dense before that all-reduce (tf_steps.py).
+the ranks' gradients of loss / N (reference/frameworks/tensorflow/steps.py `train_step`), their mean; the
+embeddings' gradients are made dense before that all-reduce (reference/frameworks/tensorflow/steps.py).
 
 ctr-dlrm-standard subclasses this class with its own `spec` and the optimizer
 its `_build_optimizer` hook builds (docs/architecture.md, "Interfaces").
@@ -33,12 +33,12 @@ from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
 from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
 from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdam
+from levelfield.reference.frameworks.tensorflow.parallel import scale_loss_for_distribution, strategy_scope, tf_device
+from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
-from levelfield.reference.tf_optimizers import TorchAdam
-from levelfield.reference.tf_parallel import scale_loss_for_distribution, strategy_scope, tf_device
-from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 
 class Implementation(BaseImplementation):

@@ -14,7 +14,7 @@ from typing import Any
 import tensorflow as tf
 
 from levelfield.reference.ctr_dlrm.common import model_spec as spec
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 
 def layer_name(neutral_prefix: str) -> str:

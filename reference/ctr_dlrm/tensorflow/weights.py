@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference.ctr_dlrm.tensorflow.model import DLRMSmall, layer_name
-from levelfield.reference.keras_backend import keras
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras
 from levelfield.reference.weights import check_weights
 
 _PARTS = {"table": "embeddings", "kernel": "kernel", "bias": "bias"}

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from levelfield.reference.ctr_dlrm.tensorflow.implementation import Implementation as SmallImplementation
 from levelfield.reference.ctr_dlrm_standard.common.model_spec import IMPLEMENTS, SPEC
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.interface import Recipe
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 
 class Implementation(SmallImplementation):

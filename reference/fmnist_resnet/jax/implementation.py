@@ -13,7 +13,7 @@ zero buffer, so buf = g at step 1), then p - lr * buf, as torch.optim.SGD.
 The learning rate is written into the optimizer state inside the jitted step,
 from an argument, so changing it never recompiles.
 
-With N processes (`levelfield train --nproc N`, reference/jax_parallel.py)
+With N processes (`levelfield train --nproc N`, reference/frameworks/jax/parallel.py)
 the step runs on global arrays: state and training set replicated, the batch
 split over the processes' devices, XLA all-reducing the gradient. Batch norm
 is then global on every device type: the batch axis flax's BatchNorm averages
@@ -26,11 +26,11 @@ shard_map with a per-device batch axis. predict uses this process's copy.
 Precision (rules 1.1: fp32, bf16, fp16) is Flax's: the modules' `dtype`
 (bfloat16 or float16 compute, float32 params, model.py), and for fp16 Flax's
 DynamicScale in the train state, as the Flax ImageNet example
-(reference/jax_steps.py); predict uses the same module.
+(reference/frameworks/jax/steps.py); predict uses the same module.
 
 As in the Flax examples, the step and predict are module-level functions
 (`_train_step`, `_predict_batch`) over a TrainState that carries the model's
-`apply_fn`, the optimizer `tx` and the loss (reference/jax_steps.py); `__init__`
+`apply_fn`, the optimizer `tx` and the loss (reference/frameworks/jax/steps.py); `__init__`
 jits them. `_batch_step(state, x, y, lr)` is the step on one batch, whether
 gathered from the resident set (`_train_step(..., rows, lr)`, here) or cut by
 an input pipeline.
@@ -55,13 +55,14 @@ import numpy as np
 import optax
 from flax import linen as nn
 
-from levelfield.reference import interface, jax_steps
+from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
-from levelfield.reference.jax_optimizers import sgd_with_l2
-from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import (
+from levelfield.reference.frameworks.jax import steps as jax_steps
+from levelfield.reference.frameworks.jax.optimizers import sgd_with_l2
+from levelfield.reference.frameworks.jax.parallel import local_device, placement
+from levelfield.reference.frameworks.jax.steps import (
     COMPUTE_DTYPES,
     determinism_settings,
     host_rows,
@@ -113,7 +114,7 @@ class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "jax"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
-    # The Flax modules' dtype, param_dtype float32 (model.py); fp16 with Flax's DynamicScale (jax_steps.py).
+    # The Flax modules' dtype, param_dtype float32 (model.py); fp16 with Flax's DynamicScale (frameworks/jax/steps.py).
     precisions = ("fp32", "bf16", "fp16")
     multiprocess_devices = ("cpu", "cuda")
     # The step sees the global batch (one array over every process), so BatchNorm's statistics are global.

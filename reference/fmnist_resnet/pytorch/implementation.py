@@ -25,7 +25,7 @@ ResNet allows; the rules list both spans and the log states model_bn_span).
 Precision (rules 1.1: fp32, bf16, fp16) is PyTorch's AMP recipe: forward and
 loss under `torch.autocast` (bfloat16 or float16 compute, float32 parameters),
 and for fp16 a `torch.amp.GradScaler` around backward and the fused SGD step;
-predict runs under the same autocast (reference/torch_steps.py).
+predict runs under the same autocast (reference/frameworks/pytorch/steps.py).
 
 image-resnet50-standard subclasses this class and overrides only what
 differs, through the hooks that `__init__` calls, as every implementation has
@@ -48,13 +48,13 @@ from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.torch_parallel import (
+from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     distributed,
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.torch_steps import (
+from levelfield.reference.frameworks.pytorch.steps import (
     ENOUGH_GRAPHS,
     autocast,
     determinism_settings,
@@ -68,7 +68,7 @@ class Implementation(interface.Implementation):
     task_id = "fmnist-resnet"
     framework = "pytorch"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
-    precisions = ("fp32", "bf16", "fp16")  # torch.autocast; fp16 with torch.amp.GradScaler (torch_steps.py)
+    precisions = ("fp32", "bf16", "fp16")  # torch.autocast; fp16 with GradScaler (frameworks/pytorch/steps.py)
     multiprocess_devices = ("cpu", "cuda")
     # SyncBatchNorm exists for CUDA only: on a CPU each rank's BatchNorm sees its 1/N of the global batch.
     batch_norm_spans = {"cpu": "per_process", "cuda": "global"}

@@ -8,16 +8,16 @@
     logits = impl.predict(model_inputs(arrays, "eval"))
 
 The training set stays on the device as tensors (images NHWC, labels);
-`run_steps` (reference/tf_steps.py) calls the XLA-compiled step once per batch
+`run_steps` (reference/frameworks/tensorflow/steps.py) calls the XLA-compiled step once per batch
 with that step's row indices (int32 [B]) and learning rate, made tensors once
 per call on the host, and the step gathers the batch on the device. The
 learning rate is an argument of the step (assigned to the optimizer's variable
 inside it), so changing it never retraces.
 
-Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+Under `levelfield train --nproc N` (reference/frameworks/tensorflow/parallel.py) the model and
 optimizer are mirrored by MultiWorkerMirroredStrategy, each rank computes the
 gradient of its share of the global batch, and Keras averages the ranks'
-gradients (tf_steps.py `train_step`). Batch norm is per process on every
+gradients (reference/frameworks/tensorflow/steps.py `train_step`). Batch norm is per process on every
 device: Keras' BatchNormalization normalises each replica's share unless it is
 built with synchronized=True, and unsynchronised batch norm is TensorFlow's
 default under a strategy (as in the TF Model Garden's ResNet, whose sync BN is
@@ -29,7 +29,7 @@ statistics are its own: rank 0 evaluates with those of its shares.
 Precision (rules 1.1: fp32, bf16, fp16) is Keras' mixed precision: the model's
 layers take the dtype policy mixed_bfloat16 or mixed_float16 (model.py), and
 for fp16 the optimizer is wrapped in a LossScaleOptimizer, whose `scale_loss`
-the step differentiates (reference/tf_steps.py); predict uses the same policy.
+the step differentiates (reference/frameworks/tensorflow/steps.py); predict uses the same policy.
 
 image-resnet50-standard subclasses this class and overrides only what
 differs, through the hooks that `__init__` calls, as every implementation has
@@ -52,10 +52,10 @@ from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
-from levelfield.reference.tf_optimizers import TorchSGD
-from levelfield.reference.tf_parallel import strategy_scope, tf_device
-from levelfield.reference.tf_steps import (
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.optimizers import TorchSGD
+from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope, tf_device
+from levelfield.reference.frameworks.tensorflow.steps import (
     DTYPE_POLICIES,
     determinism_settings,
     inner,

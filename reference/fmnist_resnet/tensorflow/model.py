@@ -1,4 +1,5 @@
-"""resnet-small as a Keras 3 model (TensorFlow backend); it trains with reference/tf_optimizers.py TorchSGD.
+"""resnet-small as a Keras 3 model (TensorFlow backend); it trains with TorchSGD
+(reference/frameworks/tensorflow/optimizers.py).
 
     from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
     model = ResNetSmall()
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from keras import layers, ops
 
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 if TYPE_CHECKING:  # annotations only: the model is written in Keras ops; its tensors are TensorFlow's
     import tensorflow as tf

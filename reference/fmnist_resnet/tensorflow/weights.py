@@ -25,7 +25,7 @@ import numpy as np
 
 from levelfield.reference.fmnist_resnet.common.model_spec import PARAMETER_SHAPES
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.weights import check_weights
 
 _BN_PARTS = {"scale": "gamma", "bias": "beta", "mean": "moving_mean", "var": "moving_variance"}

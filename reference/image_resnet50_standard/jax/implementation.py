@@ -21,7 +21,7 @@ counter) is all its `__init__` adds besides jitting those two functions.
 
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
-crop, flip, normalise) by reference/jax_pipeline.py's worker threads while
+crop, flip, normalise) by reference/frameworks/jax/pipeline.py's worker threads while
 XLA runs the previous steps, and handed to the shared step loop
 (jax_steps.run_steps); the crops and flips are common/augment.py's decisions
 for (step, row), step counted from the last load(). predict normalises the
@@ -42,13 +42,13 @@ from flax import linen as nn
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.jax.implementation import Implementation as SmallImplementation
 from levelfield.reference.fmnist_resnet.jax.implementation import TrainState, _batch_step
+from levelfield.reference.frameworks.jax.pipeline import Pipeline
+from levelfield.reference.frameworks.jax.steps import COMPUTE_DTYPES, host_rows, run_steps
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
 from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
-from levelfield.reference.jax_pipeline import Pipeline
-from levelfield.reference.jax_steps import COMPUTE_DTYPES, host_rows, run_steps
 
 
 def smoothed_cross_entropy(logits: jax.Array, labels: jax.Array, label_smoothing: float) -> jax.Array:

@@ -21,7 +21,7 @@ each to the device for `_batch_loss`.
 The input pipeline runs inside train_steps, so inside the timed run as in
 MLPerf: the training set stays uint8 on the host, and each step's batch is cut
 (random crop 224 of 256, flip, normalise) by a torch DataLoader's worker
-processes (reference/torch_pipeline.py) while the model trains on the previous
+processes (reference/frameworks/pytorch/pipeline.py) while the model trains on the previous
 ones. The crops and flips are common/augment.py's decisions for (step, row),
 step counted from the last load(), so the three frameworks train on
 bit-identical batches. predict normalises the uint8 centre crops per chunk.
@@ -35,13 +35,13 @@ from torch import nn
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation as SmallImplementation
+from levelfield.reference.frameworks.pytorch.pipeline import Pipeline
+from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, run_steps
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
 from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.torch_pipeline import Pipeline
-from levelfield.reference.torch_steps import ENOUGH_GRAPHS, run_steps
 
 
 class Implementation(SmallImplementation):

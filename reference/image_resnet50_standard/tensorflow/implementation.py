@@ -20,7 +20,7 @@ counter) is all its `__init__` adds.
 
 The input pipeline runs inside train_steps, inside the timed run as in MLPerf:
 the training set stays uint8 on the host, and each step's batch is cut (random
-crop, flip, normalise) by tf.data (reference/tf_pipeline.py) while the previous
+crop, flip, normalise) by tf.data (reference/frameworks/tensorflow/pipeline.py) while the previous
 steps run, and handed to the shared step loop (tf_steps.run_steps); the crops
 and flips are common/augment.py's decisions for (step, row), step counted from
 the last load(). predict normalises the uint8 centre crops inside its compiled
@@ -34,14 +34,14 @@ import tensorflow as tf
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.tensorflow.implementation import Implementation as SmallImplementation
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.pipeline import Pipeline
+from levelfield.reference.frameworks.tensorflow.steps import DTYPE_POLICIES, run_steps
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
 from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
-from levelfield.reference.tf_pipeline import Pipeline
-from levelfield.reference.tf_steps import DTYPE_POLICIES, run_steps
 
 
 class Implementation(SmallImplementation):

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from keras import layers, ops
 
 from levelfield.reference.fmnist_resnet.tensorflow.model import batch_norm, conv3x3
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC, ResNetSpec, has_projection
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 
 if TYPE_CHECKING:
     import tensorflow as tf

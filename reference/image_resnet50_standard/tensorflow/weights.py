@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference.fmnist_resnet.tensorflow.weights import _BN_PARTS
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.weights import check_weights
 
 

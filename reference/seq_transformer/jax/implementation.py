@@ -8,7 +8,7 @@
     logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
 
 As in the Flax examples: a TrainState (params, optimizer state, apply_fn, tx
-and the loss, reference/jax_steps.py) is threaded through a jitted
+and the loss, reference/frameworks/jax/steps.py) is threaded through a jitted
 module-level `_train_step`; the training set lives in device arrays and the
 step gathers its batch by index on the device. optax.adamw is
 torch.optim.AdamW (update -lr * (m_hat / (sqrt(v_hat) + eps) + wd * p));
@@ -21,7 +21,7 @@ Implementation in a process (e.g. the 5 runs of a task) shares one compiled
 program per shape.
 
 With N processes (`levelfield train --nproc N`) the same step runs on global
-arrays (reference/jax_parallel.py): state and training set replicated, the
+arrays (reference/frameworks/jax/parallel.py): state and training set replicated, the
 batch split over the processes' devices, and XLA all-reduces the gradient;
 predict uses this process's copy of the parameters (only rank 0 predicts).
 
@@ -42,9 +42,15 @@ import optax
 from flax import linen as nn
 
 from levelfield.reference import interface
-from levelfield.reference.jax_optimizers import adamw
-from levelfield.reference.jax_parallel import local_device, placement
-from levelfield.reference.jax_steps import TrainState, determinism_settings, host_rows, run_steps, softmax_cross_entropy
+from levelfield.reference.frameworks.jax.optimizers import adamw
+from levelfield.reference.frameworks.jax.parallel import local_device, placement
+from levelfield.reference.frameworks.jax.steps import (
+    TrainState,
+    determinism_settings,
+    host_rows,
+    run_steps,
+    softmax_cross_entropy,
+)
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall

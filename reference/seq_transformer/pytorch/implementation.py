@@ -27,16 +27,16 @@ import torch
 from torch import nn
 
 from levelfield.reference import interface
-from levelfield.reference.seq_transformer.common import model_spec
-from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
-from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
-from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.torch_parallel import (
+from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.torch_steps import ENOUGH_GRAPHS, determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, determinism_settings, run_steps
+from levelfield.reference.seq_transformer.common import model_spec
+from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
+from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
 
 
 class Implementation(interface.Implementation):

@@ -7,7 +7,7 @@
     losses = impl.train_steps(batch_indices, learning_rates)
     logits = impl.predict(model_inputs(arrays, "eval"))     # float32 [N, 12, 10]
 
-The training set lives in device tensors; `run_steps` (reference/tf_steps.py)
+The training set lives in device tensors; `run_steps` (reference/frameworks/tensorflow/steps.py)
 calls the XLA-compiled step once per batch with that step's row indices
 (int32 [B]) and lr, made tensors once per call on the host, and the step
 gathers the batch on the device, so no batch crosses from the host. The step
@@ -16,16 +16,17 @@ input signature (one trace for every batch size, no retrace per step).
 
 Optimizer: Keras' AdamW adds epsilon to sqrt(v) before bias correction
 (alpha = lr*sqrt(1-b2^t)/(1-b1^t); p -= alpha*m/(sqrt(v)+eps)), which is not
-torch's update; `TorchAdamW` (reference/tf_optimizers.py) overrides only `update_step` with torch's form
+torch's update; `TorchAdamW` (reference/frameworks/tensorflow/optimizers.py) overrides only
+`update_step` with torch's form
 p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps). Keras' own decoupled
 decay (p -= lr*wd*p, before the update, on every trainable variable) is
 already torch's. Embedding gradients are densified: torch's AdamW updates
 every row (moments decay, weight decay) whether it was looked up or not.
 
-Under `levelfield train --nproc N` (reference/tf_parallel.py) the model and
+Under `levelfield train --nproc N` (reference/frameworks/tensorflow/parallel.py) the model and
 optimizer are mirrored by MultiWorkerMirroredStrategy: Keras divides the loss
 by N in each replica and the optimizer sums the ranks' gradients, their mean
-(tf_steps.py `train_step`).
+(reference/frameworks/tensorflow/steps.py `train_step`).
 """
 
 from __future__ import annotations
@@ -33,15 +34,15 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-import levelfield.reference.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
+import levelfield.reference.frameworks.tensorflow.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 from levelfield.reference import interface
+from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdamW
+from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope, tf_device
+from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
 from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
-from levelfield.reference.tf_optimizers import TorchAdamW
-from levelfield.reference.tf_parallel import strategy_scope, tf_device
-from levelfield.reference.tf_steps import determinism_settings, run_steps, train_step
 
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
 _LR = tf.TensorSpec([], tf.float32)  # this step's learning rate

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from keras import layers, ops
 
-from levelfield.reference.keras_backend import keras  # first: selects Keras' tensorflow backend
+from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.seq_transformer.common import model_spec as spec
 
 if TYPE_CHECKING:  # annotations only: the model is written in Keras ops; its tensors are TensorFlow's

@@ -1,0 +1,335 @@
+"""`levelfield train`: time-to-accuracy runs with MLLOG logs and an olympic-mean summary.
+
+levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/fm-pt
+levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax
+levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --out runs/ctr-ddp
+levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 0 --rdzv-endpoint 198.18.0.1:29400 --out runs/c
+levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/fm-tput
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+from pathlib import Path
+
+from levelfield.cli.commands import add_command, add_device_option, add_rules_options
+from levelfield.ground import host_load
+from levelfield.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
+
+
+def _assignment(text: str) -> tuple[str, float | str]:
+    """NAME=NUMBER (learning_rate=0.05) or NAME=CHOICE (precision=bf16); the rules judge the value."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=NUMBER or NAME=CHOICE, got {text!r}")
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        return name.strip(), value.strip()
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = add_command(
+        subparsers,
+        "train",
+        help="time-to-accuracy training runs (MLLOG result files)",
+        description="Train one task in one framework until the rules' quality target, N times with distinct "
+        "seeds. Each run writes result_<i>.txt (MLLOG); summary.json holds each run's time to "
+        "target, the olympic mean (a failed run counting as the slowest, as the leaderboard scores "
+        "it) and the successful runs' mean with its 95%% confidence interval. With --throughput-only "
+        "--steps N, each run trains exactly N steps with no evaluation and no target and reports its "
+        "samples/s and step time only: a throughput figure, never a time-to-accuracy result.",
+        examples=[
+            "levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/smoke",
+            "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
+            "levelfield train --task seq-transformer --framework tensorflow --eager --out runs/seq-tf-eager",
+            "levelfield train --task fmnist-resnet --framework jax --set learning_rate=0.05 --out runs/lr",
+            "levelfield train --task fmnist-resnet --framework jax --rules-version 1.1 --set precision=bf16 "
+            "--profile smoke --out runs/bf16",
+            "levelfield train --task ctr-dlrm --framework pytorch --nproc 2 --profile smoke --out runs/ctr-ddp",
+            "levelfield train --task seq-transformer --framework tensorflow --nproc 2 --profile smoke --out runs/s2",
+            "# on host 0 and host 1 of a two-host run (node 0 listens at 198.18.0.1:29400):",
+            "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 0 "
+            "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
+            "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 1 "
+            "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
+            "# training throughput alone (no target, never a result): 200 timed steps, 3 runs; then on 2 processes",
+            "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
+            "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
+        ],
+    )
+    parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
+    parser.add_argument("--framework", required=True, metavar="F", help="pytorch, tensorflow or jax")
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="folder for result_<i>.txt and summary.json"
+    )
+    parser.add_argument(
+        "--profile",
+        default="submission",
+        metavar="P",
+        help="smoke (seconds; never submittable) or submission (default)",
+    )
+    parser.add_argument("--runs", type=int, metavar="N", help="number of runs (default: the rules' count)")
+    parser.add_argument("--seed", type=int, metavar="S", help="seed of run 0; run i uses S+i (default: random)")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--compile",
+        dest="mode",
+        action="store_const",
+        const="compiled",
+        help="the framework's compiled mode (default): torch.compile, XLA jit, jax.jit",
+    )
+    mode.add_argument("--eager", dest="mode", action="store_const", const="eager", help="eager execution")
+    parser.set_defaults(mode="compiled")
+    add_device_option(parser)
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=V",
+        help="a tunable hyperparameter (closed division: within the rules' bounds), e.g. learning_rate=0.05; "
+        "rules 1.1 fmnist-resnet: precision=bf16 or fp16 (mixed precision) or fp32",
+    )
+    parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
+    parser.add_argument("--division", default="closed", help="closed (default) or open")
+    parser.add_argument("--system", type=Path, metavar="FILE", help="filled-in system description (levelfield sysinfo)")
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
+    )
+    parser.add_argument("--save-weights", action="store_true", help="save weights_<i>.npz of each successful run")
+    parser.add_argument(
+        "--throughput-only",
+        action="store_true",
+        help="time exactly --steps optimizer steps after the usual warm-up: no evaluation, no target; reports "
+        "samples/s and step time (docs/training.md, Throughput only); never a result to package",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        metavar="N",
+        help="with --throughput-only (required there): the timed steps of each run, the first N of a full run",
+    )
+    parser.add_argument("--force", action="store_true", help="replace results already in --out")
+    parser.add_argument(
+        "--nproc",
+        type=int,
+        default=1,
+        metavar="N",
+        help=f"processes on this host for each run, 1 (default) to {MAX_NPROC}, at most one per GPU or CPU: "
+        "PyTorch DDP under torchrun, TensorFlow MultiWorkerMirroredStrategy, JAX multi-process "
+        "(docs/distributed.md); the global batch is split among all processes",
+    )
+    parser.add_argument(
+        "--nnodes",
+        type=int,
+        default=1,
+        metavar="M",
+        help=f"hosts of the run, 1 (default) to {MAX_NODES}; start the same command on each with its --node-rank",
+    )
+    parser.add_argument("--node-rank", type=int, default=0, metavar="R", help="this host's number, 0 to M-1")
+    parser.add_argument(
+        "--rdzv-endpoint",
+        metavar="HOST:PORT",
+        help="node 0's address and a free port there, the same on every host (with --nnodes 2 or more)",
+    )
+    add_rules_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from levelfield.ground.errors import UserError
+    from levelfield.harness.options import TrainOptions
+    from levelfield.harness.trainer import train, write_summary
+    from levelfield.harness.world import Layout
+
+    if args.runs is not None and args.runs < 1:
+        raise UserError(f"--runs: expected a positive number, got {args.runs}")
+    _check_throughput_only(args)
+    layout = Layout(nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint)
+    layout.check()
+    if args.device is not None and layout.world_size > 1:
+        raise UserError(
+            f"--device {args.device} with --nproc {args.nproc} --nnodes {args.nnodes}: each rank computes on its own "
+            "device (the launcher gives rank r GPU r where there are GPUs)",
+            hint="drop --device, or train in one process",
+        )
+    existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
+    if existing and not args.force:
+        raise UserError(
+            f"{args.out}: already holds {len(existing)} result file(s); not overwriting them",
+            hint="choose another --out, or pass --force to replace them",
+        )
+    system = None
+    if args.system is not None:
+        from levelfield.ground.validation import load_document
+
+        system = load_document(args.system)
+    options = TrainOptions(
+        task_id=args.task,
+        framework=args.framework,
+        out=args.out,
+        profile=args.profile,
+        runs=args.runs,
+        seed=args.seed,
+        mode=args.mode,
+        device=args.device,
+        org=args.org,
+        division=args.division,
+        system=system,
+        data_dir=args.data_dir,
+        rules_dir=args.rules_dir,
+        rules_version=args.rules_version,
+        force=args.force,
+        save_weights=args.save_weights,
+        overrides=dict(args.overrides),
+        throughput_steps=args.steps if args.throughput_only else None,
+    )
+    host_load.warn_if_busy()
+    if layout.world_size == 1:
+        summary = train(options)
+        write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
+        interrupted_by = summary["interrupted_by"]
+    else:
+        from levelfield.cli.launch import launch
+
+        summary_file = args.out / "summary.json"
+        summary_file.unlink(missing_ok=True)  # replaced below only by this launch's rank 0
+        interrupted_by = launch(options, layout)  # rank 0 writes the logs and summary.json
+        if layout.node_rank:  # rank 0 lives on node 0: this host has no files of its own
+            print(f"node {layout.node_rank} of {layout.nnodes}: done; node 0 holds the logs and summary.json")
+            return 128 + getattr(signal, interrupted_by).value if interrupted_by else 0
+        if not summary_file.exists():  # stopped before rank 0 could write it
+            print(f"interrupted by {interrupted_by} before any run ended; no summary in {args.out}/")
+            return 128 + getattr(signal, interrupted_by).value
+        summary = json.loads(summary_file.read_text())
+        interrupted_by = interrupted_by or summary["interrupted_by"]
+    if summary["throughput_only_steps"] is None:
+        print_summary(summary, args.out)
+    else:
+        print_throughput_summary(summary, args.out)
+    if interrupted_by:
+        return 128 + getattr(signal, interrupted_by).value  # the shell's convention: 130 SIGINT, 143 SIGTERM
+    return 0
+
+
+def _check_throughput_only(args: argparse.Namespace) -> None:
+    """--throughput-only needs --steps, --steps needs it, and it refuses what only a result has."""
+    from levelfield.ground.errors import UserError
+
+    if args.throughput_only and args.steps is None:
+        raise UserError(
+            "--throughput-only: needs --steps N, the number of timed optimizer steps of each run",
+            hint="for example --throughput-only --steps 200",
+        )
+    if args.steps is not None and not args.throughput_only:
+        raise UserError(
+            f"--steps {args.steps}: only with --throughput-only; a time-to-accuracy run trains until the target",
+            hint="add --throughput-only, or leave --steps out",
+        )
+    if args.throughput_only and args.steps < 1:
+        raise UserError(f"--steps {args.steps}: expected a positive number of steps")
+    if args.throughput_only and args.save_weights:
+        raise UserError("--save-weights: a throughput-only run is never a result and keeps no weights")
+
+
+def print_throughput_summary(summary: dict, out: Path) -> None:
+    """Throughput-only runs: each run's samples/s and step time, then their median and range."""
+    from tabulate import tabulate
+
+    def shown(value, digits: int) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    rows = [
+        [
+            r["index"],
+            r["seed"],
+            r["reason"],
+            shown(r["train_samples_per_s"], 1),
+            shown(r["step_time_ms"], 2),
+            f"{r['time_to_first_step_s']:.1f}",
+            f"{r['peak_rss_mib']:.0f}",
+        ]
+        for r in summary["runs"]
+    ]
+    headers = ["run", "seed", "reason", "train samples/s", "step ms", "first step s", "peak RSS MiB"]
+    print(tabulate(rows, headers=headers, tablefmt="github"))
+    steps, tput = summary["throughput_only_steps"], summary["throughput"]
+    for name, unit, digits in (("train_samples_per_s", "samples/s", 1), ("step_time_ms", "ms", 2)):
+        f = tput[name]
+        if f["n"]:
+            print(
+                f"{name}: median {f['median']:.{digits}f} {unit} over {f['n']} run(s) "
+                f"(min {f['min']:.{digits}f}, max {f['max']:.{digits}f})"
+            )
+    print(
+        f"throughput only: {steps} timed steps per run after the warm-up, no evaluation, no target; "
+        f"not a time-to-accuracy result (`levelfield package` refuses these logs)"
+    )
+    if summary["interrupted_by"]:
+        print(f"interrupted by {summary['interrupted_by']}: the interrupted run is logged as aborted")
+    print(f"logs and summary.json in {out}/")
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    from tabulate import tabulate
+
+    from levelfield.ground.stats import shown_time_to_train
+
+    rows = [
+        [
+            r["index"],
+            r["seed"],
+            r["status"],
+            r["reason"],
+            f"{r['evals'][-1][0]:g}" if r["evals"] else "-",  # rules 1.1: a fraction (evals every N samples)
+            "yes" if r["peer_compliance"] else "NO",
+            f"{r['evals'][-1][1]:.4f}" if r["evals"] else "-",
+            f"{r['time_to_train_s']:.1f}" if r["time_to_train_s"] is not None else "-",
+            f"{r['time_to_first_step_s']:.1f}",
+            f"{r['peak_rss_mib']:.0f}",
+        ]
+        for r in summary["runs"]
+    ]
+    print(
+        tabulate(
+            rows,
+            headers=[
+                "run",
+                "seed",
+                "status",
+                "reason",
+                "epochs at last eval",
+                "mlperf_logging ok",
+                summary["quality_metric"],
+                "time to target s",
+                "first step s",
+                "peak RSS MiB",
+            ],
+            tablefmt="github",
+        )
+    )
+    ttt = summary["time_to_train_s"]
+    shown_s, kind = shown_time_to_train(ttt) if ttt else (None, None)
+    if kind == "olympic mean":
+        runs = len(summary["runs"])
+        failed = f", {runs - ttt['n']} failed counted as the slowest" if runs > ttt["n"] else ""
+        ci = (
+            f"; successful runs' mean {ttt['mean']:.1f} s, 95% CI [{ttt['ci95_low']:.1f}, {ttt['ci95_high']:.1f}]"
+            if ttt["ci95_low"] is not None
+            else ""
+        )
+        print(
+            f"olympic mean time to target: {shown_s:.1f} s over {runs} runs (drop {ttt['olympic_drop']} "
+            f"from each end{failed}){ci}"
+        )
+    elif kind == "single run":
+        print(f"time to target of the single run (not an olympic mean): {shown_s:.1f} s")
+    if summary["interrupted_by"]:
+        print(f"interrupted by {summary['interrupted_by']}: the interrupted run is logged as aborted")
+    print(f"logs and summary.json in {out}/")

@@ -1,0 +1,535 @@
+"""The time-to-accuracy trainer behind `levelfield train`.
+
+    from levelfield.harness.options import TrainOptions
+    from levelfield.harness.trainer import train
+    summary = train(TrainOptions(task_id="fmnist-resnet", framework="jax", out=Path("runs/fm"), profile="smoke"))
+
+The trainer owns timing, logging, evaluation cadence and the stop-at-target
+decision; the framework code only steps, predicts and loads weights. Timing is
+MLPerf's: reading the data, building the model, loading the initial weights
+and the one-time compilation happen between `init_start` and `init_stop` and
+are not timed; the clock runs from `run_start` to `run_stop`. Compilation is
+triggered by one warm-up step (and one warm-up evaluation) whose effect is then
+undone by reloading the initial weights, which also resets the optimizer; its
+duration is logged as `levelfield_time_to_first_step_s`.
+
+With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer run (levelfield/cli/launch/),
+each with its `World` (levelfield/harness/world.py): each rank trains on its share of every global batch,
+only rank 0 logs, evaluates and saves; the stop decision is broadcast so all ranks stop together.
+
+`--throughput-only --steps N` (throughput_only.py): the same init and warm-up (no
+predict), then N timed steps, no evaluation or target; a throughput figure, never a result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import resource
+import secrets
+import signal
+import socket
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from mlperf_logging.mllog import constants as K
+
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.environment import environment_fingerprint
+from levelfield.ground.errors import UserError
+from levelfield.ground.eval_cadence import EvalCadence
+from levelfield.ground.registry import task_module
+from levelfield.ground.stats import spread, time_to_train
+from levelfield.ground.training_log import reaches_target
+from levelfield.harness import throughput_only
+from levelfield.harness.options import TrainOptions
+from levelfield.harness.progress import EpochProgress
+from levelfield.harness.run_outcome import RunOutcome
+from levelfield.harness.runlog import NullLog, RunLog
+from levelfield.harness.throughput import Throughput
+from levelfield.harness.world import SINGLE
+from levelfield.reference.interface import Recipe
+from levelfield.reference.schedule import batch_order, learning_rates
+
+# Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
+_GPU_DEVICE = re.compile(r"cuda|gpu", re.IGNORECASE)
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived; BaseException so no `except Exception` in framework code swallows it."""
+
+
+@dataclass(frozen=True)
+class RunData:
+    """The rows a run trains and evaluates on: the profile's first train_samples / eval_samples."""
+
+    train_inputs: dict[str, np.ndarray]
+    train_labels: np.ndarray
+    eval_inputs: dict[str, np.ndarray]
+    eval_labels: np.ndarray
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a run steps, at which learning rate, and when it evaluates: fixed before run_start from the
+    seed, the recipe and the rules, in numpy (reference/schedule.py), so every framework and rank agrees.
+    The evaluation cadence is levelfield.ground.eval_cadence's, which the checker reads too."""
+
+    seed: int
+    train_samples: int
+    global_batch_size: int
+    steps_per_epoch: int
+    max_epochs: int
+    cadence: EvalCadence
+    lrs: np.ndarray  # float64 [max_epochs * steps_per_epoch], one per step
+
+    @classmethod
+    def for_run(cls, recipe: Recipe, settings: dict, seed: int, train_samples: int) -> Schedule:
+        batch, max_epochs = recipe.global_batch_size, settings["max_epochs"]
+        steps_per_epoch = train_samples // batch
+        return cls(
+            seed=seed,
+            train_samples=train_samples,
+            global_batch_size=batch,
+            steps_per_epoch=steps_per_epoch,
+            max_epochs=max_epochs,
+            cadence=EvalCadence.from_rules(settings, steps_per_epoch, batch),
+            lrs=learning_rates(recipe, steps_per_epoch, max_epochs),
+        )
+
+    def batches(self, epoch: int) -> np.ndarray:
+        """Row indices of the global batches of `epoch`, int64 [steps_per_epoch, global_batch_size];
+        epoch 0 is the warm-up's, never trained in the timed run."""
+        return batch_order(self.seed, epoch, self.train_samples, self.global_batch_size)
+
+    def epoch_lrs(self, epoch: int) -> np.ndarray:
+        """The learning rates of `epoch`'s steps (epochs count from 1)."""
+        return self.lrs[(epoch - 1) * self.steps_per_epoch : epoch * self.steps_per_epoch]
+
+    def segments(self, epoch: int) -> list[tuple[int, int, int | float | None]]:
+        """`epoch`'s steps cut at its evaluations: (first step, end step, epoch_num of the eval that
+        follows, or None), steps counted from 0 within the epoch, covering all of them in order."""
+        breaks = self.cadence.breaks(epoch)
+        cuts, start = [], 0
+        for end in sorted(breaks):
+            cuts.append((start, end, breaks[end]))
+            start = end
+        if start < self.steps_per_epoch:
+            cuts.append((start, self.steps_per_epoch, None))
+        return cuts
+
+
+@dataclass(frozen=True)
+class DeviceMeter:
+    """The NVML counters of a run's GPUs (levelfield.ground.accelerators.GpuMeter) and their energy at run_start:
+    the energy logged at run_stop is the difference, so it covers the timed run only."""
+
+    meter: object
+    energy_start_mj: int | None
+
+    def close(self) -> None:
+        self.meter.close()
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Trainer:
+    """Runs `runs` independent time-to-accuracy runs of one task in one framework.
+
+    `world` is this process's place among the processes of a run: one process
+    by default; levelfield/cli/launch/worker.py sets it before run() in each rank it starts.
+    """
+
+    def __init__(self, options: TrainOptions):
+        from levelfield.ground.registry import load_implementation
+        from levelfield.rules import load_suite
+
+        self.o = options
+        self.suite = load_suite(options.rules_version, options.rules_dir)
+        self.suite.check_id("framework", options.framework)
+        self.suite.check_id("profile", options.profile)
+        self.suite.check_id("division", options.division)
+        self.task = self.suite.task(options.task_id).for_profile(options.profile)  # the profile's target too
+        self.settings = self.task.training
+        self.runs = len(options.seeds) if options.seeds else options.runs or self.settings["runs"]
+        try:
+            self.recipe = Recipe.from_task(self.task, **options.overrides)
+        except ValueError as e:
+            raise UserError(f"{self.task.path}: {e}") from None
+        if (batch := self.recipe.global_batch_size) > (rows := self.task.train_samples):  # no step in an epoch
+            raise UserError(f"{self.task.path}: global_batch_size {batch} found, expected <= {rows} training rows")
+        self.impl_class = load_implementation(options.task_id, options.framework)
+        refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
+        if refusal:
+            raise UserError(f"{self.task.path}: {refusal}")
+        if refusal := self.impl_class.device_refusal(options.device):
+            raise UserError(f"--device {options.device}: {refusal}")
+        self.inputs_module = task_module(self.task, "inputs")
+        self.metric_module = task_module(self.task, "metric")
+        self.spec_module = task_module(self.task, "model_spec")
+        base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
+        self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
+        if options.throughput_steps is not None:
+            throughput_only.check_options(options, self.task, self.recipe, self.settings["max_epochs"])
+        self.world = SINGLE
+        self.timed = Throughput(self.recipe.global_batch_size)  # this run's timed steps (rank 0)
+        self.interrupted_by = None
+        self._finishing = False  # while a run's end is logged, a signal is recorded, not raised
+
+    # -- one run ------------------------------------------------------------------
+    def _header(self, log: RunLog, seed: int, index: int) -> None:
+        """Who ran what under which rules, then init_start: the keys the checker reads first."""
+        system = self.o.system or {}
+        log.event(K.SUBMISSION_BENCHMARK, self.task.id)
+        log.event(K.SUBMISSION_ORG, self.o.org)
+        log.event(K.SUBMISSION_DIVISION, self.o.division)
+        log.event(K.SUBMISSION_STATUS, system.get("status", "rdi"))
+        log.event(K.SUBMISSION_PLATFORM, system.get("system_name", socket.gethostname()))
+        log.event(K.CACHE_CLEAR, True)
+        log.start(K.INIT_START)
+        log.event(K.SEED, seed)
+        log.event(LK.RUN_INDEX, index)
+        log.event(LK.RULES_VERSION, self.suite.version)
+        log.event(LK.PROFILE, self.o.profile)
+        log.event(LK.SUBMITTABLE, self.suite.profiles[self.o.profile]["submittable"])
+        if self.o.throughput_steps is not None:  # first thing a reader learns: this log is no result
+            log.event(LK.THROUGHPUT_ONLY, self.o.throughput_steps)
+        log.event(LK.QUALITY_METRIC, self.task.quality["metric"])
+        log.event(LK.QUALITY_TARGET, self.task.quality["target"])
+
+    def run_one(self, index: int, seed: int) -> RunOutcome:
+        """One time-to-accuracy run, timed as MLPerf times it: init (data, model, warm-up) is not timed,
+        the clock runs from run_start to run_stop. An interrupt ends the log with run_stop aborted and
+        the run is returned as aborted; any other error ends it the same way and is raised."""
+        log = self._open_log(index)
+        outcome = RunOutcome.started(index, seed, log.path)
+        impl = gpu = None
+        stopped = False  # run_stop logged
+        self.timed = Throughput(self.recipe.global_batch_size)
+        self._finishing = False
+        try:
+            # Init, not timed: data, model, initial weights, compilation.
+            self._header(log, seed, index)
+            data = self._data(log)
+            impl = self.impl_class(self.recipe, mode=self.o.mode, device=self.o.device)  # device_refusal: None
+            weights = self._set_up(log, impl, data, seed)
+            schedule = Schedule.for_run(self.recipe, self.settings, seed, len(data.train_labels))
+            self._warm_up(outcome, impl, data, schedule, weights)
+            log.event(LK.TIME_TO_FIRST_STEP_S, outcome.time_to_first_step_s)
+            log.end(K.INIT_STOP)
+            # The timed run: its time to train is run_start to run_stop.
+            log.start(K.RUN_START)
+            gpu = self._gpu_meter(impl)
+            run_started = time.perf_counter()
+            if self.o.throughput_steps is None:
+                self._train_to_target(log, outcome, impl, data, schedule)
+            else:
+                self._train_fixed_steps(log, outcome, impl, schedule)
+            elapsed = time.perf_counter() - run_started
+            stopped = self._finish(log, outcome, impl, gpu)
+            if outcome.status == "success":
+                self._keep_success(outcome, impl, elapsed)
+            return outcome
+        except BaseException as error:
+            self._finishing = True  # first: a signal from here on must not cut the log's end short
+            interrupted = self._mark_aborted(outcome, error)
+            if not stopped:
+                self._finish(log, outcome, impl, gpu)
+            if interrupted:  # recorded as aborted, never as a result; run() starts no further run
+                self.interrupted_by = self.interrupted_by or str(error)
+                return outcome
+            raise
+        finally:
+            # A crashed run keeps the .inprogress name: it is not a result, not even an aborted one.
+            log.close(final=outcome.reason != "error")
+            if gpu:
+                gpu.close()
+
+    def _open_log(self, index: int) -> RunLog | NullLog:
+        """Rank 0 writes the run's result file; the other ranks' lines would only repeat it."""
+        if not self.world.primary:
+            return NullLog()
+        return RunLog(self.o.out / f"result_{index}.txt", overwrite=self.o.force)
+
+    def _data(self, log: RunLog) -> RunData:
+        """Check the dataset against the rules' digests before reading it: a result must say what it trained on."""
+        from levelfield.reference.datasets import load_verified
+
+        arrays, report = load_verified(self.task, self.o.data_dir)
+        log.event(LK.DATASET_DIGEST, {c.label or c.what: c.actual for c in report.checks})
+        n_train, n_eval = self.task.train_samples, self.task.eval_samples
+        take = lambda d, n: {k: v[:n] for k, v in d.items()}  # noqa: E731 - profiles use the first n samples
+        data = RunData(
+            train_inputs=take(self.inputs_module.model_inputs(arrays, "train"), n_train),
+            train_labels=self.inputs_module.labels(arrays, "train")[:n_train],
+            eval_inputs=take(self.inputs_module.model_inputs(arrays, "eval"), n_eval),
+            eval_labels=self.inputs_module.labels(arrays, "eval")[:n_eval],
+        )
+        log.event(K.TRAIN_SAMPLES, n_train)
+        log.event(K.EVAL_SAMPLES, n_eval)
+        return data
+
+    def _set_up(self, log: RunLog, impl, data: RunData, seed: int) -> dict:
+        """Log what runs where, load the seed's initial weights and hand over the training rows; returns
+        the weights, which the warm-up loads again to undo its step."""
+        from levelfield.ground.sysinfo import collect_system_description, fingerprint
+
+        log.event(LK.FRAMEWORK, self.o.framework)
+        log.event(LK.FRAMEWORK_VERSION, impl.version())
+        log.event(LK.COMPILE_MODE, impl.mode)
+        log.event(LK.DETERMINISM, impl.determinism_settings())  # what decides whether a rerun repeats it
+        log.event(LK.DEVICE, impl.device)
+        log.event(LK.WORLD_SIZE, self.world.size)
+        log.event(LK.NODES, self.world.nodes)
+        log.event(LK.LOCAL_BATCH_SIZE, self.recipe.global_batch_size // self.world.size)
+        if self.world.size > 1:
+            log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
+        if impl.batch_norm_spans:
+            log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
+        if impl.input_workers is not None:
+            log.event(LK.INPUT_WORKERS, impl.input_workers)
+        log.event(LK.SYSTEM_FINGERPRINT, fingerprint(collect_system_description()))
+        log.event(LK.ENVIRONMENT, environment_fingerprint(self.o.framework))
+        weights = self.spec_module.init_weights(seed)
+        impl.load(weights)
+        for name, value in impl.hyperparameters().items():  # read back from the loaded optimizer
+            log.event(self.suite.hyperparameter_log_keys[name], value)
+        impl.set_train_data(data.train_inputs, data.train_labels)
+        return weights
+
+    def _bn_span(self, impl) -> int:
+        """Samples one batch-norm statistic is computed over: the global batch, or a rank's share of it."""
+        device = "cuda" if _GPU_DEVICE.search(str(impl.device)) else "cpu"
+        batch = self.recipe.global_batch_size
+        return batch if impl.batch_norm_spans[device] == "global" else batch // self.world.size
+
+    def _warm_up(self, outcome: RunOutcome, impl, data: RunData, schedule: Schedule, weights: dict) -> None:
+        """Compile the train step and predict (rank 0; not for throughput-only runs, which never evaluate) before
+        run_start, then undo the step by loading the initial weights again (which also resets the optimizer).
+        The step's duration is the time to first step. Every rank steps (DDP's collectives need all of them)."""
+        started = time.perf_counter()
+        impl.train_steps(self.world.share(schedule.batches(0)[:1]), schedule.lrs[:1])
+        outcome.time_to_first_step_s = time.perf_counter() - started  # now: an interrupted run reports it too
+        if self.world.primary and self.o.throughput_steps is None:
+            impl.predict(data.eval_inputs)
+        impl.load(weights)
+
+    def _train_to_target(self, log: RunLog, outcome: RunOutcome, impl, data: RunData, schedule: Schedule) -> None:
+        """The timed epochs: train, evaluate at the rules' cadence (which may fall inside an epoch), and
+        stop at the target (a success: the epoch is closed where it stopped) or after max_epochs
+        (aborted, reason "max epochs")."""
+        outcome.reason = "max epochs"
+        with EpochProgress(
+            self.task.id, self.o.framework, outcome.index, schedule.max_epochs, schedule.steps_per_epoch
+        ) as progress:
+            for epoch in range(1, schedule.max_epochs + 1):
+                outcome.epochs = epoch
+                if self._train_epoch(log, outcome, impl, data, schedule, progress, epoch):
+                    # A calibration run stopped at its own value is never a result, so never a success.
+                    calibrating = not self.o.stop_at_target
+                    outcome.status = "aborted" if calibrating else "success"
+                    outcome.reason = "calibration stop" if calibrating else "target reached"
+                    return
+
+    def _train_fixed_steps(self, log: RunLog, outcome: RunOutcome, impl, schedule: Schedule) -> None:
+        """Throughput only: the first N steps of a time-to-accuracy run (its batches and learning rates, over
+        as many epochs as they span), no evaluation, no target; the run stays aborted, never a result."""
+        outcome.reason = throughput_only.REASON
+        spans = throughput_only.step_spans(schedule.steps_per_epoch, self.o.throughput_steps)
+        with EpochProgress(
+            self.task.id, self.o.framework, outcome.index, len(spans), schedule.steps_per_epoch
+        ) as progress:
+            for epoch, steps in spans:
+                outcome.epochs = epoch
+                log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
+                order = self.world.share(schedule.batches(epoch))[:steps]
+                self._train_segment(impl, progress, epoch, order, schedule.epoch_lrs(epoch)[:steps])
+                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+        log.event(LK.TIMED_STEPS, self.timed.steps)  # counted from the losses the framework returned
+
+    def _train_epoch(
+        self,
+        log: RunLog,
+        outcome: RunOutcome,
+        impl,
+        data: RunData,
+        schedule: Schedule,
+        progress: EpochProgress,
+        epoch: int,
+    ) -> bool:
+        """One epoch between epoch_start and epoch_stop, and the evaluations that fall in it; True when one
+        reached the target. An evaluation inside the epoch sits between its epoch_start and epoch_stop; the
+        one at its end follows its epoch_stop (as under rules 1.0, where every evaluation is at an epoch's
+        end); a run that reaches the target inside an epoch closes the epoch there."""
+        log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
+        order = self.world.share(schedule.batches(epoch))
+        epoch_lrs = schedule.epoch_lrs(epoch)
+        closed = reached = False
+        for start, end, epoch_num in schedule.segments(epoch):
+            self._train_segment(impl, progress, epoch, order[start:end], epoch_lrs[start:end])
+            if epoch_num is None:
+                continue
+            if end == schedule.steps_per_epoch:
+                log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+                closed = True
+            value = self._evaluate(log, impl, data, epoch_num)
+            if value is not None:
+                outcome.evals.append([epoch_num, value])
+                progress.evaluated(epoch_num, self.task.quality["metric"], value, self.task.quality["target"])
+            if reached := self._stops_at(value):
+                break
+        if not closed:
+            log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
+        return reached
+
+    def _train_segment(self, impl, progress: EpochProgress, epoch: int, order: np.ndarray, lrs: np.ndarray) -> None:
+        """The steps between two evaluations: this rank's share of every global batch (all of them in one
+        process), in chunks that move rank 0's progress bar; the other ranks train them in one call."""
+        chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
+        for rows in chunks:
+            started = time.perf_counter()
+            losses = impl.train_steps(*rows)  # on the host: the steps have run
+            self.timed.add(len(losses), time.perf_counter() - started)  # one loss per step the framework ran
+
+    def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
+        """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
+        between eval_start and eval_stop, all three with the cadence's epoch_num (levelfield.ground.eval_cadence);
+        None on ranks other than 0, which never evaluate."""
+        if not self.world.primary:
+            return None
+        log.start(K.EVAL_START, metadata={K.EPOCH_NUM: epoch_num})
+        value = float(self.metric_module.score(impl.predict(data.eval_inputs), data.eval_labels))
+        log.event(K.EVAL_ACCURACY, value, metadata={K.EPOCH_NUM: epoch_num})
+        log.end(K.EVAL_STOP, metadata={K.EPOCH_NUM: epoch_num})
+        return value
+
+    def _stops_at(self, value: float | None) -> bool:
+        """Rank 0's stop-at-target decision, on every rank (a collective: all of them stop together).
+        Without stop_at_target the run trains all max_epochs, or until `calibration_stop` (calibration
+        curves; never a result)."""
+        threshold = self.task.quality["target"] if self.o.stop_at_target else self.o.calibration_stop
+        return self.world.agree(threshold is not None and reaches_target(value, threshold))
+
+    def _keep_success(self, outcome: RunOutcome, impl, elapsed_s: float) -> None:
+        """A successful run's time to train (run_start to run_stop), and its weights when asked for (rank 0)."""
+        outcome.time_to_train_s = elapsed_s
+        if self.o.save_weights and self.world.primary:
+            from levelfield.reference.weights import save_weights
+
+            save_weights(self.o.out / f"weights_{outcome.index}.npz", impl.export(), overwrite=self.o.force)
+
+    def _mark_aborted(self, outcome: RunOutcome, error: BaseException) -> bool:
+        """Record why a run stopped early; True when a signal stopped it (now, or earlier while a run's end
+        was logged). With several processes, another rank's failure surfaces here as a collective's error."""
+        interrupted = isinstance(error, RunInterrupted) or self.interrupted_by is not None
+        outcome.status, outcome.reason = "aborted", "interrupted" if interrupted else "error"
+        return interrupted
+
+    def _gpu_meter(self, impl) -> DeviceMeter | None:
+        """NVML counters of the GPUs this run computes on (rank 0 reads all N) with their energy now, at
+        run_start; None on a CPU, on other ranks, or without NVML."""
+        if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
+            return None
+        from levelfield.ground.accelerators import open_gpu_meter
+
+        meter = open_gpu_meter(self.world.size)
+        return DeviceMeter(meter=meter, energy_start_mj=meter.energy_mj()) if meter else None
+
+    def _finish(self, log, outcome: RunOutcome, impl=None, gpu: DeviceMeter | None = None) -> bool:
+        """Log the run's resource use and run_stop; returns True (run_stop written)."""
+        self._finishing = True
+        outcome.peak_rss_mib = peak_rss_mib()
+        log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib)
+        if impl is not None:
+            outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
+        if self.world.primary:
+            outcome.train_samples_per_s, outcome.step_time_ms = self.timed.samples_per_s(), self.timed.step_time_ms()
+        if gpu is not None:
+            from levelfield.ground.accelerators import energy_j
+
+            outcome.device_memory_used_mib = gpu.meter.memory_used_mib()
+            outcome.energy_j = energy_j(gpu.energy_start_mj, gpu.meter.energy_mj())
+        for key, value in (
+            (LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
+            (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
+            (LK.ENERGY_J, outcome.energy_j),
+            (LK.TRAIN_SAMPLES_PER_S, outcome.train_samples_per_s),
+            (LK.STEP_TIME_MS, outcome.step_time_ms),
+        ):
+            if value is not None:  # absent, never made up: no GPU, or no step timed
+                log.event(key, value)
+        log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
+        return True
+
+    # -- all runs -----------------------------------------------------------------
+    def _on_signal(self, signum, frame):
+        """SIGINT/SIGTERM: stop the run now, unless its end is being logged (then only remember it)."""
+        self.interrupted_by = self.interrupted_by or signal.Signals(signum).name
+        if not self._finishing:
+            raise RunInterrupted(signal.Signals(signum).name)
+
+    def run(self) -> dict:
+        outcomes = []
+        self.interrupted_by = None
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for index, seed in enumerate(self.seeds):
+                outcomes.append(self.run_one(index, seed))
+                if self.interrupted_by:
+                    break
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        return {
+            "task": self.task.id,
+            "framework": self.o.framework,
+            "mode": self.o.mode,
+            "profile": self.o.profile,
+            "rules_version": self.suite.version,
+            "world_size": self.world.size,
+            "quality_metric": self.task.quality["metric"],
+            "quality_target": self.task.quality["target"],
+            "runs_requested": self.runs,
+            "throughput_only_steps": self.o.throughput_steps,  # None: time-to-accuracy runs
+            "interrupted_by": self.interrupted_by,
+            "runs": [asdict(o) for o in outcomes],
+            # None for throughput-only runs, which have no time to train (not even a failed one)
+            "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"])
+            if outcomes and self.o.throughput_steps is None
+            else None,
+            "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,
+            "throughput": throughput_only.figures(outcomes),  # median and range over the runs
+        }
+
+
+def time_to_train_figures(outcomes: list[RunOutcome], drop: int) -> dict:
+    """summary.json's time_to_train_s: levelfield.ground.stats.time_to_train over every run, a run that did not
+    succeed as None (the slowest), exactly as the checker and the leaderboard score the logs."""
+    return time_to_train([o.time_to_train_s if o.status == "success" else None for o in outcomes], drop)
+
+
+def train(options: TrainOptions) -> dict:
+    return Trainer(options).run()
+
+
+def write_summary(summary: dict, out: Path, rules_dir: str | None = None) -> Path:
+    """Cross-check every log with mlperf_logging's engine, then write summary.json (rank 0 only).
+
+    `rules_dir` is the run's own --rules-dir: the engine's ruleset comes from the rules the run used."""
+    from levelfield.ground.fsutil import atomic_write_text
+    from levelfield.harness.compliance import peer_compliance
+    from levelfield.rules import load_suite
+
+    suite = load_suite(summary["rules_version"], rules_dir)
+    # A throughput-only log has no evaluation, which every MLPerf training log needs: not judged (None).
+    judged = summary.get("throughput_only_steps") is None
+    for entry in summary["runs"]:
+        entry["peer_compliance"] = peer_compliance(Path(entry["log"]), suite)[0] if judged else None
+    path = Path(out) / "summary.json"
+    atomic_write_text(path, json.dumps(summary, indent=2) + "\n", overwrite=True)
+    return path

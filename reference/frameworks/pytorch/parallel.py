@@ -1,0 +1,95 @@
+"""What every PyTorch implementation shares for devices and `levelfield train --nproc N` (torchrun + DDP).
+
+    from levelfield.reference.frameworks.pytorch.parallel import data_parallel, default_device, distributed
+    self.device = device or default_device()
+    self.train_model = data_parallel(self.model, self.device)   # the model itself in one process
+
+Imports torch: only the PyTorch implementations and the rank worker (levelfield/cli/launch/worker.py) use it.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from levelfield.reference.interface import DeviceUnavailable, parse_device
+
+_BYTES_PER_MIB = 2**20
+
+
+def distributed() -> bool:
+    """True inside a torchrun process group of 2+ processes (`levelfield train --nproc N`)."""
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def data_parallel(model: torch.nn.Module, device: str) -> torch.nn.Module:
+    """`model` under DDP when torchrun started 2+ processes of this run, else `model` itself."""
+    if not distributed():
+        return model
+    device = torch.device(device)
+    return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+
+
+def default_device() -> str:
+    """The current CUDA device (cuda:0, or cuda:r for rank r under torchrun) when there is one, else CPU.
+
+    The CUDA path is untested here (CPU-only machine): it only moves tensors to that device.
+    """
+    return f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+
+
+def torch_device(requested: str | None) -> str:
+    """The torch device for `--device` (interface.parse_device's names); None: `default_device()`."""
+    if requested is None:
+        return default_device()
+    kind, index = parse_device(requested)
+    if kind == "cpu":
+        return "cpu"
+    count = torch.cuda.device_count()
+    index = torch.cuda.current_device() if index is None and count else index
+    if index is None or index >= count:
+        raise DeviceUnavailable(f"device {requested!r}: PyTorch sees {count} CUDA device(s) here")
+    return f"cuda:{index}"
+
+
+def peak_device_memory_mib(device: str) -> float | None:
+    """PyTorch's peak allocation on a CUDA device in MiB; None on a CPU."""
+    if torch.device(device).type != "cuda":
+        return None
+    return torch.cuda.max_memory_allocated(device) / _BYTES_PER_MIB
+
+
+# -- `levelfield train --nproc N`: what a rank torchrun started does with torch -------------------
+def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: float) -> str:
+    """Join the group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT); the backend.
+
+    `rank`, `size` and `addresses` are what the agent's environment says too (the agent placed rank 0's
+    store at addresses[0]); a collective waiting longer than timeout_s raises instead of hanging.
+    """
+    if torch.cuda.is_available():
+        # Untested here (no GPU): rank r drives cuda:r, as torchvision's references do.
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        backend = "nccl"
+    else:
+        backend = "gloo"
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+    if (dist.get_rank(), dist.get_world_size()) != (rank, size):
+        raise RuntimeError(f"torch.distributed placed this process at {dist.get_rank()} of {dist.get_world_size()}")
+    return backend
+
+
+def broadcast_decision(decision: bool) -> bool:
+    """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
+    device = f"cuda:{torch.cuda.current_device()}" if dist.get_backend() == "nccl" else "cpu"
+    flag = torch.tensor([1 if decision else 0], dtype=torch.int32, device=device)
+    dist.broadcast(flag, src=0)
+    return bool(flag.item())
+
+
+def leave_process_group() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
