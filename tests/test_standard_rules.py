@@ -60,7 +60,8 @@ def test_every_standard_task_of_every_version_is_provisional():
         for task in load_suite(version).tasks.values()
         if task.size_class == "standard"
     ]
-    assert [t.id for t in standard] == [STANDARD, STANDARD_SEQ, STANDARD_IMAGE]
+    per_version = [STANDARD, STANDARD_SEQ, STANDARD_IMAGE]
+    assert sorted(t.id for t in standard) == sorted(per_version * (len(standard) // len(per_version)))
     for task in standard:
         assert task.quality["provisional"] is True and task.inference["reference_value_provisional"] is True
         assert task.reference_convergence is None
@@ -149,9 +150,9 @@ def test_the_linear_schedule_warms_up_then_decays_to_zero_as_bert_s():
 
 
 def test_a_standard_task_is_read_from_the_newest_rules_that_have_it():
-    """The standard tasks' model specs read their rules through newest_task: 1.0, the default version,
-    predates them; a task no version has is named in the error."""
-    assert newest_task("ctr-dlrm-standard").path.parent.parent.name == "1.1"
+    """The standard tasks' model specs read their rules through newest_task, whichever version is the
+    default; a task no version has is named in the error."""
+    assert newest_task("ctr-dlrm-standard").path.parent.parent.name == available_versions(rules_root())[-1]
     with pytest.raises(UserError, match="no rules version has task 'no-such-task'"):
         newest_task("no-such-task")
 
