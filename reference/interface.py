@@ -37,6 +37,16 @@ from levelfield.ground.sysinfo import cpuinfo_text, parse_cpuinfo
 if TYPE_CHECKING:
     from levelfield.rules.loader import Task
 
+# The version of the `Implementation` interface below that this levelfield drives. A plugin (docs/plugins.md)
+# states the version it was written against as its class's own `interface_version`; the registry refuses a
+# plugin whose version differs, naming both. The version goes up when a class written against the previous
+# one could break or mean something else under the new harness: an abstract method added, removed or renamed;
+# a method's arguments, return shape, dtype or units changed; a class attribute read with another meaning;
+# what the harness calls, in which order or on which thread changed. It stays when every class written for it
+# still works unchanged: a new method or class attribute with a default, a new optional keyword argument.
+# The built-in implementations live in this tree and move with it, so they declare nothing.
+INTERFACE_VERSION = 1
+
 COMPILED = "compiled"  # torch.compile, tf.function(jit_compile=True), jax.jit
 EAGER = "eager"  # the framework's eager mode, for debugging and comparison
 MODES = (COMPILED, EAGER)
@@ -119,6 +129,9 @@ class Implementation(abc.ABC):
     # normalise per step, timed as in MLPerf), a system setting the trainer logs as levelfield_input_workers;
     # None: the task has no such pipeline (its training set sits in framework memory as given).
     input_workers: int | None = None
+    # False: the class serves inference only (a plugin may declare so, docs/plugins.md); `levelfield train`
+    # refuses it before anything runs, so its set_train_data and train_steps are never called.
+    trains: ClassVar[bool] = True
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         if mode not in MODES:
@@ -136,6 +149,8 @@ class Implementation(abc.ABC):
         for None, the framework's own choice). The trainer and the runner ask before anything is written."""
         if device is None:
             return None
+        if cls.framework not in DEVICE_RESOLVERS:  # a plugin's framework: it overrides this to accept --device
+            return f"{cls.task_id}/{cls.framework} maps no --device name to a device of its own; leave --device out"
         module, function = DEVICE_RESOLVERS[cls.framework]
         try:
             getattr(importlib.import_module(module), function)(device)
@@ -212,6 +227,37 @@ class Implementation(abc.ABC):
         framework allows, so a test can compare them with the rules.
         """
         return self.recipe.as_dict()
+
+
+def plugin_problems(cls: object, task_id: str, framework: str) -> list[str]:
+    """Why `cls`, a plugin's class registered as task_id x framework, breaks this interface; [] when it does not.
+
+    A plugin's class (docs/plugins.md) subclasses `Implementation`, states the `interface_version` it was
+    written against (in its body or a base class of its own; `Implementation` states none, so a class
+    never inherits the current version unawares), implements every abstract method, names the task and
+    framework its entry point names, and leaves `name` as it is (the harness and every result file read
+    "<task_id>/<framework>"). Each problem is one phrase; the registry joins them into one line naming
+    the plugin's distribution.
+    """
+    if not isinstance(cls, type) or not issubclass(cls, Implementation):
+        return [f"{cls!r} is not a subclass of {__name__}.Implementation"]
+    problems = []
+    declared = next((c.__dict__["interface_version"] for c in cls.__mro__ if "interface_version" in c.__dict__), None)
+    if declared is None:
+        problems.append(f"declares no interface_version (this levelfield drives interface version {INTERFACE_VERSION})")
+    elif declared != INTERFACE_VERSION:
+        problems.append(
+            f"written against interface version {declared!r}, this levelfield drives version {INTERFACE_VERSION}"
+        )
+    if cls.__abstractmethods__:
+        problems.append(f"does not implement {', '.join(sorted(cls.__abstractmethods__))}")
+    for attribute, expected in (("task_id", task_id), ("framework", framework)):
+        found = getattr(cls, attribute, None)
+        if found != expected:
+            problems.append(f"its {attribute} is {found!r}, its entry point names {expected!r}")
+    if cls.name is not Implementation.name:
+        problems.append("overrides name (the harness reads '<task_id>/<framework>')")
+    return problems
 
 
 def determinism_record(

@@ -98,6 +98,8 @@ class Suite:
     tasks: dict[str, Task] = field(repr=False)
     loadgen_query_stream: dict = field(default_factory=dict)  # absent from a rules version: not checked
     loadgen_accuracy_log: dict = field(default_factory=dict)  # absent from a rules version: not checked
+    # The divisions whose results may come from a plugin's framework (docs/plugins.md); absent (1.0, 1.1): none.
+    plugin_divisions: list[str] = field(default_factory=list)
 
     @property
     def convergence_test(self) -> str:
@@ -181,6 +183,12 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
             display_path(suite_path),
             [f"$.rules_version: expected {version!r} (the folder name), got {show(raw['rules_version'])}"],
         )
+    stray = [d for d in raw.get("plugin_divisions", []) if d not in raw["divisions"]]
+    if stray:
+        raise SchemaError(
+            display_path(suite_path),
+            [f"$.plugin_divisions: {stray[0]!r} found, expected one of $.divisions ({', '.join(raw['divisions'])})"],
+        )
     tasks, problems = {}, []
     for task_id in raw["tasks"]:  # report every broken task file at once, not one per attempt
         try:
@@ -206,6 +214,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         hyperparameter_log_keys=raw["hyperparameter_log_keys"],
         checks=raw["checks"],
         tasks=tasks,
+        plugin_divisions=raw.get("plugin_divisions", []),
     )
 
 

@@ -17,6 +17,12 @@ re-exports. This is the one place those module paths are built, from the one
 converter of a task id to its package (`task_package`); every stage asks
 here. Importing this module (or the CLI, or the checker) never imports a
 framework.
+
+Other distributions add implementations through the entry-point group
+`levelfield.implementations` (`ground/plugins.py`, docs/plugins.md): a plugin's
+task x framework is served here beside the built-ins, under a framework id of
+its own, and is imported only when that row is asked for (`load_implementation`);
+a built-in framework id always means levelfield's own code.
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from levelfield.ground.errors import UserError
+from levelfield.ground.plugins import Declaration, declarations
 
 if TYPE_CHECKING:
     from levelfield.reference.interface import Implementation
@@ -41,6 +49,12 @@ FRAMEWORK_PACKAGES = {
     "jax": ("jax", ["jax"]),
 }
 
+# reference/null_model.py's FRAMEWORK: the harness alone, with no framework behind it.
+NULL_FRAMEWORK = "none"
+# Framework ids that always mean levelfield's own code: no plugin may declare one (docs/plugins.md).
+BUILTIN_FRAMEWORKS = (*FRAMEWORK_PACKAGES, NULL_FRAMEWORK)
+# Where the registry finds the interface a plugin's class is held to (imported by name, as task code is).
+INTERFACE_MODULE = "levelfield.reference.interface"
 
 # The framework-neutral modules every task has under reference/<task>/common/.
 COMMON_PARTS = ("inputs", "metric", "model_spec", "dataset")
@@ -133,10 +147,97 @@ def registered(suite: Suite) -> list[Entry]:
     return entries
 
 
+def plugins() -> tuple[list[Declaration], list[tuple[str | None, str]]]:
+    """The plugin declarations served (metadata only, nothing imported) and those refused, each refusal as
+    (the framework id it concerns or None, one line saying why): a name that is not "<task>:<framework>", a
+    built-in framework id (a plugin never hides or replaces levelfield's own code), or one framework id that
+    two distributions declare (neither is served: a result's framework must name one distribution's code)."""
+    served, refused = [], []
+    by_framework: dict[str, list[Declaration]] = defaultdict(list)
+    for declaration in declarations():
+        if declaration.problem:
+            refused.append((None, declaration.problem))
+        elif declaration.framework in BUILTIN_FRAMEWORKS:
+            own = (
+                module_name(declaration.task, declaration.framework)
+                if declaration.framework in FRAMEWORK_PACKAGES
+                else "levelfield.reference.null_model"
+            )
+            refused.append(
+                (
+                    declaration.framework,
+                    f"{declaration.where}: declares framework {declaration.framework!r}, which is levelfield's own "
+                    f"({own}); refused: a plugin never hides or replaces a built-in, it takes a framework id of "
+                    "its own",
+                )
+            )
+        else:
+            by_framework[declaration.framework].append(declaration)
+    for framework, found in sorted(by_framework.items()):
+        if len({d.distribution for d in found}) > 1:
+            named = "; ".join(d.where for d in found)
+            refused.append(
+                (framework, f"framework {framework!r} is declared by more than one distribution ({named}); refused")
+            )
+        else:
+            served.extend(found)
+    return served, refused
+
+
+def plugin(task_id: str, framework: str) -> Declaration | None:
+    """The served plugin declaration of task_id x framework (nothing imported); None when no plugin declares
+    it; UserError with the refusal's line when the declaration of `framework` was refused."""
+    served, refused = plugins()
+    for declaration in served:
+        if (declaration.task, declaration.framework) == (task_id, framework):
+            return declaration
+    for concerned, line in refused:
+        if concerned == framework:
+            raise UserError(line)
+    return None
+
+
+def plugin_framework(framework: str) -> Declaration | None:
+    """A served declaration of `framework` for any task (its distribution is the framework's), or None."""
+    return next((d for d in plugins()[0] if d.framework == framework), None)
+
+
+def admit_framework(suite: Suite, task_id: str, framework: str, division: str | None = None) -> None:
+    """UserError unless a run of task_id in `framework` may produce a result under `suite`: a framework the
+    rules name, or a plugin's in a division the rules admit plugins in (`plugin_divisions`; any of them
+    when `division` is None, as for an inference run, which names none)."""
+    if framework in suite.frameworks or framework in FRAMEWORK_PACKAGES:
+        suite.check_id("framework", framework)  # a built-in the rules version may not name yet
+        return
+    declaration = plugin(task_id, framework)
+    if declaration is None:
+        served = sorted({d.framework for d in plugins()[0] if d.task == task_id})
+        also = f"; or a plugin's for {task_id}: {', '.join(served)}" if served else ""
+        raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(suite.frameworks)}{also})")
+    admitted, named = suite.plugin_divisions, ", ".join(suite.frameworks)
+    if not admitted:
+        why = f"rules {suite.version} admit no plugin's framework in any division (only {named})"
+    elif division is not None and division not in admitted:
+        why = (
+            f"the {division} division of rules {suite.version} admits only {named} "
+            f"(a plugin's framework: the {' and '.join(admitted)} division)"
+        )
+    else:
+        return
+    raise UserError(f"framework {framework!r} is {declaration.where}; {why}", hint="docs/plugins.md, Divisions")
+
+
 def load_implementation(task_id: str, framework: str) -> type[Implementation]:
-    """The Implementation class for task x framework; a clear error when it cannot be imported."""
+    """The Implementation class for task x framework; a clear error when it cannot be imported.
+
+    A built-in framework id is always levelfield's own code; any other is looked up among the plugins,
+    whose class is imported now and held to the interface (one line naming the distribution when it
+    fails to import or breaks the interface, never its traceback)."""
     if framework not in FRAMEWORK_PACKAGES:
-        raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(FRAMEWORK_PACKAGES)})")
+        declaration = plugin(task_id, framework)
+        if declaration is None:
+            raise UserError(f"unknown framework {framework!r} (expected one of: {', '.join(FRAMEWORK_PACKAGES)})")
+        return _load_plugin(declaration)
     if framework_version(framework) is None:
         raise UserError(
             f"{framework} is not installed",
@@ -150,3 +251,22 @@ def load_implementation(task_id: str, framework: str) -> type[Implementation]:
             raise UserError(f"no {framework} implementation of {task_id} (expected module {name})") from None
         raise
     return module.Implementation
+
+
+def _load_plugin(declaration: Declaration) -> type[Implementation]:
+    """Import a plugin's class and hold it to the interface; UserError in one line naming the distribution."""
+    try:
+        cls = declaration.entry_point.load()
+    except Exception as e:  # a plugin's import may raise anything: the user gets one line, not its traceback
+        why = " ".join(f"{type(e).__name__}: {e}".split())
+        raise UserError(
+            f"{declaration.where}: failed to import: {why[:300]}",
+            hint=f"fix or reinstall {declaration.distribution}, or uninstall it",
+        ) from None
+    problems = importlib.import_module(INTERFACE_MODULE).plugin_problems(cls, declaration.task, declaration.framework)
+    if problems:
+        raise UserError(
+            f"{declaration.where}: breaks the Implementation interface: {'; '.join(problems)}",
+            hint="docs/plugins.md states the interface and its version rule",
+        )
+    return cls

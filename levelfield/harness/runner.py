@@ -199,16 +199,22 @@ def _check_ids(suite, options: InferOptions) -> None:
     for kind, value in (("scenario", options.scenario), ("mode", options.mode), ("profile", options.profile)):
         suite.check_id(kind, value)
     if options.framework != NULL_FRAMEWORK:
-        suite.check_id("framework", options.framework)
+        from levelfield.ground.registry import admit_framework
+
+        admit_framework(suite, options.task_id, options.framework)  # the rules' frameworks, or a plugin's
     elif options.null_cost is None:
         raise UserError(f"framework {NULL_FRAMEWORK!r} needs a cost model (--cost-per-call-us / --cost-per-sample-us)")
     if options.repeats is not None and options.repeats < 1:
         raise UserError(f"--repeats {options.repeats}: expected an integer >= 1")
-    if options.device is not None and options.framework != NULL_FRAMEWORK:
-        from levelfield.ground.registry import load_implementation
+    if options.framework == NULL_FRAMEWORK:
+        return
+    from levelfield.ground.registry import FRAMEWORK_PACKAGES, load_implementation
 
+    # A plugin's class is imported and held to the interface here, before --out is touched: a broken plugin
+    # writes nothing. A built-in's framework is imported here only when --device needs its answer.
+    if options.device is not None or options.framework not in FRAMEWORK_PACKAGES:
         implementation = load_implementation(options.task_id, options.framework)
-        if refusal := implementation.device_refusal(options.device):
+        if options.device is not None and (refusal := implementation.device_refusal(options.device)):
             raise UserError(f"--device {options.device}: {refusal}")
 
 

@@ -146,14 +146,15 @@ class Trainer:
     """
 
     def __init__(self, options: TrainOptions):
-        from levelfield.ground.registry import load_implementation
+        from levelfield.ground.registry import admit_framework, load_implementation
         from levelfield.rules import load_suite
 
         self.o = options
         self.suite = load_suite(options.rules_version, options.rules_dir)
-        self.suite.check_id("framework", options.framework)
         self.suite.check_id("profile", options.profile)
         self.suite.check_id("division", options.division)
+        # The rules' frameworks, or a plugin's in a division the rules admit plugins in (docs/plugins.md).
+        admit_framework(self.suite, options.task_id, options.framework, options.division)
         self.task = self.suite.task(options.task_id).for_profile(options.profile)  # the profile's target too
         self.settings = self.task.training
         self.runs = len(options.seeds) if options.seeds else options.runs or self.settings["runs"]
@@ -164,6 +165,12 @@ class Trainer:
         if (batch := self.recipe.global_batch_size) > (rows := self.task.train_samples):  # no step in an epoch
             raise UserError(f"{self.task.path}: global_batch_size {batch} found, expected <= {rows} training rows")
         self.impl_class = load_implementation(options.task_id, options.framework)
+        if not self.impl_class.trains:  # a plugin serving inference only (docs/plugins.md)
+            raise UserError(
+                f"{options.task_id}/{options.framework} serves inference only (its class sets trains = False); "
+                f"expected an implementation that trains",
+                hint=f"levelfield infer --task {options.task_id} --framework {options.framework} ...",
+            )
         refusal = self.impl_class.refusal(self.recipe)  # e.g. a precision this framework's code does not run
         if refusal:
             raise UserError(f"{self.task.path}: {refusal}")

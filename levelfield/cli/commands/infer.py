@@ -58,8 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--framework",
         required=True,
         metavar="F",
-        help="pytorch, tensorflow or jax; or none: no framework, a model of the cost given by "
-        "--cost-per-call-us / --cost-per-sample-us (measures the harness; never submittable)",
+        help="pytorch, tensorflow or jax; a plugin's framework id (`levelfield list`, docs/plugins.md); or none: "
+        "no framework, a model of the cost given by --cost-per-call-us / --cost-per-sample-us (measures the "
+        "harness; never submittable)",
     )
     parser.add_argument("--scenario", required=True, metavar="S", help="singlestream, multistream, server or offline")
     parser.add_argument("--mode", required=True, metavar="M", help="performance or accuracy")

@@ -1,11 +1,16 @@
 """`levelfield list`: the registered implementations, task x framework, and whether each can run here.
 
 levelfield list
+
+Built-ins first (every task x framework of the rules), then the installed plugins' (entry-point group
+levelfield.implementations, docs/plugins.md); a plugin declaration that is refused (a built-in's
+framework id, a malformed name) is one line on stderr. Nothing is imported to find out.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 from levelfield.cli.commands import add_command, add_rules_options
 
@@ -16,7 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "list",
         help="list the registered implementations (task x framework)",
         description="Every task x framework of the rules, the module that implements it, and whether "
-        "the framework is installed here. Nothing is imported to find out.",
+        "the framework is installed here; then every implementation an installed plugin registers "
+        "(entry-point group levelfield.implementations, docs/plugins.md), with its distribution. "
+        "A refused plugin declaration is one line on stderr. Nothing is imported to find out.",
         examples=["levelfield list", "levelfield list --rules-version 1.0"],
     )
     add_rules_options(parser)
@@ -26,10 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from levelfield.ground.registry import registered
+    from levelfield.ground.registry import plugins, registered
     from levelfield.rules import load_suite
 
-    entries = registered(load_suite(args.rules_version, args.rules_dir))
+    suite = load_suite(args.rules_version, args.rules_dir)
+    entries = registered(suite)
     rows = [
         {
             "task": e.task,
@@ -39,7 +47,20 @@ def run(args: argparse.Namespace) -> int:
         }
         for e in entries
     ]
+    served, refused = plugins()
+    for d in served:
+        task = d.task if d.task in suite.tasks else f"{d.task} (not a task of rules {suite.version})"
+        installed = f"plugin {d.distribution} {d.version}"
+        row = {"task": task, "framework": d.framework, "implementation": d.value, "framework installed": installed}
+        rows.append(row)
     print(tabulate(rows, headers="keys", tablefmt="github"))
+    for _framework, line in refused:
+        print(f"levelfield: plugin refused: {line}", file=sys.stderr)
     ready = sum(e.present and e.framework_version is not None for e in entries)
-    print(f"{sum(e.present for e in entries)} registered implementations, {ready} runnable here")
+    print(f"{sum(e.present for e in entries)} registered implementations, {ready} runnable here", end="")
+    print(f"; {len(served)} from plugins" if served or refused else "")
+    if suite.plugin_divisions:
+        print(f"plugins' results: rules {suite.version} admit them in the {', '.join(suite.plugin_divisions)} division")
+    elif served:
+        print(f"plugins' results: rules {suite.version} admit none (no plugin_divisions)")
     return 0

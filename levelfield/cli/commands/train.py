@@ -61,7 +61,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ],
     )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
-    parser.add_argument("--framework", required=True, metavar="F", help="pytorch, tensorflow or jax")
+    parser.add_argument(
+        "--framework",
+        required=True,
+        metavar="F",
+        help="pytorch, tensorflow or jax; or a plugin's framework id (`levelfield list`, docs/plugins.md)",
+    )
     parser.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="folder for result_<i>.txt and summary.json"
     )
