@@ -23,6 +23,7 @@ AREAS = {
     "INF": "inference (LoadGen)",
     "ACC": "accuracy",
     "SIG": "signatures",
+    "PLG": "plugin implementations",
 }
 
 

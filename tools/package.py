@@ -16,6 +16,12 @@ layout of `levelfield/ground/layout.py`, never edited; the tree is built
 in a temporary folder beside --out, its MANIFEST written last, and renamed
 into place, so an interrupted package leaves no partial tree and two
 concurrent packages to one --out cannot interleave.
+
+Runs of a plugin's framework (docs/plugins.md) bring the plugin's code: its
+files, as its RECORD names them, under code/plugins/<distribution>/ and its
+name, version and digest in code/plugins.json. The plugin must be installed
+here with the digest the runs recorded, and the rules must admit plugins in
+the division (`plugin_divisions`: the open division in rules 1.2).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from levelfield.ground.fsutil import (
 from levelfield.ground.parse import parse_json, parse_mllog
 from levelfield.ground.signing import private_key_paths
 from levelfield.ground.training_log import throughput_only_mark
+from levelfield.tools.package_plugins import plugin_code
 
 MAX_RUN_FILE_BYTES = 64 * 1024 * 1024  # the checker's own per-file limit
 
@@ -272,6 +279,7 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
         "rules_version": _one(rules_versions, "the rules version", "produce all runs with one release"),
     }
     files[f"{base}/{L.CODE}/{L.CODE_REF}"] = json.dumps(code_ref, indent=2) + "\n"
+    files.update(plugin_code(options.division, base, environments, code_ref["rules_version"]))
     if options.code is not None:
         if not options.code.is_dir():
             raise UserError(f"--code {options.code}: not a folder")

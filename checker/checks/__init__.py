@@ -23,6 +23,7 @@
 | INF | summary_file.py | mlperf_log_summary.txt's figures against the detail log beside it |
 | ACC | accuracy.py | LoadGen accuracy runs, re-scored |
 | SIG | signature.py | MANIFEST.sig against the MANIFEST and the trusted keys; no private key in a tree |
+| PLG | plugins.py | results of a plugin's framework: the division admits them, its code and digest in the tree |
 """
 
 from levelfield.checker.checks import (  # noqa: F401 - imported to register
@@ -32,6 +33,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     inference,
     log_order,
     log_values,
+    plugins,
     process_shares,
     repeats,
     reproducibility,

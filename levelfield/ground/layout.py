@@ -6,6 +6,10 @@
     <root>/<division>/<org>/systems/<system>.json          hardware declaration (levelfield sysinfo)
     <root>/<division>/<org>/code/levelfield.json           code reference: version, commit, rules version
     <root>/<division>/<org>/code/src/...                   open division only: the submitter's code
+    <root>/<division>/<org>/code/plugins.json              the plugins whose frameworks the results ran:
+                                                           distribution, version, SHA-256 of its files
+    <root>/<division>/<org>/code/plugins/<distribution>/... those files, as the distribution's RECORD names
+                                                           them (docs/plugins.md; never executed)
     <root>/<division>/<org>/results/<system>/<task>/<framework>/
         environment.json                                   software the runs used (from their logs)
         training/result_<i>.txt                            MLLOG, one per run
@@ -33,6 +37,8 @@ RESULTS = "results"
 CODE = "code"
 CODE_REF = "levelfield.json"
 CODE_SRC = "src"  # open division: the submitter's own code lives below code/src/
+PLUGINS_FILE = "plugins.json"  # code/plugins.json: each plugin a result ran (rules/schemas/plugins.schema.json)
+PLUGINS = "plugins"  # code/plugins/<distribution>/: that plugin's installed files
 ENVIRONMENT = "environment.json"
 TRAINING = "training"
 TRAINING_LOG = re.compile(r"^result_(\d{1,4})\.txt$")

@@ -23,6 +23,7 @@ from levelfield.cli.reproduce.report import (
     same_hardware,
     write_report,
 )
+from levelfield.ground import layout as L
 from levelfield.ground.errors import UserError
 
 
@@ -30,11 +31,14 @@ def reproduce(options: ReproduceOptions) -> dict:
     _refuse_overlap(options.out, options.tree)
     tree = open_tree(options.tree, options.rules_dir)
     result = tree.find(options.result)
-    if tree.submission.division != "closed":
+    if result.framework in tree.suite.frameworks and tree.submission.division != "closed":
         raise UserError(
             f"{options.tree}: division {tree.submission.division!r}: its results ran the submitter's own code, "
-            "which levelfield never executes from a tree; only closed-division results are replayed"
+            "which levelfield never executes from a tree; only closed-division results and plugins' results "
+            "are replayed"
         )
+    if result.framework not in tree.suite.frameworks:
+        require_plugin(tree, result)
     _prepare(options.out, options.force)
     if result.kind == "training":
         document = _training(tree, result, options)
@@ -44,6 +48,32 @@ def reproduce(options: ReproduceOptions) -> dict:
         document = reproduce_inference(tree, result, options)
     write_report(options.out, document)
     return document
+
+
+def require_plugin(tree: OpenTree, result: TreeResult) -> None:
+    """UserError unless the plugin a result of a plugin's framework ran (code/plugins.json) is installed here
+    with the digest the tree records, in a division the rules admit plugins in. A plugin's result is replayed
+    by the installed distribution, never by the copy in the tree, which levelfield never executes."""
+    from levelfield.ground.plugins import distribution_code
+
+    sub, suite = tree.submission, tree.suite
+    if sub.division not in suite.plugin_divisions:
+        raise UserError(
+            f"result {result.id}: framework {result.framework!r} is a plugin's, which the {sub.division} division "
+            f"of rules {suite.version} does not admit (PLG001); nothing to replay"
+        )
+    name = sub.plugin_frameworks[result.framework]
+    entries = sub.plugins.data.get("plugins") if sub.plugins and isinstance(sub.plugins.data, dict) else None
+    entry = next((e for e in entries or [] if isinstance(e, dict) and e.get("distribution") == name), {})
+    ran = f"plugin {name} {entry.get('version')} (sha256 {entry.get('sha256')})"
+    code = distribution_code(name) if isinstance(name, str) else None
+    if code is None or code.sha256 != entry.get("sha256"):
+        here = f"{code.distribution} {code.version} (sha256 {code.sha256})" if code else "not installed"
+        raise UserError(
+            f"result {result.id} ran {ran}; installed here: {here}; refused: a plugin's result is replayed only "
+            f"with the distribution the tree records",
+            hint=f"install that build of {name} (its files: {sub.path(L.CODE, L.PLUGINS, str(name))}/ in the tree)",
+        )
 
 
 def _refuse_overlap(out: Path, tree: Path) -> None:

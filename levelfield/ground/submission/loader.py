@@ -134,8 +134,24 @@ def load_submission(tree: Tree, suite) -> Submission:
     return sub
 
 
+def declared_plugin_frameworks(sub: Submission) -> dict[str, str]:
+    """framework -> distribution, as code/plugins.json declares them; {} when it is absent or unreadable
+    (STR003 / STR010 report that). Read before the results, whose framework folders it may admit."""
+    file = sub.tree.files.get(sub.path(L.CODE, L.PLUGINS_FILE))
+    data, error = parse_json(file.data) if file is not None else (None, "absent")
+    plugins = data.get("plugins") if not error and isinstance(data, dict) else None
+    declared = {}
+    for entry in plugins if isinstance(plugins, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("frameworks"), list):
+            distribution = entry.get("distribution")
+            declared |= {f: distribution for f in entry["frameworks"] if isinstance(f, str) and L.ID_PATTERN.match(f)}
+    return declared
+
+
 def _classify(sub: Submission, suite) -> None:
     prefix = sub.base + "/"
+    if suite.plugin_divisions:  # rules that know plugins: their declared frameworks may name result folders
+        sub.plugin_frameworks = declared_plugin_frameworks(sub)
     training_logs = defaultdict(list)
     runs: dict[tuple, InferenceRun] = {}
     for path in sorted(sub.tree.files):
@@ -158,6 +174,11 @@ def _classify(sub: Submission, suite) -> None:
             sub.code_ref = _json(sub, path)
         elif kind == "code_src":
             pass  # open division code: listed in MANIFEST, never read or executed
+        elif kind == "plugins":
+            sub.plugins = _json(sub, path)
+        elif kind == "plugin_file":  # a plugin's code: hashed by PLG002, never executed
+            distribution, rel = key
+            sub.plugin_files.setdefault(distribution, {})[rel] = path
         elif kind == "environment":
             sub.environments[key] = _json(sub, path)
         elif kind == "training":
@@ -230,6 +251,10 @@ def _place(parts: list[str], sub: Submission, suite):
     if head == L.CODE:
         if parts[1:] == [L.CODE_REF]:
             return "code_ref", None
+        if parts[1:] == [L.PLUGINS_FILE]:
+            return "plugins", None
+        if len(parts) > 3 and parts[1] == L.PLUGINS:
+            return "plugin_file", (parts[2], "/".join(parts[3:]))
         if len(parts) > 2 and parts[1] == L.CODE_SRC:
             if sub.division == "open":
                 return "code_src", None
@@ -237,7 +262,10 @@ def _place(parts: list[str], sub: Submission, suite):
                 "closed-division code: the closed division runs levelfield's reference code, "
                 "named by code/levelfield.json"
             )
-        return f"unexpected in {L.CODE}/ (expected {L.CODE_REF} and, in the open division, {L.CODE_SRC}/)"
+        return (
+            f"unexpected in {L.CODE}/ (expected {L.CODE_REF}, {L.PLUGINS_FILE} with {L.PLUGINS}/<distribution>/ "
+            f"and, in the open division, {L.CODE_SRC}/)"
+        )
     if head != L.RESULTS:
         return f"unexpected entry (expected {L.SYSTEMS}/, {L.RESULTS}/, {L.CODE}/)"
     if len(parts) < 5:
@@ -249,10 +277,11 @@ def _place(parts: list[str], sub: Submission, suite):
         return UnknownId(
             f"task {task!r} is not a task of rules {suite.version} (expected one of: {', '.join(suite.tasks)})", 3
         )
-    if framework not in suite.frameworks:
+    if framework not in suite.frameworks and framework not in sub.plugin_frameworks:
+        plugins = f", or one that {L.CODE}/{L.PLUGINS_FILE} declares" if suite.plugin_divisions else ""
         return UnknownId(
             f"framework {framework!r} is not a framework of rules {suite.version} "
-            f"(expected one of: {', '.join(suite.frameworks)})",
+            f"(expected one of: {', '.join(suite.frameworks)}{plugins})",
             4,
         )
     if rest == [L.ENVIRONMENT]:

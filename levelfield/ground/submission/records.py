@@ -118,6 +118,11 @@ class Submission:
     inferences: list[InferenceRun] = field(default_factory=list)
     environments: dict[tuple, JsonFile] = field(default_factory=dict)  # (system, task, framework) -> file
     code_ref: JsonFile | None = None
+    plugins: JsonFile | None = None  # code/plugins.json: the plugins the results ran (docs/plugins.md)
+    # code/plugins/<distribution>/<path>: distribution -> {path as its RECORD names it: path in the tree}
+    plugin_files: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Framework ids code/plugins.json declares, which results may use where the rules admit plugins.
+    plugin_frameworks: dict[str, str] = field(default_factory=dict)  # framework -> distribution
     manifest: list[ManifestEntry] | None = None  # None: no MANIFEST file
     # What the loader could not place or read, for the structure checks to report.
     unknown: list[tuple[str, str]] = field(default_factory=list)  # (path, why it is not expected)

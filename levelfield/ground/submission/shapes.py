@@ -38,6 +38,7 @@ JSON_SCHEMAS = {
     L.SETTINGS: "run-settings",
     L.ACCURACY_JSON: "accuracy",
     L.ENVIRONMENT: "environment",
+    L.PLUGINS_FILE: "plugins",
 }
 DETAIL_LINE_SCHEMA = "loadgen-detail-line"
 TRAINING_LINE_SCHEMA = "mllog-training-line"
