@@ -203,6 +203,22 @@ def test_a_result_from_several_hosts_is_refused_with_the_commands_that_replay_it
     )
 
 
+def test_an_open_division_result_of_a_rules_framework_is_refused(tmp_path):
+    """It ran the submitter's own code; only a plugin's result is replayed from the open division (with the
+    plugin installed: tests/test_plugins.py)."""
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    (division,) = [p for p in tree.iterdir() if p.is_dir()]
+    division.rename(tree / "open")
+    edit_json(first(tree, "systems/example-box.json"), lambda d: d.update(division="open"))
+    reseal(tree)
+    rid = _result_id(tree, "training", "jax")
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        "division 'open': its results ran the submitter's own code",
+        "only closed-division results and plugins' results are replayed",
+    )
+
+
 def test_reproduce_errors_are_one_line_and_never_overwrite(tmp_path):
     assert_user_error(
         run_cli("reproduce", str(EXAMPLE), "--result", "trn-0000000000", "--out", str(tmp_path)),
