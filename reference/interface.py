@@ -15,6 +15,10 @@ one learning rate per step, all computed once in numpy by the harness
 (`reference/schedule.py`) so every framework sees exactly the same ones. The
 harness knows nothing of any framework: it only calls these methods.
 
+Other distributions implement the same class for a framework id of their own
+(plugins, docs/plugins.md): they state the `INTERFACE_VERSION` they were
+written against, and the registry holds them to it (`plugin_problems`).
+
 Weights cross the boundary in one framework-neutral form: a dict of float32
 numpy arrays with the names and layouts that `reference/<task>/common/model_spec.py`
 documents (conv kernels HWIO, dense kernels [in, out]). Each framework's
