@@ -117,18 +117,20 @@ def parse_lock(text: str) -> Lock:
     return Lock(entries, frameworks, left_out)
 
 
-def kept(entries: dict[str, Entry], frameworks=FRAMEWORKS) -> set[str]:
-    """The entries pyproject.toml reaches without passing through a framework (requirer -> requirement edges
-    read from the `via` lines)."""
+def kept(entries: dict[str, Entry], roots: set[str] | None = None) -> set[str]:
+    """The entries reached from `roots` without passing through a framework, following requirer ->
+    requirement edges read from the `via` lines. `roots`: pyproject.toml's requirements (canonical names);
+    None takes the entries whose `via` names pyproject.toml, as uv's resolution says."""
     requires: dict[str, set[str]] = {}
     for entry in entries.values():
         for parent in entry.via:
             requires.setdefault(parent, set()).add(entry.name)
-    reached: set[str] = set()
-    todo = [PYPROJECT_VIA]
+    todo = sorted(requires.get(PYPROJECT_VIA, set()) if roots is None else roots & set(entries))
+    todo = [name for name in todo if name not in FRAMEWORKS]
+    reached = set(todo)
     while todo:
         for child in requires.get(todo.pop(), ()):
-            if child not in frameworks and child not in reached:
+            if child not in FRAMEWORKS and child not in reached:
                 reached.add(child)
                 todo.append(child)
     return reached
@@ -207,7 +209,7 @@ def lock_problems(pyproject: dict, lock_text: str, framework_pins: list[str] | N
             problems.append(
                 f"pyproject.toml {where}: {requirement} does not admit the locked {name}=={version} (run make lock)"
             )
-    reached = kept(lock.entries)
+    reached = kept(lock.entries, {canonicalize_name(r.name) for _, r in pyproject_requirements(pyproject)})
     for name, entry in sorted(lock.entries.items()):
         if name in FRAMEWORKS:
             problems.append(f"requirements.lock: {name}=={entry.version} is a framework; expected it out of the lock")
