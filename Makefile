@@ -6,14 +6,19 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Framework builds: ACCEL=cuda installs the CUDA builds of PyTorch, JAX and TensorFlow, ACCEL=cpu the
 # CPU builds; with no ACCEL, an `nvidia-smi -L` that runs and lists a GPU selects cuda, anything else
-# cpu. Every framework pin is in this block (docs/packaging.md, Builds per accelerator).
-# cpu: the CPU wheel of torch lies on the project's machines; installing it before the extras stops
-# pip from pulling a multi-GB CUDA build for `torch`. JAX and tensorflow-cpu come with the extras.
+# cpu. Every framework pin is in this block (docs/packaging.md, Builds per accelerator): one version per
+# framework, its CPU or its CUDA build. They stay out of requirements.lock (no hash covers both builds);
+# the lock was resolved with them (`make lock`), and they install constrained to its versions.
+# cpu: the CPU wheel of torch lies on the project's machines; installing it by version stops pip from
+# pulling PyPI's multi-GB CUDA build for `torch`.
 # cuda: PyPI's torch 2.13.0 for Linux x86-64 is built for CUDA 13, so JAX takes its CUDA 13 plugin;
 # TensorFlow 2.21.0 is built for CUDA 12 only. Both are the versions the CPU extras resolved to in 2026-11.
 TORCH_VERSION := 2.13.0
-JAX_CUDA_VERSION := 0.10.2
-TF_CUDA_VERSION := 2.21.0
+JAX_VERSION := 0.10.2
+TF_VERSION := 2.21.0
+# Everything else: one version each, with hashes (docs/packaging.md, The lock file).
+LOCK := requirements.lock
+LOCK_PINS = $(VENV)/lock-pins.txt
 ACCEL_FROM := given
 ifeq ($(strip $(ACCEL)),)
 override ACCEL := $(shell gpus=$$(nvidia-smi -L 2>/dev/null) && echo "$$gpus" | grep -q '^GPU [0-9]' && echo cuda || echo cpu)
@@ -29,12 +34,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup accel-check data browser demo test bench example fuzz wheels device-check clean help
+.PHONY: setup lock accel-check data browser demo test bench example fuzz wheels device-check clean help
 
 help:
 	@echo "make demo   set up (venv, frameworks: CUDA builds with a GPU, else CPU; extras, dataset) and run the end-to-end demo"
 	@echo "           ACCEL=cuda or ACCEL=cpu picks the frameworks' builds instead of detecting a GPU"
 	@echo "make test   set up if needed and run the whole test suite"
+	@echo "make lock  re-resolve requirements.lock (hashed versions of every non-framework dependency) from pyproject.toml"
 	@echo "make bench  set up if needed and run the benchmarks (benchmarks/results/<date>-<host>.json and .md; docs/benchmarks.md)"
 	@echo "make example  regenerate submissions/example (about 15 min; quiet machine, clean checkout)"
 	@echo "make fuzz   set up if needed and fuzz the checker with 10,000 damaged trees (build/fuzz/report.json; ~20 min)"
@@ -44,22 +50,34 @@ help:
 
 setup: $(STAMP) data browser
 
+# The lock first, file by file against its hashes (--no-deps: it holds no framework, and flax needs jax);
+# then the frameworks by version and levelfield, constrained to the lock's versions (LOCK_PINS: the lock
+# without its hashes, which pip would otherwise demand of every framework wheel too), so neither can move
+# a locked package, and `pip check` that the whole agrees.
 # On CUDA, TensorFlow's CUDA 12 wheels and torch's CUDA 13 wheels both write nvidia/nccl/lib and
 # nvidia/cudnn/lib; TensorFlow goes first, so PyTorch and JAX load the NCCL and cuDNN they were built for.
 # The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda].
-$(STAMP): pyproject.toml setup.cfg | accel-check
+$(STAMP): pyproject.toml setup.cfg $(LOCK) | accel-check
 	@echo "levelfield setup: ACCEL=$(ACCEL) ($(ACCEL_FROM))"
 	$(PYTHON) -m venv $(VENV) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --require-hashes --no-deps -r $(LOCK)
+	sed -n 's/^\([A-Za-z0-9][A-Za-z0-9._-]*==[^ \\]*\).*/\1/p' $(LOCK) > $(LOCK_PINS)
 ifeq ($(ACCEL),cuda)
-	$(BIN)/python -m pip install 'tensorflow[and-cuda]==$(TF_CUDA_VERSION)'
-	$(BIN)/python -m pip install torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_CUDA_VERSION)'
-	$(BIN)/python -m pip install -e '.[pytorch,jax,gpu,dev]'
+	$(BIN)/python -m pip install -c $(LOCK_PINS) 'tensorflow[and-cuda]==$(TF_VERSION)'
+	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_VERSION)'
+	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[pytorch,jax,gpu,dev]'
 else
-	$(BIN)/python -m pip install torch==$(TORCH_VERSION)
-	$(BIN)/python -m pip install -e '.[all,dev]'
+	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION)
+	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[all,dev]'
 endif
+	$(BIN)/python -m pip check
 	printf 'ACCEL=%s\n(%s)\n' '$(ACCEL)' '$(ACCEL_FROM)' > $@
+
+# Refresh requirements.lock after a change to pyproject.toml's dependencies or to the pins above (network;
+# uv comes with the dev extra). tests/test_lockfile.py fails until the lock agrees again.
+lock: | $(STAMP)
+	$(BIN)/python -m levelfield.tools.lockfile --out $(LOCK) --force torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION)
 
 # pip keeps the builds a venv holds, so a venv set up for the other ACCEL is refused, not patched.
 # A stamp without ACCEL= predates the choice: such a venv holds the CPU builds of JAX and TensorFlow.

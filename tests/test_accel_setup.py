@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -23,15 +24,32 @@ REPO = Path(__file__).resolve().parent.parent
 MAKE = shutil.which("make")
 pytestmark = pytest.mark.skipif(MAKE is None, reason="GNU make is not installed")
 
-# Today's CPU setup, unchanged: the CPU torch wheel first, then every extra.
-CPU_INSTALLS = [["torch==2.13.0"], ["-e", ".[all,dev]"]]
+# The lock first, checked against its hashes (docs/packaging.md, The lock file); then the frameworks by
+# version and levelfield, constrained to the lock's versions (PINS: the lock without its hashes, written into
+# the venv by the recipe).
+PINS = "{venv}/lock-pins.txt"
+LOCKED = ["--require-hashes", "--no-deps", "-r", "requirements.lock"]
+# CPU: the CPU torch wheel (by version: a local find-links holds it), JAX and tensorflow-cpu, then every extra.
+CPU_INSTALLS = [
+    LOCKED,
+    ["-c", PINS, "torch==2.13.0", "jax==0.10.2", "tensorflow-cpu==2.21.0"],
+    ["-c", PINS, "-e", ".[all,dev]"],
+]
 # TensorFlow's CUDA 12 build first, then torch's and JAX's CUDA 13 builds (they win the NCCL and cuDNN
 # paths both write), then the extras without `tensorflow` (it names tensorflow-cpu).
 CUDA_INSTALLS = [
-    ["tensorflow[and-cuda]==2.21.0"],
-    ["torch==2.13.0", "jax[cuda13]==0.10.2"],
-    ["-e", ".[pytorch,jax,gpu,dev]"],
+    LOCKED,
+    ["-c", PINS, "tensorflow[and-cuda]==2.21.0"],
+    ["-c", PINS, "torch==2.13.0", "jax[cuda13]==0.10.2"],
+    ["-c", PINS, "-e", ".[pytorch,jax,gpu,dev]"],
 ]
+
+
+def expected(installs: list[list[str]], tmp_path: Path) -> list[list[str]]:
+    """`installs` with the venv make was given (VENV=<tmp>/venv) in the pins' path."""
+    venv = str(tmp_path / "venv")
+    return [[word.format(venv=venv) for word in words] for words in installs]
+
 
 GPU_LISTED = """#!/bin/sh
 [ "$1" = -L ] || exit 2
@@ -112,7 +130,7 @@ def planned(
 )
 def test_detection_picks_the_builds(tmp_path, fake, installs, reason):
     found, recipe = planned(tmp_path, fake=fake)
-    assert found == installs
+    assert found == expected(installs, tmp_path)
     assert f'echo "levelfield setup: {reason}"' in recipe  # printed to the user as setup starts
 
 
@@ -123,13 +141,13 @@ def test_detection_picks_the_builds(tmp_path, fake, installs, reason):
 )
 def test_accel_overrides_detection(tmp_path, accel, fake, installs):
     found, recipe = planned(tmp_path, f"ACCEL={accel}", fake=fake)
-    assert found == installs
+    assert found == expected(installs, tmp_path)
     assert f'echo "levelfield setup: ACCEL={accel} (given)"' in recipe
 
 
 def test_accel_from_the_environment_counts_as_given(tmp_path):
     found, recipe = planned(tmp_path, fake=NO_DEVICE, env={"ACCEL": "cuda"})
-    assert found == CUDA_INSTALLS
+    assert found == expected(CUDA_INSTALLS, tmp_path)
     assert 'echo "levelfield setup: ACCEL=cuda (given)"' in recipe
 
 
@@ -158,7 +176,14 @@ def test_setup_runs_the_planned_installs_and_stamps_the_choice(tmp_path, fake, i
     assert done.stdout.splitlines()[0] == f"levelfield setup: ACCEL={accel} {why}"
     recorded = [json.loads(line) for line in calls.read_text().splitlines()]
     assert recorded[:2] == [["-m", "venv", str(venv)], ["-m", "pip", "install", "--quiet", "--upgrade", "pip"]]
-    assert recorded[2:] == [["-m", "pip", "install", *args] for args in installs]
+    assert recorded[2:] == [["-m", "pip", "install", *args] for args in expected(installs, tmp_path)] + [
+        ["-m", "pip", "check"]
+    ]
+    # The pins the frameworks install under: every locked name==version, no hash, no comment.
+    pins = (venv / "lock-pins.txt").read_text().splitlines()
+    lines = (REPO / "requirements.lock").read_text().splitlines()
+    assert pins == [line.split()[0] for line in lines if line[:1].isalnum()]
+    assert pins and all(re.fullmatch(r"[a-z0-9][a-z0-9._-]*==[^\s=]+", p) for p in pins)
     assert (venv / ".levelfield-installed").read_text() == f"ACCEL={reason}\n"
 
 
@@ -176,7 +201,7 @@ def stamped(tmp_path: Path, text: str) -> Path:
     stamp = tmp_path / "venv" / ".levelfield-installed"
     stamp.parent.mkdir()
     stamp.write_text(text)
-    newer = max((REPO / name).stat().st_mtime for name in ("pyproject.toml", "setup.cfg")) + 3600
+    newer = max((REPO / name).stat().st_mtime for name in ("pyproject.toml", "setup.cfg", "requirements.lock")) + 3600
     os.utime(stamp, (newer, newer))
     return stamp
 

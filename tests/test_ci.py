@@ -33,7 +33,8 @@ def test_ci_runs_the_readme_test_command():
 
 def test_makefile_installs_cpu_torch_before_the_extras():
     makefile = (REPO / "Makefile").read_text()
-    torch_at = makefile.index("pip install torch==$(TORCH_VERSION)")
-    extras_at = makefile.index("pip install -e '.[all,dev]'")
-    assert torch_at < extras_at
+    lock_at = makefile.index("pip install --require-hashes --no-deps -r $(LOCK)")
+    torch_at = makefile.index("pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION)")
+    extras_at = makefile.index("pip install -c $(LOCK_PINS) -e '.[all,dev]'")
+    assert lock_at < torch_at < extras_at
     assert re.search(r"^TORCH_VERSION := 2\.13\.0$", makefile, re.M)

@@ -318,7 +318,7 @@ def test_throughput_is_the_median_run_beside_the_time_to_target(tmp_path):
     assert problems(json.loads(render(doc, "json")), "leaderboard") == []
     md = render(doc, "md")
     assert "train samples/s" in md and f" {typical[0]:g} |" in md
-    assert "<th>step ms</th>" in render(doc, "html")
+    assert "<th>step ms</th>" in render(doc, "html")  # a main column: not folded into the row's details
     line = next(csv.DictReader(io.StringIO(render(doc, "csv"))))
     assert float(line["train_samples_per_s"]) == typical[0]
     older = render(document(write_tree(tmp_path / "o", training={"jax": JAX_S}, inference={})), "md")
@@ -492,7 +492,8 @@ def test_inference_marks_are_shown_in_every_format(three, doc):
     assert "Offline vs best on system (Welch)" in text
     assert "≈ jax, within noise (p=0.829)" in text and "slower than jax (p<0.001)" in text
     html = render(three, "html")
-    assert html.count('<td class="noise">') == 1  # tensorflow's Offline mark, within noise of jax
+    assert html.count('<td class="num noise">') == 1  # tensorflow's Offline figure, within noise of jax
+    assert '<span class="mark">≈ jax, within noise (p=0.829)</span>' in html  # its mark, in the same cell
     lines = {line["framework"]: line for line in csv.DictReader(io.StringIO(render(three, "csv")))}
     assert lines["tensorflow"]["offline_samples_per_s_within_noise_of_best"] == "true"
     assert lines["pytorch"]["offline_samples_per_s_within_noise_of_best"] == "false"

@@ -15,7 +15,7 @@ import pytest
 from test_leaderboard import PYTORCH_S, clean_check, write_tree
 
 from conftest import assert_user_error, run_cli
-from levelfield import cli
+from levelfield.cli import main as cli
 from levelfield.cli.commands import COMMAND_MODULES
 
 
@@ -89,3 +89,51 @@ def test_real_cli_reports_user_errors_without_traceback(tmp_path):
     result = run_cli("leaderboard", str(tmp_path / "nope"), "--format", "html")
     assert_user_error(result, "submission folder not found")
     assert "leaderboard" in run_cli("--help").stdout
+
+
+# -- a publisher's folder per round: every tree below it ---------------------------------------------------
+
+
+@pytest.fixture
+def round_folder(tmp_path):
+    """round/acme (a tree), round/orgs/globex (a tree one level deeper), round/notes (no tree), and a link to
+    acme, which is never followed."""
+    folder = tmp_path / "round"
+    write_tree(folder / "acme", training={"pytorch": PYTORCH_S}, inference={})
+    write_tree(folder / "orgs" / "globex", org="globex", training={"pytorch": PYTORCH_S}, inference={})
+    (folder / "notes").mkdir()
+    (folder / "notes" / "README.txt").write_text("not a tree")
+    (folder / "link-to-acme").symlink_to(folder / "acme")
+    return folder
+
+
+def test_a_folder_of_trees_ranks_every_tree_below_it(main, passing_checker, round_folder, tmp_path):
+    out = tmp_path / "lb.json"
+    assert main(["leaderboard", str(round_folder), "--format", "json", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert [s["path"] for s in doc["submissions"]] == [str(round_folder / "acme"), str(round_folder / "orgs/globex")]
+    assert {r["org"] for r in doc["training"]} == {"acme", "globex"}
+
+
+def test_the_page_may_live_in_the_round_folder_but_not_in_a_tree(main, passing_checker, round_folder, capsys):
+    assert main(["leaderboard", str(round_folder), "--out", str(round_folder / "leaderboard.md")]) == 0
+    assert (round_folder / "leaderboard.md").is_file()
+    assert main(["leaderboard", str(round_folder), "--out", str(round_folder / "acme" / "lb.md")]) == 2
+    assert f"inside the submission tree {round_folder / 'acme'}" in capsys.readouterr().err
+
+
+def test_a_tree_named_twice_through_its_folder_is_refused(main, passing_checker, round_folder, capsys):
+    assert main(["leaderboard", str(round_folder), str(round_folder / "acme")]) == 2
+    assert "the same submission folder as" in capsys.readouterr().err
+
+
+def test_a_folder_without_a_tree_is_one_clear_error(main, tmp_path, capsys):
+    empty = tmp_path / "round"
+    (empty / "drafts" / "closed-notes").mkdir(parents=True)
+    assert main(["leaderboard", str(empty)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"levelfield: error: {empty}: " + (
+        "no submission tree in it or below it (a levelfield tree holds MANIFEST, an MLCommons Training "
+        "submitter folder results/ and systems/, an MLCommons Inference tree closed/ or open/)"
+    )
+    assert err[1:] == ["levelfield: hint: name a tree, or a folder with trees at most 4 levels down"]

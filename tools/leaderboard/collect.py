@@ -81,19 +81,77 @@ def _inference_tree_errors(report: Report) -> list:
     return unowned_errors(report)
 
 
-def _checked_paths(paths: list[Path]) -> list[Path]:
-    """The DIRs as given, refused when absent, not folders, or given twice (two rows of one result)."""
-    seen: dict[str, Path] = {}
+# How deep below a DIR that is not itself a tree trees are looked for: round/<tree>, round/<org>/<tree>, ...
+SEARCH_DEPTH = 4
+NO_TREE = (
+    "no submission tree in it or below it (a levelfield tree holds MANIFEST, an MLCommons Training submitter "
+    "folder results/ and systems/, an MLCommons Inference tree closed/ or open/)"
+)
+
+
+def _folders(folder: Path) -> list[Path]:
+    """The sub-folders of `folder`, by name; links and hidden folders left out (never followed)."""
+    try:
+        children = sorted(folder.iterdir())
+    except OSError as e:
+        raise UserError(f"{folder}: cannot be listed ({e.strerror})") from None
+    return [c for c in children if c.is_dir() and not c.is_symlink() and not c.name.startswith(".")]
+
+
+def _is_tree(folder: Path) -> bool:
+    """A submission tree of a layout levelfield reads; a folder whose sub-folders hold MANIFESTs is a folder
+    of levelfield trees (a round), whatever else it holds."""
+    from levelfield.checker.mlcommons.layout import detect_layout
+    from levelfield.ground.layout import MANIFEST
+
+    if (folder / MANIFEST).is_file():
+        return True
+    if any((child / MANIFEST).is_file() for child in _folders(folder)):
+        return False
+    try:
+        detect_layout(folder)
+    except UserError:
+        return False
+    return True
+
+
+def trees_below(folder: Path, depth: int = SEARCH_DEPTH) -> list[Path]:
+    """Every submission tree below `folder`, by path, at most `depth` levels down; a tree's inside is not
+    searched."""
+    found = []
+    for child in _folders(folder):
+        if _is_tree(child):
+            found.append(child)
+        elif depth > 1:
+            found += trees_below(child, depth - 1)
+    return found
+
+
+def find_trees(paths: list[Path]) -> list[Path]:
+    """The trees the DIRs name: a DIR that is a submission tree as given, any other folder (a publisher's
+    folder of one round) every tree below it. Refused: a DIR absent, a file, or holding no tree; a tree
+    named twice (one result cannot have two rows)."""
+    trees: list[Path] = []
     for path in paths:
         if not path.exists():
             raise UserError(f"{path}: submission folder not found")
         if not path.is_dir():
             raise UserError(f"{path}: expected a submission folder (holding MANIFEST), found a file")
-        real = os.path.realpath(path)
+        if _is_tree(path):
+            trees.append(path)
+        elif found := trees_below(path):
+            trees += found
+        else:
+            raise UserError(
+                f"{path}: {NO_TREE}", hint=f"name a tree, or a folder with trees at most {SEARCH_DEPTH} levels down"
+            )
+    seen: dict[str, Path] = {}
+    for tree in trees:
+        real = os.path.realpath(tree)
         if real in seen:
-            raise UserError(f"{path}: the same submission folder as {seen[real]}; give each tree once")
-        seen[real] = path
-    return list(paths)
+            raise UserError(f"{tree}: the same submission folder as {seen[real]}; give each tree once")
+        seen[real] = tree
+    return trees
 
 
 def collect(
@@ -115,7 +173,7 @@ def collect(
     if check is None:
         from levelfield.checker.engine import check_tree as check
     out = Collected(profile=profile)
-    for path in _checked_paths([Path(p) for p in paths]):
+    for path in find_trees([Path(p) for p in paths]):
         layout = detect_layout(path)
         if layout in (TRAINING, INFERENCE):
             from levelfield.checker.mlcommons.inference import check_inference_tree

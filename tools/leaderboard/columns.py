@@ -138,6 +138,7 @@ _AFTER_CPU = [c.key for c in SYSTEM_COLUMNS].index("cpu") + 1
 _TRAINING_SYSTEM_COLUMNS = [
     *SYSTEM_COLUMNS[:_AFTER_CPU],
     Column("processes", "processes (per node x nodes)", _processes),
+    Column("precision", "precision", lambda r: r.get("precision") or DASH, optional=True),
     *SYSTEM_COLUMNS[_AFTER_CPU:],
 ]
 

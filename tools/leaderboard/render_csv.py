@@ -44,6 +44,7 @@ IDENTITY = [
 TRAINING = {
     "processes": ("processes",),
     "process_nodes": ("process_nodes",),
+    "precision": ("precision",),
     "quality_metric": ("quality_metric",),
     "quality_target": ("quality_target",),
     "global_batch_size": ("global_batch_size",),

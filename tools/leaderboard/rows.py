@@ -160,6 +160,8 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         "framework_version": None if first is None else _text(first.value(LK.FRAMEWORK_VERSION)),
         "compile_mode": None if first is None else _text(first.value(LK.COMPILE_MODE)),
         **processes(first),
+        # What the runs computed in (levelfield_precision, one per result: TRN020); None in logs without it.
+        "precision": None if first is None else _text(first.value(LK.PRECISION)),
         "global_batch_size": None if first is None else _int(first.value("global_batch_size")),
         "quality_metric": tree.task(training.task).quality["metric"],
         "quality_target": tree.task(training.task).quality["target"],

@@ -1,6 +1,7 @@
 """`levelfield leaderboard`: tables with statistics from clean submission trees (md, csv, json, html).
 
 levelfield leaderboard submissions/example
+levelfield leaderboard rounds/2026-11 --format html --out rounds/2026-11/leaderboard.html   (every tree below)
 levelfield leaderboard subs/acme subs/globex --format html --out leaderboard.html
 levelfield leaderboard submissions/example --format json --out leaderboard.json --force
 """
@@ -25,11 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Training: olympic-mean time to target (a single run's time where there is one run) with "
         "its 95% CI and a Welch test against the fastest "
         "framework on the same system; inference: each LoadGen scenario's metric and the accuracy. "
+        "A DIR that is not a tree is searched for trees below it (up to 4 levels). "
         "JSON is the canonical form (schema: rules/schemas/leaderboard.schema.json); the HTML page "
         "is self-contained (inline SVG charts, nothing fetched). See docs/leaderboard.md.",
         examples=[
             "levelfield leaderboard submissions/example                  Markdown on stdout",
             "levelfield leaderboard subs/acme subs/globex --format html --out leaderboard.html",
+            "levelfield leaderboard rounds/2026-11 --format html --out lb.html   every tree below the folder",
             "levelfield leaderboard submissions/example --format json --out lb.json --force",
             "levelfield leaderboard submissions/example --format csv > leaderboard.csv",
             "levelfield leaderboard DIR --strict     exit 1 when a tree is left out for its findings",
@@ -38,7 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield leaderboard demo-out/submission --profile demo   the demo's tables, labelled as a demo",
         ],
     )
-    parser.add_argument("dirs", nargs="+", type=Path, metavar="DIR", help="submission trees (each holds a MANIFEST)")
+    parser.add_argument(
+        "dirs",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="submission trees (each holds a MANIFEST), or folders holding them: every tree below such a folder "
+        "is ranked (a publisher's folder per round)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="md", help="output format (default: md)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write here (atomically) instead of stdout")
     parser.add_argument("--force", action="store_true", help="replace --out when it exists")
@@ -78,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     from levelfield.ground.fsutil import atomic_write_text
     from levelfield.ground.signing import read_trusted_keys
     from levelfield.tools.leaderboard import build, render
+    from levelfield.tools.leaderboard.collect import find_trees
     from levelfield.tools.leaderboard.render_md import MLCOMMONS_SECTIONS, clean_mlcommons_trees
 
     if args.out is not None:
@@ -85,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"--out {args.out}: is a folder (expected a file name)")
         if args.out.exists() and not args.force:  # refused before minutes of checking, not after
             raise UserError(f"{args.out}: already exists; not overwriting it", hint="pass --force to replace it")
-        _refuse_out_inside_a_tree(args.out, args.dirs)
+        _refuse_out_inside_a_tree(args.out, find_trees(args.dirs))  # a round's folder may hold the page
     doc = build(
         args.dirs,
         rules_dir=args.rules_dir,
