@@ -13,6 +13,8 @@ tree still loads and every problem in it is reported at once.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from levelfield.ground import layout as L
 from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
@@ -30,8 +32,16 @@ from levelfield.ground.submission.records import (
 from levelfield.ground.submission.shapes import DETAIL_LINE_SCHEMA, JSON_SCHEMAS, TRAINING_LINE_SCHEMA, shape_problems
 from levelfield.ground.submission.tree import Tree
 
-# `suite` below is the rules' Suite (levelfield.rules.loader), passed in by the caller: the ground floor
-# imports nothing above it, not even for an annotation.
+
+class RulesView(Protocol):
+    """What the reader needs of the rules: a `levelfield.rules.loader.Suite`, passed in by the caller. A
+    protocol, because the ground floor imports nothing above it, not even for an annotation."""
+
+    version: str
+    divisions: list[str]
+    frameworks: list[str]
+    plugin_divisions: list[str]
+    tasks: Mapping[str, Any]
 
 
 class UnknownId(str):
@@ -94,7 +104,7 @@ def parse_manifest(sub: Submission) -> None:
         sub.manifest.append(ManifestEntry(lineno, digest, path))
 
 
-def load_submission(tree: Tree, suite) -> Submission:
+def load_submission(tree: Tree, suite: RulesView) -> Submission:
     sub = Submission(root=tree.root, tree=tree)
     parse_manifest(sub)
     tops = sorted({p.split("/")[0] for p in (*tree.files, *tree.dirs)} - {L.MANIFEST, L.SIGNATURE})
