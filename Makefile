@@ -46,7 +46,8 @@ setup: $(STAMP) data browser
 
 # On CUDA, TensorFlow's CUDA 12 wheels and torch's CUDA 13 wheels both write nvidia/nccl/lib and
 # nvidia/cudnn/lib; TensorFlow goes first, so PyTorch and JAX load the NCCL and cuDNN they were built for.
-# The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda].
+# The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda]; the
+# onnxruntime extra too: its CPU wheel `onnxruntime` and `onnxruntime-gpu` (the CUDA provider) share a package.
 $(STAMP): pyproject.toml setup.cfg | accel-check
 	@echo "levelfield setup: ACCEL=$(ACCEL) ($(ACCEL_FROM))"
 	$(PYTHON) -m venv $(VENV) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
@@ -54,6 +55,7 @@ $(STAMP): pyproject.toml setup.cfg | accel-check
 ifeq ($(ACCEL),cuda)
 	$(BIN)/python -m pip install 'tensorflow[and-cuda]==$(TF_CUDA_VERSION)'
 	$(BIN)/python -m pip install torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_CUDA_VERSION)'
+	$(BIN)/python -m pip install onnx onnxruntime-gpu
 	$(BIN)/python -m pip install -e '.[pytorch,jax,gpu,dev]'
 else
 	$(BIN)/python -m pip install torch==$(TORCH_VERSION)

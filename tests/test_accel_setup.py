@@ -26,10 +26,12 @@ pytestmark = pytest.mark.skipif(MAKE is None, reason="GNU make is not installed"
 # Today's CPU setup, unchanged: the CPU torch wheel first, then every extra.
 CPU_INSTALLS = [["torch==2.13.0"], ["-e", ".[all,dev]"]]
 # TensorFlow's CUDA 12 build first, then torch's and JAX's CUDA 13 builds (they win the NCCL and cuDNN
-# paths both write), then the extras without `tensorflow` (it names tensorflow-cpu).
+# paths both write), ONNX Runtime's CUDA build, then the extras without `tensorflow` (it names tensorflow-cpu)
+# and `onnxruntime` (its CPU wheel).
 CUDA_INSTALLS = [
     ["tensorflow[and-cuda]==2.21.0"],
     ["torch==2.13.0", "jax[cuda13]==0.10.2"],
+    ["onnx", "onnxruntime-gpu"],
     ["-e", ".[pytorch,jax,gpu,dev]"],
 ]
 

@@ -39,7 +39,11 @@ FRAMEWORK_PACKAGES = {
     "pytorch": ("torch", ["torch"]),
     "tensorflow": ("tensorflow", ["tensorflow", "tensorflow-cpu"]),
     "jax": ("jax", ["jax"]),
+    "onnxruntime": ("onnxruntime", ["onnxruntime", "onnxruntime-gpu"]),
 }
+# Frameworks whose implementations serve inference only (no train_steps): ONNX Runtime serves the weights
+# the training frameworks trained (docs/inference.md, ONNX Runtime). The trainer refuses them.
+INFERENCE_ONLY = ("onnxruntime",)
 
 
 # The framework-neutral modules every task has under reference/<task>/common/.
@@ -117,19 +121,26 @@ class Entry:
     module: str
     present: bool  # the implementation module exists
     framework_version: str | None  # None: the framework is not installed
+    roles: tuple[str, ...] = ("training", "inference")  # what the rules name the framework for
 
 
 def registered(suite: Suite) -> list[Entry]:
-    """Every task x framework of the rules, with whether it can run here."""
+    """Every task x framework of the rules (training and inference frameworks), with what the rules name it
+    for and whether it can run here."""
     entries = []
     for task_id in suite.tasks:
-        for framework in suite.frameworks:
+        for framework in suite.all_frameworks:
             name = module_name(task_id, framework)
             try:
                 present = importlib.util.find_spec(name) is not None
             except ModuleNotFoundError:
                 present = False
-            entries.append(Entry(task_id, framework, name, present, framework_version(framework)))
+            roles = tuple(
+                role
+                for role, named in (("training", suite.frameworks), ("inference", suite.inference_frameworks))
+                if framework in named
+            )
+            entries.append(Entry(task_id, framework, name, present, framework_version(framework), roles))
     return entries
 
 

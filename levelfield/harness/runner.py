@@ -199,7 +199,7 @@ def _check_ids(suite, options: InferOptions) -> None:
     for kind, value in (("scenario", options.scenario), ("mode", options.mode), ("profile", options.profile)):
         suite.check_id(kind, value)
     if options.framework != NULL_FRAMEWORK:
-        suite.check_id("framework", options.framework)
+        suite.check_id("inference_framework", options.framework)
     elif options.null_cost is None:
         raise UserError(f"framework {NULL_FRAMEWORK!r} needs a cost model (--cost-per-call-us / --cost-per-sample-us)")
     if options.repeats is not None and options.repeats < 1:

@@ -15,9 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "list",
         help="list the registered implementations (task x framework)",
-        description="Every task x framework of the rules, the module that implements it, and whether "
-        "the framework is installed here. Nothing is imported to find out.",
-        examples=["levelfield list", "levelfield list --rules-version 1.0"],
+        description="Every task x framework of the rules, what the rules name the framework for (training, "
+        "inference: rules 1.2 name onnxruntime for inference only), the module that implements it, and "
+        "whether the framework is installed here. Nothing is imported to find out.",
+        examples=["levelfield list", "levelfield list --rules-version 1.2     with onnxruntime, for inference"],
     )
     add_rules_options(parser)
     parser.set_defaults(func=run)
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
         {
             "task": e.task,
             "framework": e.framework,
+            "for": " + ".join(e.roles),
             "implementation": e.module if e.present else "missing",
             "framework installed": e.framework_version or "no",
         }
