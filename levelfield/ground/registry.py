@@ -46,6 +46,14 @@ FRAMEWORK_PACKAGES = {
 INFERENCE_ONLY = ("onnxruntime",)
 
 
+def training_refusal(framework: str) -> str | None:
+    """Why `framework` cannot train, in one line (it serves inference only); None if it may."""
+    if framework not in INFERENCE_ONLY:
+        return None
+    training = ", ".join(f for f in FRAMEWORK_PACKAGES if f not in INFERENCE_ONLY)
+    return f"framework {framework!r} serves inference only; train with one of {training} and serve its weights"
+
+
 # The framework-neutral modules every task has under reference/<task>/common/.
 COMMON_PARTS = ("inputs", "metric", "model_spec", "dataset")
 _TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")

@@ -146,15 +146,12 @@ class Trainer:
     """
 
     def __init__(self, options: TrainOptions):
-        from levelfield.ground.registry import FRAMEWORK_PACKAGES, INFERENCE_ONLY, load_implementation
+        from levelfield.ground.registry import load_implementation, training_refusal
         from levelfield.rules import load_suite
 
         self.o = options
-        if options.framework in INFERENCE_ONLY:  # whatever the rules version names (1.2: inference only, too)
-            raise UserError(
-                f"framework {options.framework!r} serves inference only; train with one of "
-                f"{', '.join(f for f in FRAMEWORK_PACKAGES if f not in INFERENCE_ONLY)} and serve its weights"
-            )
+        if refusal := training_refusal(options.framework):  # whatever the rules version names
+            raise UserError(refusal)
         self.suite = load_suite(options.rules_version, options.rules_dir)
         self.suite.check_id("framework", options.framework)
         self.suite.check_id("profile", options.profile)
