@@ -249,10 +249,10 @@ def _place(parts: list[str], sub: Submission, suite):
         return UnknownId(
             f"task {task!r} is not a task of rules {suite.version} (expected one of: {', '.join(suite.tasks)})", 3
         )
-    if framework not in suite.frameworks:
+    if framework not in suite.all_frameworks:  # training and inference frameworks; TRN032 matches the two
         return UnknownId(
             f"framework {framework!r} is not a framework of rules {suite.version} "
-            f"(expected one of: {', '.join(suite.frameworks)})",
+            f"(expected one of: {', '.join(suite.all_frameworks)})",
             4,
         )
     if rest == [L.ENVIRONMENT]:
