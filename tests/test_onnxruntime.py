@@ -32,8 +32,12 @@ from test_runner import check_performance_result
 from test_runner_matrix import FAST_SERVER_ACCURACY, SCENARIOS, assert_rows_match
 
 from conftest import REPO, assert_user_error, run_cli
+from levelfield.checker.context import Context
+from levelfield.checker.engine import run_check
 from levelfield.ground.accuracy import read_accuracy_log
 from levelfield.ground.registry import load_implementation, task_module
+from levelfield.ground.submission.loader import load_submission
+from levelfield.ground.submission.tree import read_tree
 from levelfield.harness.options import InferOptions
 from levelfield.harness.runner import infer
 from levelfield.reference.datasets import load_dataset
@@ -41,6 +45,7 @@ from levelfield.reference.interface import EAGER, Recipe
 from levelfield.reference.schedule import batch_order
 from levelfield.reference.weights import save_weights
 from levelfield.rules import load_suite
+from tests.test_checker_fixtures import EXAMPLE
 
 RULES = "1.2"  # the first version that names onnxruntime (for inference)
 FRAMEWORK = "onnxruntime"
@@ -200,3 +205,31 @@ def test_the_rules_name_it_for_inference_only():
     assert SUITE.inference_frameworks == ["pytorch", "tensorflow", "jax", FRAMEWORK]
     assert load_suite("1.1").inference_frameworks == load_suite("1.1").frameworks  # absent: the same
     assert np.all([load_implementation(t, FRAMEWORK).framework == FRAMEWORK for t in SUITE.tasks])
+
+
+@pytest.fixture(scope="module")
+def renamed_tree(tmp_path_factory):
+    """A copy of the example tree whose ctr-dlrm PyTorch results sit under onnxruntime/: training and all."""
+    root = tmp_path_factory.mktemp("tree") / "example"
+    shutil.copytree(EXAMPLE, root)
+    (result,) = root.glob("*/*/results/*/ctr-dlrm/pytorch")
+    result.rename(result.parent / FRAMEWORK)
+    return root
+
+
+def findings(tree, version: str, code: str) -> list:
+    suite = load_suite(version)
+    return run_check(code, load_submission(read_tree(tree), suite), Context(suite))
+
+
+def test_trn032_refuses_a_training_result_in_an_inference_only_framework(renamed_tree):
+    (finding,) = findings(renamed_tree, RULES, "TRN032")
+    assert finding.path.endswith("/ctr-dlrm/onnxruntime/training") and finding.found == FRAMEWORK
+    assert "name for inference only" in finding.message and "pytorch" in finding.expected
+    assert not [f for f in findings(renamed_tree, RULES, "STR009") if "onnxruntime" in f.path]  # a known id
+    assert findings(EXAMPLE, RULES, "TRN032") == []  # the example trains in the training frameworks
+
+
+def test_a_version_that_does_not_name_it_reads_its_folder_as_an_unknown_id(renamed_tree):
+    unknown = [f for f in findings(renamed_tree, "1.1", "STR009") if "onnxruntime" in f.path]
+    assert unknown and "is not a framework of rules 1.1" in unknown[0].message
