@@ -146,8 +146,7 @@ def framework_serves_inference_only(sub: Submission, ctx: Context) -> Iterator[F
             continue
         yield Finding.at(
             training.folder,
-            f"a training result under {training.framework!r}, which rules {ctx.suite.version} name for inference "
-            "only",
+            f"a training result under {training.framework!r}, which rules {ctx.suite.version} name for inference only",
             found=training.framework,
             expected=f"one of {', '.join(ctx.suite.frameworks)}",
             hint="training results belong to the framework that trained; serve its weights with onnxruntime",
