@@ -35,6 +35,7 @@ from conftest import REPO, assert_user_error, run_cli
 from levelfield.checker.context import Context
 from levelfield.checker.engine import run_check
 from levelfield.ground.accuracy import read_accuracy_log
+from levelfield.ground.errors import UserError
 from levelfield.ground.registry import load_implementation, task_module
 from levelfield.ground.submission.loader import load_submission
 from levelfield.ground.submission.tree import read_tree
@@ -233,3 +234,15 @@ def test_trn032_refuses_a_training_result_in_an_inference_only_framework(renamed
 def test_a_version_that_does_not_name_it_reads_its_folder_as_an_unknown_id(renamed_tree):
     unknown = [f for f in findings(renamed_tree, "1.1", "STR009") if "onnxruntime" in f.path]
     assert unknown and "is not a framework of rules 1.1" in unknown[0].message
+
+
+def test_inference_frameworks_must_keep_every_training_framework(rules_copy):
+    suite_file = rules_copy / RULES / "suite.yaml"
+    text = suite_file.read_text()
+    suite_file.write_text(
+        text.replace(
+            "inference_frameworks: [pytorch, tensorflow, jax, onnxruntime]", "inference_frameworks: [jax, onnxruntime]"
+        )
+    )
+    with pytest.raises(UserError, match=r"\$\.inference_frameworks: lacks pytorch, tensorflow \(expected every"):
+        load_suite(RULES, rules_copy)
