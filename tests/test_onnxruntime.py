@@ -246,3 +246,12 @@ def test_inference_frameworks_must_keep_every_training_framework(rules_copy):
     )
     with pytest.raises(UserError, match=r"\$\.inference_frameworks: lacks pytorch, tensorflow \(expected every"):
         load_suite(RULES, rules_copy)
+
+
+def test_list_shows_onnxruntime_for_inference_in_every_task():
+    result = run_cli("list", "--rules-version", RULES)
+    assert result.returncode == 0, result.stderr
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in result.stdout.splitlines()[2:]]
+    served = {row[0]: row[4] for row in rows if len(row) == 5 and row[1] == FRAMEWORK}
+    assert served == dict.fromkeys(SUITE.tasks, "inference")
+    assert {row[4] for row in rows if len(row) == 5 and row[1] != FRAMEWORK} == {"training + inference"}

@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
         {
             "task": e.task,
             "framework": e.framework,
-            "for": " + ".join(e.roles),
             "implementation": e.module if e.present else "missing",
             "framework installed": e.framework_version or "no",
+            "for": " + ".join(e.roles),  # last: scripts read the columns before it by position
         }
         for e in entries
     ]
