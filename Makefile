@@ -16,6 +16,9 @@ BIN := $(VENV)/bin
 TORCH_VERSION := 2.13.0
 JAX_VERSION := 0.10.2
 TF_VERSION := 2.21.0
+# ONNX Runtime (inference only): `onnxruntime` (CPU) or `onnxruntime-gpu` (its CUDA provider) at one version,
+# the newest both builds had in 2026-11; the two share one import package, so a venv holds one of them.
+ORT_VERSION := 1.31.1
 # Everything else: one version each, with hashes (docs/packaging.md, The lock file).
 LOCK := requirements.lock
 LOCK_PINS = $(VENV)/lock-pins.txt
@@ -56,7 +59,9 @@ setup: $(STAMP) data browser
 # a locked package, and `pip check` that the whole agrees.
 # On CUDA, TensorFlow's CUDA 12 wheels and torch's CUDA 13 wheels both write nvidia/nccl/lib and
 # nvidia/cudnn/lib; TensorFlow goes first, so PyTorch and JAX load the NCCL and cuDNN they were built for.
-# The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda].
+# The tensorflow extra (tensorflow-cpu on x86-64) stays out: it would overwrite tensorflow[and-cuda]; the
+# onnxruntime extra too: its CPU wheel `onnxruntime` and `onnxruntime-gpu` (the CUDA provider) share a package
+# (onnx itself comes with the lock).
 $(STAMP): pyproject.toml setup.cfg $(LOCK) | accel-check
 	@echo "levelfield setup: ACCEL=$(ACCEL) ($(ACCEL_FROM))"
 	$(PYTHON) -m venv $(VENV) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); }
@@ -65,10 +70,11 @@ $(STAMP): pyproject.toml setup.cfg $(LOCK) | accel-check
 	sed -n 's/^\([A-Za-z0-9][A-Za-z0-9._-]*==[^ \\]*\).*/\1/p' $(LOCK) > $(LOCK_PINS)
 ifeq ($(ACCEL),cuda)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) 'tensorflow[and-cuda]==$(TF_VERSION)'
-	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_VERSION)'
+	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_VERSION)' onnxruntime-gpu==$(ORT_VERSION)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[pytorch,jax,gpu,dev]'
 else
-	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION)
+	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION) \
+		onnxruntime==$(ORT_VERSION)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[all,dev]'
 endif
 	$(BIN)/python -m pip check
@@ -77,7 +83,8 @@ endif
 # Refresh requirements.lock after a change to pyproject.toml's dependencies or to the pins above (network;
 # uv comes with the dev extra). tests/test_lockfile.py fails until the lock agrees again.
 lock: | $(STAMP)
-	$(BIN)/python -m levelfield.tools.lockfile --out $(LOCK) --force torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION)
+	$(BIN)/python -m levelfield.tools.lockfile --out $(LOCK) --force torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION) \
+		onnxruntime==$(ORT_VERSION)
 
 # pip keeps the builds a venv holds, so a venv set up for the other ACCEL is refused, not patched.
 # A stamp without ACCEL= predates the choice: such a venv holds the CPU builds of JAX and TensorFlow.

@@ -116,13 +116,17 @@ def split(text: str | None) -> list[str] | None:
 
 def check_ids(args: argparse.Namespace) -> None:
     """Refuse unknown tasks and frameworks before anything runs (UserError), not in a child's traceback."""
+    from benchmarks.options import inference_rules_version
+    from levelfield.ground.registry import INFERENCE_ONLY
     from levelfield.rules import load_suite
 
     suite = load_suite()
     for task_id in [args.task, *(split(args.tasks) or [])]:
         suite.task(task_id)
     for framework in split(args.frameworks) or []:
-        if framework != "none":
+        if framework in INFERENCE_ONLY:  # the harness benchmark serves it under a rules version that names it
+            inference_rules_version(framework)
+        elif framework != "none":
             suite.check_id("framework", framework)
 
 

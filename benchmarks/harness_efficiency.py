@@ -19,6 +19,9 @@ and eval rows (the task's submission eval set as the QSL):
 - Framework `none` (reference/null_model.py at zero cost): a predict that
   returns zeros at once, so the figures are the harness's own floor, free of
   any framework's noise.
+- ONNX Runtime (inference only) beside the three: its session's run on the
+  model file levelfield wrote from the same weights, under the first rules
+  version that names it (1.2), whose inference settings are 1.1's.
 - Server: the largest target QPS LoadGen judges VALID under the task's own
   latency bound (the submission profile's), found by `levelfield infer
   --find-peak`'s search with shorter runs (`server_run_ms`, at least
@@ -50,7 +53,9 @@ TITLE = (
     "harness efficiency: the LoadGen runner against a raw predict loop over the same rows "
     "(ratio 1.0 = the harness costs nothing)"
 )
-DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax")  # none: the harness alone (a zero-cost predict)
+# none: the harness alone (a zero-cost predict); onnxruntime serves inference only, under the rules version
+# that names it (benchmarks/options.py, inference_rules_version).
+DEFAULT_FRAMEWORKS = ("none", "pytorch", "tensorflow", "jax", "onnxruntime")
 SUT_KINDS = ("fast", "plain")
 MAX_LIMIT_CALLS = 500  # of each timed batch loop in server_limits (the harness's floor takes microseconds per call)
 SERVER_MIN_QUERIES = 662  # enough for LoadGen's early stopping at the 99th percentile (as MLPerf's MultiStream)
@@ -120,17 +125,19 @@ class Bench:
 
     def __init__(self, task_id: str, framework: str, config: Config | None, workdir: Path):
         """`config` sets the raw loops' lengths; None when only runner runs are made (benchmarks/noise.py)."""
+        from benchmarks.options import inference_rules_version
         from levelfield.ground.registry import load_implementation, task_module
         from levelfield.harness import runner
         from levelfield.reference.interface import Recipe
         from levelfield.reference.null_model import CostModel, NullImplementation
 
         self.task_id, self.framework, self.config, self.workdir = task_id, framework, config, workdir
-        suite = runner.cached_suite(None, None)
+        self.rules_version = inference_rules_version(framework)  # None: the default version
+        suite = runner.cached_suite(self.rules_version, None)
         self.task = suite.task(task_id)
         self.inputs_module, self.spec = task_module(self.task, "inputs"), task_module(self.task, "model_spec")
         n_eval = int(self.task.dataset["eval_samples"])
-        self.inputs, _ = runner.cached_eval_set(None, None, task_id, None, n_eval)
+        self.inputs, _ = runner.cached_eval_set(self.rules_version, None, task_id, None, n_eval)
         self.n = n_eval
         if framework == "none":
             self.impl = NullImplementation(self.task, CostModel())
@@ -220,6 +227,7 @@ class Bench:
             progress=False,
             repeats=1,
             null_cost=CostModel() if self.framework == "none" else None,
+            rules_version=self.rules_version,
         )
 
     def infer(self, scenario: str, conf_text: str, sut: str | None = None) -> tuple[dict, Path]:

@@ -38,6 +38,22 @@ class Options:
         return self.profile.child_path() if self.profile is not None else None
 
 
+def inference_rules_version(framework: str) -> str | None:
+    """The rules version a benchmark serves `framework` under: None (the default version) where that names it
+    for inference (and for `none`), else the newest version that does (onnxruntime: 1.2, while 1.1 is the
+    default); UserError where none does."""
+    from levelfield.ground.errors import UserError
+    from levelfield.rules import load_suite
+    from levelfield.rules.loader import available_versions, rules_root
+
+    if framework == "none" or framework in load_suite().inference_frameworks:
+        return None
+    for version in reversed(available_versions(rules_root())):
+        if framework in load_suite(version).inference_frameworks:
+            return version
+    raise UserError(f"unknown framework {framework!r}: no rules version names it for inference")
+
+
 def ratio(numerator: float | None, denominator: float | None) -> float | None:
     """numerator / denominator, or None when either is missing or the denominator is 0."""
     if numerator is None or not denominator:

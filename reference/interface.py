@@ -282,6 +282,7 @@ DEVICE_RESOLVERS = {
     "pytorch": ("levelfield.reference.frameworks.pytorch.parallel", "torch_device"),
     "tensorflow": ("levelfield.reference.frameworks.tensorflow.parallel", "tf_device"),
     "jax": ("levelfield.reference.frameworks.jax.parallel", "local_device"),
+    "onnxruntime": ("levelfield.reference.frameworks.onnxruntime.session", "ort_device"),
 }
 
 

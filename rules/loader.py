@@ -96,6 +96,9 @@ class Suite:
     hyperparameter_log_keys: dict
     checks: dict
     tasks: dict[str, Task] = field(repr=False)
+    # Rules 1.2: the frameworks of inference results, the training frameworks and those that serve inference
+    # only (onnxruntime); absent (1.0, 1.1): the training frameworks. `frameworks` stays the training ones.
+    inference_frameworks: list[str] = field(default_factory=list)
     loadgen_query_stream: dict = field(default_factory=dict)  # absent from a rules version: not checked
     loadgen_accuracy_log: dict = field(default_factory=dict)  # absent from a rules version: not checked
     # The divisions whose results may come from a plugin's framework (docs/plugins.md); absent (1.0, 1.1): none.
@@ -106,6 +109,11 @@ class Suite:
         """How TRN009 judges convergence: "welch" (rules 1.0) or "rcp" (reference convergence points)."""
         return convergence_test(self.checks)
 
+    @property
+    def all_frameworks(self) -> list[str]:
+        """Every framework of this version, training frameworks first: the result folders a tree may hold."""
+        return list(dict.fromkeys([*self.frameworks, *self.inference_frameworks]))
+
     def task(self, task_id: str) -> Task:
         if task_id not in self.tasks:
             raise UserError(
@@ -114,16 +122,24 @@ class Suite:
         return self.tasks[task_id]
 
     def check_id(self, kind: str, value: str) -> str:
-        """Validate a framework / scenario / division / mode id given by the user."""
+        """Validate a framework (of training) / inference framework / scenario / division / mode id given by
+        the user; a framework that serves inference only is refused for training with that reason."""
+        if kind == "framework" and value in self.inference_frameworks and value not in self.frameworks:
+            raise UserError(
+                f"framework {value!r} serves inference only in rules {self.version} "
+                f"(training frameworks: {', '.join(self.frameworks)})"
+            )
         allowed = {
             "framework": self.frameworks,
+            "inference_framework": self.inference_frameworks,
             "scenario": self.scenarios,
             "division": self.divisions,
             "mode": self.modes,
             "profile": list(self.profiles),
         }[kind]
         if value not in allowed:
-            raise UserError(f"unknown {kind} {value!r} (expected one of: {', '.join(allowed)})")
+            what = "framework for inference" if kind == "inference_framework" else kind
+            raise UserError(f"unknown {what} {value!r} in rules {self.version} (expected one of: {', '.join(allowed)})")
         return value
 
 
@@ -178,6 +194,11 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
     folder = root / version
     suite_path = folder / SUITE_FILE
     raw = _load_validated(suite_path, "suite")
+    if missing := [f for f in raw["frameworks"] if f not in raw.get("inference_frameworks", raw["frameworks"])]:
+        raise SchemaError(
+            display_path(suite_path),
+            [f"$.inference_frameworks: lacks {', '.join(missing)} (expected every framework of $.frameworks too)"],
+        )
     if raw["rules_version"] != version:
         raise SchemaError(
             display_path(suite_path),
@@ -204,6 +225,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         status=raw["status"],
         tools=raw["tools"],
         frameworks=raw["frameworks"],
+        inference_frameworks=raw.get("inference_frameworks", raw["frameworks"]),
         divisions=raw["divisions"],
         scenarios=raw["scenarios"],
         modes=raw["modes"],

@@ -1,8 +1,10 @@
 """Cross-framework equivalence: same weights + same batch => same outputs, losses and updates.
 
 Used by tests/test_equivalence_<task>.py. Every comparison is pairwise over
-the three frameworks and reports the largest difference found, so a failure
-says which frameworks disagree and by how much.
+the three training frameworks and reports the largest difference found, so a
+failure says which frameworks disagree and by how much. ONNX Runtime, which
+serves inference only, joins every comparison of outputs (its graph built
+from the same neutral weights), at the same fp32 tolerance.
 """
 
 from __future__ import annotations
@@ -12,15 +14,21 @@ import os
 
 import numpy as np
 
-from levelfield.ground.registry import load_implementation
+from levelfield.ground.registry import INFERENCE_ONLY, load_implementation
 from levelfield.reference.interface import Recipe
 from levelfield.rules import load_suite
 
 # Every framework by default. LEVELFIELD_TEST_FRAMEWORKS=pytorch,jax compares a subset: the device check
 # (tools/device_check) sets it on a GPU node that has no TensorFlow; CI never sets it.
-FRAMEWORKS = tuple(
-    name.strip() for name in os.environ.get("LEVELFIELD_TEST_FRAMEWORKS", "pytorch,tensorflow,jax").split(",")
+_NAMED = tuple(
+    name.strip()
+    for name in os.environ.get("LEVELFIELD_TEST_FRAMEWORKS", "pytorch,tensorflow,jax,onnxruntime").split(",")
 )
+# The frameworks that train: every comparison (outputs, losses, updates).
+FRAMEWORKS = tuple(name for name in _NAMED if name not in INFERENCE_ONLY)
+# The frameworks that serve inference only (ONNX Runtime): the comparisons of outputs, on the same weights.
+INFERENCE_ONLY_FRAMEWORKS = tuple(name for name in _NAMED if name in INFERENCE_ONLY)
+INFERENCE_FRAMEWORKS = FRAMEWORKS + INFERENCE_ONLY_FRAMEWORKS
 # The framework a test of the tests perturbs (any one of those compared will do; the last is always there).
 PERTURBED = FRAMEWORKS[-1]
 

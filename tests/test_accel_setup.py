@@ -32,15 +32,16 @@ LOCKED = ["--require-hashes", "--no-deps", "-r", "requirements.lock"]
 # CPU: the CPU torch wheel (by version: a local find-links holds it), JAX and tensorflow-cpu, then every extra.
 CPU_INSTALLS = [
     LOCKED,
-    ["-c", PINS, "torch==2.13.0", "jax==0.10.2", "tensorflow-cpu==2.21.0"],
+    ["-c", PINS, "torch==2.13.0", "jax==0.10.2", "tensorflow-cpu==2.21.0", "onnxruntime==1.31.1"],
     ["-c", PINS, "-e", ".[all,dev]"],
 ]
 # TensorFlow's CUDA 12 build first, then torch's and JAX's CUDA 13 builds (they win the NCCL and cuDNN
-# paths both write), then the extras without `tensorflow` (it names tensorflow-cpu).
+# paths both write), ONNX Runtime's CUDA build, then the extras without `tensorflow` (it names tensorflow-cpu)
+# and `onnxruntime` (its CPU wheel).
 CUDA_INSTALLS = [
     LOCKED,
     ["-c", PINS, "tensorflow[and-cuda]==2.21.0"],
-    ["-c", PINS, "torch==2.13.0", "jax[cuda13]==0.10.2"],
+    ["-c", PINS, "torch==2.13.0", "jax[cuda13]==0.10.2", "onnxruntime-gpu==1.31.1"],
     ["-c", PINS, "-e", ".[pytorch,jax,gpu,dev]"],
 ]
 

@@ -1,9 +1,10 @@
 """The demo (README command 1) runs the whole chain and never writes into a folder it did not make.
 
 The full demo (three frameworks, the rules' demo profile) takes about ten
-minutes; here it runs for one framework with a shortened copy of the demo
-profile, which exercises every step: data, system, train, the four LoadGen
-scenarios in both modes, package, check, leaderboard.
+minutes; here it runs for one training framework and ONNX Runtime (rules 1.2,
+inference only, serving the weights the training framework saved) with a
+shortened copy of the demo profile, which exercises every step: data, system,
+train, the four LoadGen scenarios in both modes, package, check, leaderboard.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import jsonschema
 import pytest
 import yaml
 
-from conftest import REPO, assert_user_error, default_rules_version, run_cli
+from conftest import REPO, assert_user_error, run_cli
 
 # Short enough for the test suite, long enough for LoadGen's early stopping at the 99th percentile
 # (its minimum query count stays the demo's). The target is one any run reaches: 4 steps teach nothing.
@@ -26,18 +27,28 @@ SHORT_DEMO = {
 }
 
 
+# The demo's rules version: 1.2, the first that names onnxruntime (for inference), so the one run shows a
+# training framework and the inference-only one serving its weights.
+RULES_VERSION = "1.2"
+
+
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    """One short demo run (JAX: the quickest framework to import); its output folder and CLI result."""
+    """One short demo run (JAX: the quickest framework to import; ONNX Runtime serving the weights JAX
+    trained); its output folder and CLI result."""
     root = tmp_path_factory.mktemp("demo")
     rules = root / "rules"
     shutil.copytree(REPO / "rules", rules, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    task_file = rules / default_rules_version() / "tasks" / "fmnist-resnet.yaml"
+    task_file = rules / RULES_VERSION / "tasks" / "fmnist-resnet.yaml"
     task = yaml.safe_load(task_file.read_text())
     task["profiles"]["demo"].update(SHORT_DEMO)  # LoadGen's runs stay the demo's: they must be VALID here
     task_file.write_text(yaml.safe_dump(task, sort_keys=False))
     out = root / "out"
-    result = run_cli("demo", "--out", str(out), "--frameworks", "jax", "--rules-dir", str(rules), timeout_s=900)
+    result = run_cli(
+        *("demo", "--out", str(out), "--frameworks", "onnxruntime", "jax", "--rules-dir", str(rules)),
+        *("--rules-version", RULES_VERSION),
+        timeout_s=900,
+    )
     return out, rules, result
 
 
@@ -47,10 +58,16 @@ def test_demo_runs_every_step_and_ends_with_the_leaderboard(demo_run):
     stdout = result.stdout
     for banner in ("datasets", "system description", "jax: train", "package", "check", "leaderboard"):
         assert banner in stdout, banner
-    for scenario in ("singlestream", "multistream", "server", "offline"):
-        assert f"[jax] {scenario} performance:" in stdout and f"[jax] {scenario} accuracy:" in stdout
-        line = next(x for x in stdout.splitlines() if f"[jax] {scenario} performance:" in x)
-        assert ", VALID (" in line and "3 runs:" in line and "95% CI" in line, line
+    # Training frameworks first, whatever order --frameworks gave; onnxruntime trains nothing.
+    assert stdout.index("jax: train") < stdout.index("onnxruntime: 4 LoadGen scenarios x 2 modes, serving the weights")
+    assert "[onnxruntime] train" not in stdout
+    for framework in ("jax", "onnxruntime"):
+        for scenario in ("singlestream", "multistream", "server", "offline"):
+            assert f"[{framework}] {scenario} performance:" in stdout, (framework, scenario)
+            line = next(x for x in stdout.splitlines() if f"[{framework}] {scenario} performance:" in x)
+            assert ", VALID (" in line and "3 runs:" in line and "95% CI" in line, line
+            line = next(x for x in stdout.splitlines() if f"[{framework}] {scenario} accuracy:" in x)
+            assert ") pass (" in line, line
     # Exit 0: no error finding (a modified checkout's REP003 warning may show while developing).
     assert "judged as the demo profile (not results)" in stdout
     # The printed Markdown is the leaderboard file, and the run ends by naming the HTML page.
@@ -67,6 +84,7 @@ def test_demo_leaderboard_says_demo_in_every_format(demo_run):
     jsonschema.validate(doc, schema)
     assert doc["profile"] == "demo" and not doc["excluded"]
     assert [row["framework"] for row in doc["training"]] == ["jax"]
+    assert sorted(row["framework"] for row in doc["inference"]) == ["jax", "onnxruntime"]  # inference: both
     assert set(doc["inference"][0]["scenarios"]) == {"singlestream", "multistream", "server", "offline"}
     assert 'id="not-results"' in (out / "leaderboard.html").read_text()
     assert all(line.split(",")[1] == "demo" for line in (out / "leaderboard.csv").read_text().splitlines()[1:])
@@ -100,3 +118,11 @@ def test_demo_reports_missing_data(tmp_path):
 
 def test_demo_refuses_an_unknown_framework(tmp_path):
     assert_user_error(run_cli("demo", "--out", str(tmp_path / "d"), "--frameworks", "mxnet"), "mxnet", "pytorch")
+
+
+def test_demo_refuses_an_inference_only_framework_alone(tmp_path):
+    result = run_cli(
+        *("demo", "--out", str(tmp_path / "d"), "--frameworks", "onnxruntime", "--rules-version", RULES_VERSION)
+    )
+    assert_user_error(result, "each serves inference only; name a training framework too")
+    assert not (tmp_path / "d").exists()

@@ -13,6 +13,7 @@ import levelfield.checker.mlcommons  # noqa: F401 - and the MLCommons trees' che
 from levelfield.checker.findings import REGISTRY
 from levelfield.ground.registry import registered
 from levelfield.rules import load_suite
+from levelfield.rules.loader import available_versions, rules_root
 
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 # "three" stays legal: a task's three implementations, one per framework, is not a count that moves.
@@ -30,11 +31,16 @@ def test_the_number_of_checks_is_the_registrys():
 
 
 def test_the_implementations_are_counted_from_the_rules_and_the_registry():
-    suite = load_suite()
+    """Counted under the newest rules version (1.2, provisional, names onnxruntime for inference): every
+    implementation levelfield ships, the training frameworks' and the inference-only ones."""
+    suite = load_suite(available_versions(rules_root())[-1])
     assert {(int(a), int(b)) for a, b in _counts(r"(\d+) tasks x (\d+) frameworks")} == {
         (len(suite.tasks), len(suite.frameworks))
     }
-    assert {int(n) for n in _counts(r"(\d+) implementations")} == {len(registered(suite))}
+    entries = registered(suite)
+    assert {int(n) for n in _counts(r"(\d+) implementations")} == {len(entries)}
+    inference_only = [e for e in entries if e.roles == ("inference",)]
+    assert {int(n) for n in _counts(r"(\d+) inference-only implementations")} == {len(inference_only)}
 
 
 def test_no_count_is_spelled_as_a_word_beside_implementations_or_checks():

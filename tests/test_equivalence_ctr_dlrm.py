@@ -13,7 +13,14 @@ import itertools
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, build
+from equivalence import (
+    FRAMEWORKS,
+    INFERENCE_ONLY_FRAMEWORKS,
+    PERTURBED,
+    assert_close_across,
+    assert_training_equivalent,
+    build,
+)
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
@@ -86,9 +93,12 @@ def forward(impls, weights, inputs, per_framework_weights=None):
 
 
 def test_forward_outputs_agree(impls, weights, data):
+    """The three frameworks' logits and ONNX Runtime's (inference only, built here: no compile to share)."""
     mode, frameworks = impls
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
-    outputs = forward(frameworks, weights, batch)
+    served = {fw: build(TASK, fw, mode, weights) for fw in INFERENCE_ONLY_FRAMEWORKS}
+    outputs = forward({**frameworks, **served}, weights, batch)
+    assert set(outputs) == set(FRAMEWORKS) | set(INFERENCE_ONLY_FRAMEWORKS)
     assert all(out.shape == (PREDICT_ROWS,) and out.dtype == np.float32 for out in outputs.values())
     assert_close_across(f"{mode} forward logits", outputs, FORWARD_ATOL)
 
@@ -102,6 +112,10 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     outputs = forward(frameworks, weights, batch, per_framework_weights={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
+    for fw in INFERENCE_ONLY_FRAMEWORKS:  # ONNX Runtime's graph on the perturbed weights: caught too
+        served = forward({fw: build(TASK, fw, "compiled", perturbed)}, perturbed, batch)
+        with pytest.raises(AssertionError, match=fw):
+            assert_close_across("forward logits", {**forward(frameworks, weights, batch), **served}, FORWARD_ATOL)
 
 
 def test_three_adam_steps_agree(impls, weights, data):

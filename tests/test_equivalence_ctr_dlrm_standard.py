@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, assert_training_equivalent
+from equivalence import FRAMEWORKS, INFERENCE_ONLY_FRAMEWORKS, assert_close_across, assert_training_equivalent
 
 from levelfield.ground.registry import load_implementation, task_module
 from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
@@ -88,9 +88,14 @@ def test_the_reduced_network_is_the_task_s_but_for_table_rows():
     assert SMALL.cardinalities != SPEC.cardinalities  # the override took
 
 
-def test_forward_outputs_agree(impls, weights, data):
+def test_forward_outputs_agree(impls, weights, data, task):
+    """The three frameworks' logits and ONNX Runtime's (inference only), at SMALL's table rows."""
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
-    outputs = forward(impls, weights, batch)
+    served = {}
+    for fw in INFERENCE_ONLY_FRAMEWORKS:
+        cls = load_implementation(TASK, fw)
+        served[fw] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(Recipe.from_task(task), mode=COMPILED)
+    outputs = forward({**impls, **served}, weights, batch)
     assert all(out.shape == (PREDICT_ROWS,) and out.dtype == np.float32 for out in outputs.values())
     assert_close_across("forward logits", outputs, FORWARD_ATOL)
 

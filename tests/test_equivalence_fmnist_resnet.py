@@ -58,7 +58,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, build, worst_pair
+from equivalence import (
+    FRAMEWORKS,
+    INFERENCE_ONLY_FRAMEWORKS,
+    PERTURBED,
+    assert_close_across,
+    assert_training_equivalent,
+    build,
+    worst_pair,
+)
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
@@ -194,6 +202,27 @@ def test_forward_logits_agree(impls):
     assert all(o.shape == (BATCH, spec.NUM_CLASSES) and o.dtype == np.float32 for o in outputs.values())
     # The float64 numpy network joins the comparison: agreeing with each other is not enough.
     assert_close_across("eval-mode logits", {**outputs, "numpy float64": numpy_forward(weights, images)}, FORWARD_ATOL)
+
+
+@pytest.fixture(scope="module", params=["compiled", "eager"])
+def served(request):
+    """{inference-only framework (ONNX Runtime): implementation} for one mode: the graph optimised or not."""
+    return {fw: build(TASK, fw, request.param, spec.init_weights(0)) for fw in INFERENCE_ONLY_FRAMEWORKS}
+
+
+def test_inference_only_frameworks_equal_the_numpy_network(served):
+    """ONNX Runtime's logits on the same neutral weights: the float64 numpy network's (and so the training
+    frameworks'), within FORWARD_ATOL; its running-statistics batch norm is what eval mode means."""
+    weights, images = forward_weights(), random_images(BATCH, seed=5)
+    outputs = predict_all(served, weights, images)
+    assert all(o.shape == (BATCH, spec.NUM_CLASSES) and o.dtype == np.float32 for o in outputs.values())
+    reference = numpy_forward(weights, images)
+    assert_close_across("eval-mode logits", {**outputs, "numpy float64": reference}, FORWARD_ATOL)
+    perturbed = {k: v.copy() for k, v in weights.items()}
+    perturbed["block2.conv1.kernel"][1, 1, 3, 5] += 1e-2  # a test of the test, as below
+    for fw, out in predict_all(served, perturbed, images).items():
+        with pytest.raises(AssertionError, match=fw):
+            assert_close_across("eval-mode logits", {fw: out, "numpy float64": reference}, FORWARD_ATOL)
 
 
 def test_perturbed_weight_breaks_forward_equivalence(impls):

@@ -25,7 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, worst_pair
+from equivalence import (
+    FRAMEWORKS,
+    INFERENCE_ONLY_FRAMEWORKS,
+    PERTURBED,
+    assert_close_across,
+    assert_training_equivalent,
+    worst_pair,
+)
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.image_resnet50_standard.common.augment import WORKERS_ENV
@@ -123,6 +130,27 @@ def test_eager_mode_gives_the_compiled_logits(impls, arrays):
         eager[f"{fw} eager"] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(recipe, mode=EAGER)
     outputs = {**predict_all(impls, forward_weights(), images), **predict_all(eager, forward_weights(), images)}
     assert_close_across("eval-mode logits, compiled and eager", outputs, FORWARD_ATOL)
+
+
+@pytest.mark.parametrize("mode", [COMPILED, EAGER])
+def test_inference_only_frameworks_give_the_same_logits(impls, arrays, mode):
+    """ONNX Runtime (inference only) at SMALL, its graph optimised (compiled) or not (eager), normalising the
+    uint8 crops inside its graph: the training frameworks' logits; a perturbed weight there is caught."""
+    recipe = Recipe.from_task(load_suite("1.1").task(TASK), global_batch_size=32)
+    images = np.ascontiguousarray(centre_crop(arrays["eval_images"], SMALL.image_size))
+    served = {}
+    for fw in INFERENCE_ONLY_FRAMEWORKS:
+        cls = load_implementation(TASK, fw)
+        served[fw] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(recipe, mode=mode)
+    expected = predict_all(impls, forward_weights(), images)
+    assert_close_across(
+        "eval-mode logits", {**expected, **predict_all(served, forward_weights(), images)}, FORWARD_ATOL
+    )
+    perturbed = {k: v.copy() for k, v in forward_weights().items()}
+    perturbed["stage2_block0.conv2.kernel"][1, 1, 2, 3] += 1e-2
+    for fw, out in predict_all(served, perturbed, images).items():
+        with pytest.raises(AssertionError, match=fw):
+            assert_close_across("eval-mode logits", {**expected, fw: out}, FORWARD_ATOL)
 
 
 def test_perturbed_weight_breaks_forward_equivalence(impls, arrays):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, assert_close_across, spread_weights
+from equivalence import FRAMEWORKS, INFERENCE_FRAMEWORKS, INFERENCE_ONLY_FRAMEWORKS, assert_close_across, spread_weights
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.interface import COMPILED, EAGER, Recipe
@@ -64,10 +64,16 @@ def compiled(task):
 
 
 @pytest.fixture(scope="module")
+def served(task):
+    """{inference-only framework (ONNX Runtime): its implementation at SMALL, graph optimised}: token ids."""
+    return {fw: reduced(fw, COMPILED, True, task) for fw in INFERENCE_ONLY_FRAMEWORKS}
+
+
+@pytest.fixture(scope="module")
 def logits(task, data):
-    """{framework: eager logits [16, 32, 512] on spread weights}."""
+    """{framework: eager logits [16, 32, 512] on spread weights}, ONNX Runtime's (unoptimised graph) among them."""
     out = {}
-    for fw in FRAMEWORKS:
+    for fw in INFERENCE_FRAMEWORKS:
         impl = reduced(fw, EAGER, False, task)
         impl.load(spread_weights(SMALL.parameter_shapes, seed=1))
         out[fw] = impl.predict({"tokens": data[0]["tokens"][:16]})
@@ -93,9 +99,9 @@ def test_a_perturbed_logit_is_caught(logits):
         assert_close_across("logits", moved, LOGITS_ATOL)
 
 
-def test_compiled_predict_answers_the_argmax_token_ids(compiled, logits, data):
+def test_compiled_predict_answers_the_argmax_token_ids(compiled, served, logits, data):
     tokens = {"tokens": data[0]["tokens"][:16]}
-    for fw, impl in compiled.items():
+    for fw, impl in {**compiled, **served}.items():
         impl.load(spread_weights(SMALL.parameter_shapes, seed=1))
         ids = impl.predict(tokens)
         assert ids.shape == (16, SMALL.seq_len) and ids.dtype == np.int32, (fw, ids.shape, ids.dtype)

@@ -20,7 +20,13 @@ with `ast` (no framework is imported) and fail on:
   or inherited from the class it subclasses);
 - a `self._name` used that neither the class nor a class it subclasses sets;
 - an implementation whose `train_steps` does not go through the framework's
-  shared step loop (`run_steps` in reference/{torch,tf,jax}_steps.py).
+  shared step loop (`run_steps` in reference/frameworks/<framework>/steps.py).
+
+A framework that serves inference only (ONNX Runtime: registry.INFERENCE_ONLY)
+is held to the same rules: its roles are those ROLES gives it (the network,
+`_build_model`, here the ONNX graph; the forward, `_forward`, the session's
+run), under the same names and in their one form; a training role there fails,
+and its `train_steps` (which refuses) needs no step loop.
 
 A copy of the tree with a planted misspelling proves each check fails. Two
 more keep the shape honest: no module under a task's package only re-exports
@@ -39,12 +45,15 @@ from pathlib import Path
 
 import pytest
 
-from levelfield.ground.registry import FRAMEWORK_PACKAGES
+from levelfield.ground.registry import FRAMEWORK_PACKAGES, INFERENCE_ONLY
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every framework the registry knows: a later one is read too, and keeps the roles every framework has
 # (_every) in their form; its own forms of the others go into ROLES with it.
 FRAMEWORKS = tuple(FRAMEWORK_PACKAGES)
+# Frameworks that serve inference only (ONNX Runtime): the same rules, with the roles of inference only
+# (_every(form, inference=True) and the forms ROLES gives them); no training role, no step loop.
+INFERENCE_ONLY_FRAMEWORKS = tuple(INFERENCE_ONLY)
 
 METHOD, ATTRIBUTE, FUNCTION = "method", "attribute", "module-level function"
 
@@ -57,15 +66,21 @@ class Role:
     was: tuple[str, ...] = ()  # spellings it had before (named in the failure message)
 
 
-def _every(form: str) -> dict[str, str]:
-    return dict.fromkeys(FRAMEWORKS, form)
+def _every(form: str, inference: bool = False) -> dict[str, str]:
+    """The role's one form in every training framework, and in the inference-only ones where `inference`
+    (a role of inference: the network, the forward predict calls)."""
+    return {fw: form for fw in FRAMEWORKS if inference or fw not in INFERENCE_ONLY_FRAMEWORKS}
 
 
-PT, TF, JX = "pytorch", "tensorflow", "jax"
+PT, TF, JX, ORT = "pytorch", "tensorflow", "jax", "onnxruntime"
 
 # The vocabulary. docs/architecture.md ("Interfaces") shows the same table to people.
 ROLES: dict[str, Role] = {
-    "_build_model": Role("the network, built by __init__ (a standard task's hook for its own)", _every(METHOD)),
+    "_build_model": Role(
+        "the network, built by __init__ (a standard task's hook for its own; ONNX Runtime: the ONNX graph, "
+        "its weights bound at load)",
+        _every(METHOD, inference=True),
+    ),
     "_build_loss": Role("the training loss, built by __init__", _every(METHOD)),
     "_build_optimizer": Role(
         "the optimizer (torch.optim over the parameters, a Keras optimizer, an optax transformation)",
@@ -98,7 +113,10 @@ ROLES: dict[str, Role] = {
     "_batch_step": Role("JAX: one step on a gathered batch -> (state, loss)", {JX: FUNCTION}),
     "_step": Role("the (compiled) train step run_steps calls", {TF: ATTRIBUTE, JX: ATTRIBUTE}),
     "_predict_batch": Role("the forward of one predict chunk, uncompiled", {TF: METHOD, JX: FUNCTION}),
-    "_forward": Role("the forward predict calls: compiled, or the eager one", _every(ATTRIBUTE)),
+    "_forward": Role(
+        "the forward predict calls: compiled, or the eager one (ONNX Runtime: the session's run, set at load)",
+        _every(ATTRIBUTE, inference=True),
+    ),
     "_jax_device": Role("JAX: the jax.Device this process computes on", {JX: ATTRIBUTE}),
 }
 
@@ -278,7 +296,8 @@ def vocabulary_findings(root: Path) -> list[str]:
         for name in set(helpers) - set(names.defined):
             findings.append(f"{where}: TASK_HELPERS declares `{name}` for {task}/{framework}, which it no longer has")
         loop = next((n.train_steps_calls for n in chain if n.train_steps_calls is not None), None)
-        if (loop is None or STEP_LOOP not in loop) and (task, framework) not in STEP_LOOP_EXCEPTIONS:
+        trains = framework not in INFERENCE_ONLY_FRAMEWORKS  # an inference-only framework's train_steps refuses
+        if trains and (loop is None or STEP_LOOP not in loop) and (task, framework) not in STEP_LOOP_EXCEPTIONS:
             findings.append(
                 f"{where}: train_steps does not call {STEP_LOOP} (the framework's shared step loop); go through it "
                 "or name the reason in STEP_LOOP_EXCEPTIONS"
@@ -339,7 +358,14 @@ def test_every_task_and_framework_is_read():
     every = implementations(ROOT)
     tasks = {p.name for p in (ROOT / "reference").iterdir() if (p / "common").is_dir()}
     assert set(every) == {(t, f) for t in tasks for f in FRAMEWORKS}  # and no folder of another framework
-    assert len(every) == 18
+    assert len(every) == 24  # 6 tasks x (3 training frameworks + ONNX Runtime, inference only)
+
+
+def test_an_inference_only_framework_has_the_roles_of_inference_only():
+    """ROLES says which roles an inference-only framework has: the network and the forward, nothing of
+    training; the same names as every framework's."""
+    for fw in INFERENCE_ONLY_FRAMEWORKS:
+        assert {name for name, role in ROLES.items() if fw in role.forms} == {"_build_model", "_forward"}, fw
 
 
 def test_the_implementations_keep_one_vocabulary():
@@ -464,10 +490,25 @@ def test_a_planted_second_converter_fails(tree):
     ]
 
 
+def test_a_planted_training_role_in_an_inference_only_framework_fails(tree):
+    path = tree / "reference" / "ctr_dlrm" / "onnxruntime" / "implementation.py"
+    add_method(path, "def _build_loss(self, recipe):\n    pass")
+    assert any("`_build_loss` is a role of pytorch, tensorflow, jax only" in f for f in vocabulary_findings(tree))
+
+
+def test_a_planted_misspelled_forward_of_an_inference_only_framework_fails(tree):
+    path = tree / "reference" / "seq_transformer" / "onnxruntime" / "implementation.py"
+    text = path.read_text()
+    path.write_text(text.replace("self._forward", "self._run"))
+    found = "\n".join(vocabulary_findings(tree))
+    assert "`_run` (attribute) is not in the vocabulary" in found
+    assert "no `_forward`, which every onnxruntime implementation has" in found
+
+
 def test_a_later_framework_is_read_and_must_state_its_forms(tree):
     """A framework's folder the table has no forms for fails until ROLES gives them (the vocabulary is the same)."""
     later = tree / "reference" / "ctr_dlrm" / "mxnet"
     later.mkdir()
     shutil.copy(tree / "reference" / "ctr_dlrm" / "pytorch" / "implementation.py", later / "implementation.py")
     found = [f for f in vocabulary_findings(tree) if "ctr_dlrm/mxnet/" in f]
-    assert any("`_build_model` is a role of pytorch, tensorflow, jax only" in f for f in found), found
+    assert any("`_build_model` is a role of pytorch, tensorflow, jax, onnxruntime only" in f for f in found), found

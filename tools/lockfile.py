@@ -2,7 +2,7 @@
 
     python -m levelfield.tools.lockfile --check                   # the lock against pyproject.toml (no network)
     python -m levelfield.tools.lockfile --out requirements.lock --force \\
-        torch==2.13.0 jax==0.10.2 tensorflow-cpu==2.21.0          # refresh (`make lock`; network, uv)
+        torch==2.13.0 jax==0.10.2 tensorflow-cpu==2.21.0 onnxruntime==1.31.1   # refresh (`make lock`; network, uv)
 
 A reproduction months later must get the versions a result was measured with, and a package index can
 serve a different file under an old version number; so `make setup` installs from this file with pip's
@@ -43,8 +43,9 @@ REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
 PYPROJECT = REPO / "pyproject.toml"
 # Framework wheels: one version, several builds (CPU, CUDA 12, CUDA 13), so pinned by version in the Makefile.
-# jaxlib is JAX's compiled half, pinned to jax's own version by jax itself.
-FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib"})
+# jaxlib is JAX's compiled half, pinned to jax's own version by jax itself. ONNX Runtime's CPU and CUDA
+# builds are two distributions (onnxruntime, onnxruntime-gpu) of one import package: the same choice per ACCEL.
+FRAMEWORKS = frozenset({"torch", "tensorflow", "tensorflow-cpu", "jax", "jaxlib", "onnxruntime", "onnxruntime-gpu"})
 # The one platform the lock is resolved for: the project's machines and CI (docs/packaging.md, The lock file).
 PYTHON_VERSION = "3.11"
 PYTHON_PLATFORM = "x86_64-manylinux_2_28"
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="examples:\n"
         "  python -m levelfield.tools.lockfile --check\n"
         "  python -m levelfield.tools.lockfile --out requirements.lock --force torch==2.13.0 jax==0.10.2 "
-        "tensorflow-cpu==2.21.0\n"
+        "tensorflow-cpu==2.21.0 onnxruntime==1.31.1\n"
         "  make lock          the same, with the Makefile's pins",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

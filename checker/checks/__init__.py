@@ -10,7 +10,7 @@
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
 | TRN | process_shares.py | each process's share of the global batch and the batch-norm span against the rules |
 | TRN | throughput.py | each log's throughput figures against the log's own clock; throughput-only logs |
-| TRN | run_identity.py | one framework build, mode, device and size across a result's runs; the rules' metric |
+| TRN | run_identity.py | one build, mode, device, size across a result's runs; the metric; a training framework |
 | TRN | convergence.py | epochs to target against the rules' reference convergence (Welch for 1.0, RCPs for 1.1) |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |

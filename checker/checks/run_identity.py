@@ -1,5 +1,6 @@
 """What every run of a training result says it is: one framework build, mode, device, precision, processes
-and nodes, determinism settings, the framework version its own environment records, and the rules' quality metric.
+and nodes, determinism settings, the framework version its own environment records, and the rules' quality metric;
+and that its framework is one the rules name for training (TRN032).
 
 A result's time to train is the olympic mean over its runs (TRN007 counts
 them); the runs are one measurement only when they ran the same software on
@@ -128,3 +129,25 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 expected=want,
                 hint=_PRODUCE,
             )
+
+
+@check("TRN032", "framework-serves-inference-only", area="training")
+def framework_serves_inference_only(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: a training result under a framework the rules name for inference only (rules 1.2:
+    `inference_frameworks` lists onnxruntime, `frameworks`, the training frameworks, do not).
+    Why: such a framework has no training code in levelfield (ONNX Runtime serves the weights the training
+    frameworks trained), so a training log under its name was written by something else or renamed.
+    Bad: results/box/fmnist-resnet/onnxruntime/training/result_0.txt.
+    Fix: submit training results under the framework that trained (pytorch, tensorflow or jax), and ONNX
+    Runtime's inference results beside them.
+    """
+    for training in sub.trainings:
+        if training.framework in ctx.suite.frameworks:
+            continue
+        yield Finding.at(
+            training.folder,
+            f"a training result under {training.framework!r}, which rules {ctx.suite.version} name for inference only",
+            found=training.framework,
+            expected=f"one of {', '.join(ctx.suite.frameworks)}",
+            hint="training results belong to the framework that trained; serve its weights with onnxruntime",
+        )

@@ -47,7 +47,19 @@ FRAMEWORK_PACKAGES = {
     "pytorch": ("torch", ["torch"]),
     "tensorflow": ("tensorflow", ["tensorflow", "tensorflow-cpu"]),
     "jax": ("jax", ["jax"]),
+    "onnxruntime": ("onnxruntime", ["onnxruntime", "onnxruntime-gpu"]),
 }
+# Frameworks whose implementations serve inference only (no train_steps): ONNX Runtime serves the weights
+# the training frameworks trained (docs/inference.md, ONNX Runtime). The trainer refuses them.
+INFERENCE_ONLY = ("onnxruntime",)
+
+
+def training_refusal(framework: str) -> str | None:
+    """Why `framework` cannot train, in one line (it serves inference only); None if it may."""
+    if framework not in INFERENCE_ONLY:
+        return None
+    training = ", ".join(f for f in FRAMEWORK_PACKAGES if f not in INFERENCE_ONLY)
+    return f"framework {framework!r} serves inference only; train with one of {training} and serve its weights"
 
 # reference/null_model.py's FRAMEWORK: the harness alone, with no framework behind it.
 NULL_FRAMEWORK = "none"
@@ -131,19 +143,26 @@ class Entry:
     module: str
     present: bool  # the implementation module exists
     framework_version: str | None  # None: the framework is not installed
+    roles: tuple[str, ...] = ("training", "inference")  # what the rules name the framework for
 
 
 def registered(suite: Suite) -> list[Entry]:
-    """Every task x framework of the rules, with whether it can run here."""
+    """Every task x framework of the rules (training and inference frameworks), with what the rules name it
+    for and whether it can run here."""
     entries = []
     for task_id in suite.tasks:
-        for framework in suite.frameworks:
+        for framework in suite.all_frameworks:
             name = module_name(task_id, framework)
             try:
                 present = importlib.util.find_spec(name) is not None
             except ModuleNotFoundError:
                 present = False
-            entries.append(Entry(task_id, framework, name, present, framework_version(framework)))
+            roles = tuple(
+                role
+                for role, named in (("training", suite.frameworks), ("inference", suite.inference_frameworks))
+                if framework in named
+            )
+            entries.append(Entry(task_id, framework, name, present, framework_version(framework), roles))
     return entries
 
 
@@ -202,12 +221,15 @@ def plugin_framework(framework: str) -> Declaration | None:
     return next((d for d in plugins()[0] if d.framework == framework), None)
 
 
-def admit_framework(suite: Suite, task_id: str, framework: str, division: str | None = None) -> None:
+def admit_framework(
+    suite: Suite, task_id: str, framework: str, division: str | None = None, kind: str = "framework"
+) -> None:
     """UserError unless a run of task_id in `framework` may produce a result under `suite`: a framework the
-    rules name, or a plugin's in a division the rules admit plugins in (`plugin_divisions`; any of them
-    when `division` is None, as for an inference run, which names none)."""
-    if framework in suite.frameworks or framework in FRAMEWORK_PACKAGES:
-        suite.check_id("framework", framework)  # a built-in the rules version may not name yet
+    rules name for it (`kind`: "framework" for training, "inference_framework" for inference), or a plugin's
+    in a division the rules admit plugins in (`plugin_divisions`; any of them when `division` is None, as
+    for an inference run, which names none)."""
+    if framework in suite.all_frameworks or framework in FRAMEWORK_PACKAGES:
+        suite.check_id(kind, framework)  # a built-in the rules version may not name (for this kind) yet
         return
     declaration = plugin(task_id, framework)
     if declaration is None:

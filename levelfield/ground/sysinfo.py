@@ -44,6 +44,8 @@ SOFTWARE_DISTRIBUTIONS = {
     "jaxlib": ["jaxlib"],
     "flax": ["flax"],
     "optax": ["optax"],
+    "onnxruntime": ["onnxruntime", "onnxruntime-gpu"],
+    "onnx": ["onnx"],
     "mlcommons_loadgen": ["mlcommons-loadgen"],
     "mlperf_logging": ["mlperf-logging"],
     "nvidia_ml_py": ["nvidia-ml-py"],

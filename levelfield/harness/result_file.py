@@ -4,7 +4,8 @@
     result = build_result(setup, impl, session_outcome)
 
 Identity (task, framework and version, compile mode, device, scenario, mode,
-profile, rules version, weights), then the figures: performance mode every
+profile, rules version, weights; for ONNX Runtime the model file it served,
+`served_graph`), then the figures: performance mode every
 repeat with its metric, LoadGen's verdict and reasons, and their mean, stdev
 and 95% CI (inference_result.py); accuracy mode LoadGen's version and errors
 (its validity judges timing, which accuracy mode does not measure). Then how
@@ -70,6 +71,9 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
         # Its compile mode, determinism and precision switches (TF32) and the device as the framework
         # reports it: the same record a training log carries as levelfield_determinism.
         result["determinism"] = impl.determinism_settings()
+    if hasattr(impl, "served_graph"):  # a framework that serves a model file it was given (ONNX Runtime)
+        # The graph and weights files the session ran, by SHA-256, and how they were built.
+        result["served_graph"] = impl.served_graph()
     runs = outcome.runs
     if options.mode == "performance":
         entries = [

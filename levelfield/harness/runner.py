@@ -201,7 +201,8 @@ def _check_ids(suite, options: InferOptions) -> None:
     if options.framework != NULL_FRAMEWORK:
         from levelfield.ground.registry import admit_framework
 
-        admit_framework(suite, options.task_id, options.framework)  # the rules' frameworks, or a plugin's
+        # The rules' inference frameworks, or a plugin's (docs/plugins.md).
+        admit_framework(suite, options.task_id, options.framework, kind="inference_framework")
     elif options.null_cost is None:
         raise UserError(f"framework {NULL_FRAMEWORK!r} needs a cost model (--cost-per-call-us / --cost-per-sample-us)")
     if options.repeats is not None and options.repeats < 1:

@@ -146,10 +146,12 @@ class Trainer:
     """
 
     def __init__(self, options: TrainOptions):
-        from levelfield.ground.registry import admit_framework, load_implementation
+        from levelfield.ground.registry import admit_framework, load_implementation, training_refusal
         from levelfield.rules import load_suite
 
         self.o = options
+        if refusal := training_refusal(options.framework):  # whatever the rules version names
+            raise UserError(refusal)
         self.suite = load_suite(options.rules_version, options.rules_dir)
         self.suite.check_id("profile", options.profile)
         self.suite.check_id("division", options.division)

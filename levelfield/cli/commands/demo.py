@@ -2,11 +2,14 @@
 
     levelfield demo --out demo-out
     levelfield demo --out demo-out --frameworks pytorch jax
+    levelfield demo --out demo-out --rules-version 1.2      # four frameworks: onnxruntime serves PyTorch's weights
 
 The whole workflow on this machine, with the rules' `demo` profile (a short
 training run on a subset to the profile's own target; LoadGen runs of a few
 seconds): verify the data, describe the system, then for each framework train
-and run the four LoadGen scenarios in performance and accuracy mode, package
+and run the four LoadGen scenarios in performance and accuracy mode (a
+framework that serves inference only, rules 1.2's onnxruntime, runs the
+scenarios on the weights the first training framework trained), package
 the runs into a submission tree, check it, and build the leaderboard (printed
 as Markdown; HTML, JSON and CSV written beside it). The checker and the
 leaderboard judge the tree against the demo profile and say on every page
@@ -52,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         examples=[
             "levelfield demo --out demo-out",
             "levelfield demo --out demo-out --frameworks pytorch jax     a subset of the frameworks",
+            "levelfield demo --out demo-out --rules-version 1.2      with onnxruntime, serving PyTorch's weights",
             "levelfield demo --out /tmp/lf --data-dir ~/fmnist",
         ],
     )
@@ -68,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="F",
         default=None,
-        help="frameworks to run (default: every framework of the rules)",
+        help="frameworks to run (default: every framework of the rules; one that serves inference only, as "
+        "onnxruntime, serves the weights the first training framework trained)",
     )
     parser.add_argument(
         "--data-dir",
@@ -120,9 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
     suite = load_suite(args.rules_version, args.rules_dir)
     task = suite.task(args.task)
-    frameworks = args.frameworks or list(suite.frameworks)
-    for framework in frameworks:
-        suite.check_id("framework", framework)
+    frameworks = demo_frameworks(suite, args.frameworks)
     claim_output_folder(args.out)
     steps = Steps(total=5 + len(frameworks))
 
@@ -134,12 +137,14 @@ def run(args: argparse.Namespace) -> int:
     system_file, system = describe_system(args.out)
     steps.end()
 
+    trained: dict[str, str] = {}  # training framework -> the weights file its run saved
     for framework in frameworks:
-        steps.begin(
-            f"{framework}: train to the demo target, then {len(suite.scenarios)} LoadGen scenarios "
-            f"x {len(suite.modes)} modes"
-        )
-        run_framework(args, suite, task.id, framework, system)
+        loadgen = f"{len(suite.scenarios)} LoadGen scenarios x {len(suite.modes)} modes"
+        if framework in suite.frameworks:
+            steps.begin(f"{framework}: train to the demo target, then {loadgen}")
+        else:  # inference only: it serves the weights the first training framework trained
+            steps.begin(f"{framework}: {loadgen}, serving the weights {next(iter(trained))} trained")
+        trained[framework] = run_framework(args, suite, task.id, framework, system, trained)
         steps.end()
 
     steps.begin("package the runs into a submission tree")
@@ -202,9 +207,30 @@ def describe_system(out: Path) -> tuple[Path, dict]:
     return system_file, desc
 
 
-def run_framework(args: argparse.Namespace, suite: Suite, task_id: str, framework: str, system: dict) -> None:
-    """The framework's stage: training in one spawned child, inference in another (demo_stage.py says why);
-    a failure ends the demo with the child's message."""
+def demo_frameworks(suite: Suite, asked: list[str] | None) -> list[str]:
+    """The frameworks the demo runs, training frameworks first: those asked for, else every framework the rules
+    name for inference (rules 1.2: the three training frameworks and onnxruntime). A framework that serves
+    inference only needs a training framework beside it, whose trained weights it serves."""
+    from levelfield.ground.errors import UserError
+
+    frameworks = list(dict.fromkeys(asked or suite.all_frameworks))
+    for framework in frameworks:
+        suite.check_id("inference_framework", framework)
+    training = [f for f in frameworks if f in suite.frameworks]
+    if not training:
+        raise UserError(
+            f"--frameworks {' '.join(frameworks)}: each serves inference only; name a training framework too "
+            f"(one of {', '.join(suite.frameworks)}), whose trained weights they serve"
+        )
+    return training + [f for f in frameworks if f not in training]
+
+
+def run_framework(
+    args: argparse.Namespace, suite: Suite, task_id: str, framework: str, system: dict, trained: dict[str, str]
+) -> str:
+    """The framework's stage: training in one spawned child, inference in another (demo_stage.py says why); a
+    framework that serves inference only runs the second alone, on the weights the first training framework
+    of `trained` saved. Returns the weights file served. A failure ends the demo with the child's message."""
     import dataclasses
 
     from levelfield.cli.demo_stage import StageOptions
@@ -220,8 +246,12 @@ def run_framework(args: argparse.Namespace, suite: Suite, task_id: str, framewor
         rules_dir=args.rules_dir,
         rules_version=args.rules_version,
     )
-    trained = run_child(args.out, "train", options, [])
-    run_child(args.out, "infer", dataclasses.replace(options, weights_file=trained["weights"]), list(suite.scenarios))
+    if framework in suite.frameworks:
+        weights = run_child(args.out, "train", options, [])["weights"]
+    else:
+        weights = next(iter(trained.values()))
+    run_child(args.out, "infer", dataclasses.replace(options, weights_file=weights), list(suite.scenarios))
+    return weights
 
 
 def run_child(out: Path, part: str, options: StageOptions, scenarios: list[str]) -> dict:

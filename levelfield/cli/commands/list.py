@@ -20,11 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers,
         "list",
         help="list the registered implementations (task x framework)",
-        description="Every task x framework of the rules, the module that implements it, and whether "
-        "the framework is installed here; then every implementation an installed plugin registers "
+        description="Every task x framework of the rules, what the rules name the framework for (training, "
+        "inference: rules 1.2 name onnxruntime for inference only), the module that implements it, and "
+        "whether the framework is installed here; then every implementation an installed plugin registers "
         "(entry-point group levelfield.implementations, docs/plugins.md), with its distribution. "
         "A refused plugin declaration is one line on stderr. Nothing is imported to find out.",
-        examples=["levelfield list", "levelfield list --rules-version 1.0"],
+        examples=["levelfield list", "levelfield list --rules-version 1.2     with onnxruntime, for inference"],
     )
     add_rules_options(parser)
     parser.set_defaults(func=run)
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
             "framework": e.framework,
             "implementation": e.module if e.present else "missing",
             "framework installed": e.framework_version or "no",
+            "for": " + ".join(e.roles),  # last: scripts read the columns before it by position
         }
         for e in entries
     ]

@@ -94,9 +94,11 @@ def run_show(args: argparse.Namespace) -> int:
             print("\n" + floors)
         return 0
     status = " (provisional targets)" if suite.status == "provisional" else ""
+    inference_only = [f for f in suite.inference_frameworks if f not in suite.frameworks]
+    also = f"; for inference only: {', '.join(inference_only)}" if inference_only else ""
     print(
         f"levelfield rules {suite.version}{status}; LoadGen {suite.tools['loadgen']['version']}; "
-        f"frameworks: {', '.join(suite.frameworks)}"
+        f"frameworks: {', '.join(suite.frameworks)}{also}"
     )
     print(tabulate(task_rows(suite), headers="keys", tablefmt="github"))
     print()

@@ -65,7 +65,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--framework",
         required=True,
         metavar="F",
-        help="pytorch, tensorflow or jax; or a plugin's framework id (`levelfield list`, docs/plugins.md)",
+        help="pytorch, tensorflow or jax (onnxruntime serves inference only); or a plugin's framework id "
+        "(`levelfield list`, docs/plugins.md)",
     )
     parser.add_argument(
         "--out", required=True, type=Path, metavar="DIR", help="folder for result_<i>.txt and summary.json"
@@ -149,10 +150,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
+    from levelfield.ground.registry import training_refusal
     from levelfield.harness.options import TrainOptions
     from levelfield.harness.trainer import train, write_summary
     from levelfield.harness.world import Layout
 
+    if refusal := training_refusal(args.framework):  # before anything starts or warns
+        raise UserError(refusal)
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs: expected a positive number, got {args.runs}")
     _check_throughput_only(args)

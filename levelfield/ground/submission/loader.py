@@ -287,11 +287,12 @@ def _place(parts: list[str], sub: Submission, suite):
         return UnknownId(
             f"task {task!r} is not a task of rules {suite.version} (expected one of: {', '.join(suite.tasks)})", 3
         )
-    if framework not in suite.frameworks and framework not in sub.plugin_frameworks:
+    # Training and inference frameworks (TRN032 matches the two), or one the tree's plugins declare.
+    if framework not in suite.all_frameworks and framework not in sub.plugin_frameworks:
         plugins = f", or one that {L.CODE}/{L.PLUGINS_FILE} declares" if suite.plugin_divisions else ""
         return UnknownId(
             f"framework {framework!r} is not a framework of rules {suite.version} "
-            f"(expected one of: {', '.join(suite.frameworks)}{plugins})",
+            f"(expected one of: {', '.join(suite.all_frameworks)}{plugins})",
             4,
         )
     if rest == [L.ENVIRONMENT]:
