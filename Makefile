@@ -73,8 +73,7 @@ ifeq ($(ACCEL),cuda)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) 'jax[cuda13]==$(JAX_VERSION)' onnxruntime-gpu==$(ORT_VERSION)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[pytorch,jax,gpu,dev]'
 else
-	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION) \
-		onnxruntime==$(ORT_VERSION)
+	$(BIN)/python -m pip install -c $(LOCK_PINS) torch==$(TORCH_VERSION) jax==$(JAX_VERSION) tensorflow-cpu==$(TF_VERSION) onnxruntime==$(ORT_VERSION)
 	$(BIN)/python -m pip install -c $(LOCK_PINS) -e '.[all,dev]'
 endif
 	$(BIN)/python -m pip check

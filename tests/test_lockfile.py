@@ -24,8 +24,10 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 def makefile_pins() -> list[str]:
     """The framework pins the Makefile installs, as the lock records them (CPU distribution names)."""
     text = (REPO / "Makefile").read_text()
-    version = {name: re.search(rf"^{name}_VERSION := (\S+)$", text, re.M)[1] for name in ("TORCH", "JAX", "TF")}
-    return [f"torch=={version['TORCH']}", f"jax=={version['JAX']}", f"tensorflow-cpu=={version['TF']}"]
+    names = ("TORCH", "JAX", "TF", "ORT")
+    version = {name: re.search(rf"^{name}_VERSION := (\S+)$", text, re.M)[1] for name in names}
+    cpu = ("torch", "jax", "tensorflow-cpu", "onnxruntime")
+    return [f"{distribution}=={version[name]}" for distribution, name in zip(cpu, names, strict=True)]
 
 
 def test_the_committed_lock_agrees_with_pyproject_and_the_makefile():
@@ -108,8 +110,8 @@ def _numpy_requirement() -> str:
         pytest.param(
             PYPROJECT,
             LOCK_TEXT,
-            ["torch==2.14.0", "jax==0.10.2", "tensorflow-cpu==2.21.0"],
-            "requirements.lock: resolved with frameworks torch==2.13.0 jax==0.10.2 tensorflow-cpu==2.21.0, "
+            ["torch==2.14.0", *makefile_pins()[1:]],
+            f"requirements.lock: resolved with frameworks {' '.join(makefile_pins())}, "
             "expected the Makefile's torch==2.14.0",
             id="makefile-pins-moved",
         ),

@@ -61,6 +61,7 @@ def training_refusal(framework: str) -> str | None:
     training = ", ".join(f for f in FRAMEWORK_PACKAGES if f not in INFERENCE_ONLY)
     return f"framework {framework!r} serves inference only; train with one of {training} and serve its weights"
 
+
 # reference/null_model.py's FRAMEWORK: the harness alone, with no framework behind it.
 NULL_FRAMEWORK = "none"
 # Framework ids that always mean levelfield's own code: no plugin may declare one (docs/plugins.md).
