@@ -26,6 +26,7 @@ ENVIRONMENT_KEYS = (
     LK.DETERMINISM,  # switches and thread counts: a rerun with others need not repeat the run bit for bit
     LK.DEVICE,
     LK.WORLD_SIZE,
+    LK.LAUNCHER,  # its name only: a workload manager's job ids differ from job to job
     LK.DATASET_DIGEST,
     LK.SYSTEM_FINGERPRINT,
     LK.ENVIRONMENT,
@@ -55,8 +56,11 @@ def environment_differences(submitted: dict, reproduced: dict) -> list[dict]:
 
 
 def log_facts(log: MllogFile) -> dict:
-    """The ENVIRONMENT_KEYS a log records."""
-    return {key: log.value(key) for key in ENVIRONMENT_KEYS}
+    """The ENVIRONMENT_KEYS a log records (of levelfield_launcher, who started the processes)."""
+    facts = {key: log.value(key) for key in ENVIRONMENT_KEYS}
+    if isinstance(facts[LK.LAUNCHER], dict):
+        facts[LK.LAUNCHER] = {"name": facts[LK.LAUNCHER].get("name")}
+    return facts
 
 
 def same_hardware(differences: list[dict]) -> bool:
