@@ -8,10 +8,12 @@ import pytest
 
 from levelfield.cli.reproduce.report import environment_differences, same_hardware
 from levelfield.cli.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.cluster_managers import launcher_record
 from levelfield.ground.parse import parse_mllog
 from levelfield.rules import load_suite
 from tests.conftest import assert_user_error, run_cli
-from tests.node_plants import log_nodes
+from tests.node_plants import log_beside_world_size, log_nodes
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
 from tests.test_checker_fixtures import EXAMPLE
 
@@ -200,6 +202,37 @@ def test_a_result_from_several_hosts_is_refused_with_the_commands_that_replay_it
         run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
         f"result {rid}: trained on 2 hosts; a reproduction replays on this host only",
         "levelfield train --nproc 1 --nnodes 2",
+    )
+
+
+@pytest.mark.parametrize(
+    "launcher, command",
+    [
+        (launcher_record("slurm", "41", "0"), "srun --nodes 2 --ntasks-per-node 1 levelfield train"),
+        (launcher_record("openmpi", "1358233600"), "mpirun -n 2 --map-by ppr:1:node levelfield train"),
+    ],
+)
+def test_a_result_a_manager_started_on_several_hosts_is_refused_naming_the_manager(launcher, command, tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=2)
+    for log in first(tree, "/pytorch/training/result_0.txt").parent.glob("result_*.txt"):
+        log_beside_world_size(log, LK.LAUNCHER, launcher)
+    reseal(tree)
+    manager = {"slurm": "Slurm (job 41, step 0)", "openmpi": "Open MPI (job 1358233600)"}[launcher["name"]]
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        f"result {rid}: trained on 2 hosts, its ranks started by {manager}; a reproduction replays on this host only",
+        command,
+    )
+
+
+def test_a_launcher_the_trainer_cannot_have_logged_is_refused(tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=1)
+    for log in first(tree, "/pytorch/training/result_0.txt").parent.glob("result_*.txt"):
+        log_beside_world_size(log, LK.LAUNCHER, launcher_record("slurm"))  # a manager without its job id
+    reseal(tree)
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        f"{LK.LAUNCHER} is {{'name': 'slurm', 'job_id': None, 'step_id': None}}, expected {{name: one of",
     )
 
 

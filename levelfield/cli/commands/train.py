@@ -215,9 +215,9 @@ def run(args: argparse.Namespace) -> int:
 
         if place.rank == 0:
             (args.out / "summary.json").unlink(missing_ok=True)  # replaced below only by this run's rank 0
-        summary, interrupted_by = run_rank(options, place)
+        summary, interrupted_by, seeds = run_rank(options, place)
         if summary is None:  # rank 0 writes the logs and summary.json
-            print(done_line(place, interrupted_by))
+            print(done_line(place, interrupted_by, seeds))
             return exit_code(interrupted_by)
     elif layout.world_size == 1:
         summary = train(options)

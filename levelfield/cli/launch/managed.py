@@ -69,8 +69,9 @@ def check_command(place: ManagedRank, *, nproc: int | None, nnodes: int | None, 
     return Layout(nproc=place.local_size, nnodes=place.nodes)
 
 
-def run_rank(options: TrainOptions, place: ManagedRank) -> tuple[dict | None, str | None]:
-    """Train as rank `place.rank`: (rank 0's summary, else None; the name of the signal that stopped it)."""
+def run_rank(options: TrainOptions, place: ManagedRank) -> tuple[dict | None, str | None, list[int]]:
+    """Train as rank `place.rank`: (rank 0's summary, else None; the name of the signal that stopped it, or
+    None; the seeds it trained, rank 0's on every rank)."""
     from levelfield.harness.trainer import Trainer, write_summary
 
     if place.size == 1:  # the manager started one task: the one-process run, its launcher recorded
@@ -78,7 +79,7 @@ def run_rank(options: TrainOptions, place: ManagedRank) -> tuple[dict | None, st
         trainer.world = World(launcher=place.record())
         summary = trainer.run()
         write_summary(summary, trainer.o.out, trainer.o.rules_dir)
-        return summary, trainer.interrupted_by
+        return summary, trainer.interrupted_by, trainer.seeds
     layout = Layout(nproc=place.local_size, nnodes=place.nodes)
     cpus = cpu_share()  # before this rank takes its share
     if not place.binds_cpus:  # before any framework sizes its thread pools
@@ -103,7 +104,7 @@ def run_rank(options: TrainOptions, place: ManagedRank) -> tuple[dict | None, st
         summary = trainer.run()
         if trainer.world.primary:
             write_summary(summary, trainer.o.out, trainer.o.rules_dir)
-        return (summary if trainer.world.primary else None), trainer.interrupted_by
+        return (summary if trainer.world.primary else None), trainer.interrupted_by, trainer.seeds
     except UserError as error:
         if not joined:
             raise
@@ -117,10 +118,13 @@ def run_rank(options: TrainOptions, place: ManagedRank) -> tuple[dict | None, st
         parallel.leave_process_group()
 
 
-def done_line(place: ManagedRank, interrupted_by: str | None) -> str:
-    """What a rank other than 0 prints at its end."""
+def done_line(place: ManagedRank, interrupted_by: str | None, seeds: list[int]) -> str:
+    """What a rank other than 0 prints at its end: the seeds it trained (rank 0 logs the same ones)."""
     how = f"stopped by {interrupted_by}" if interrupted_by else "done"
-    return f"rank {place.rank} of {place.size} ({place.described}): {how}; rank 0 holds the logs and summary.json"
+    return (
+        f"rank {place.rank} of {place.size} ({place.described}): {how}, seed(s) {' '.join(map(str, seeds))}; "
+        "rank 0 holds the logs and summary.json"
+    )
 
 
 def exit_code(interrupted_by: str | None) -> int:
