@@ -123,6 +123,15 @@ def test_environment_differences_are_flattened_and_hardware_is_told_apart():
     assert not same_hardware(environment_differences(a, b))
 
 
+def test_who_started_the_processes_is_compared_by_name_and_only_where_the_submission_recorded_it():
+    slurm = {"levelfield_launcher": {"name": "slurm"}}  # log_facts keeps the name: job ids differ per job
+    local = {"levelfield_launcher": {"name": "torchrun"}}
+    differences = environment_differences(slurm, local)
+    assert differences == [{"what": "levelfield_launcher.name", "submitted": "slurm", "reproduced": "torchrun"}]
+    assert same_hardware(differences)
+    assert environment_differences({}, local) == []  # a log written before the key existed
+
+
 def test_determinism_settings_that_differ_are_reported_and_are_not_hardware():
     settings = {"mode": "compiled", "framework": {"op_determinism": False}, "threads": {"intra_op": 0}}
     a = {"levelfield_determinism": settings}

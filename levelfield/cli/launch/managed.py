@@ -34,8 +34,16 @@ from levelfield.harness.options import TrainOptions
 from levelfield.harness.world import MAX_NPROC, Layout, World
 
 
-def check_command(place: ManagedRank, *, nproc: int | None, nnodes: int | None, node_rank: int | None,
-                  endpoint: str | None, device: str | None, framework: str) -> Layout:  # fmt: skip
+def check_command(
+    place: ManagedRank,
+    *,
+    nproc: int | None,
+    nnodes: int | None,
+    node_rank: int | None,
+    endpoint: str | None,
+    device: str | None,
+    framework: str,
+) -> Layout:
     """The run's Layout as the manager placed it; UserError naming the manager's variable and its value
     where the command line says otherwise (--nproc and --nnodes may only repeat what the manager says)."""
     per_node = _variable(place, "SLURM_STEP_TASKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE")

@@ -46,6 +46,8 @@ def environment_differences(submitted: dict, reproduced: dict) -> list[dict]:
     """[{"what", "submitted", "reproduced"}] for every recorded fact that differs, in a stable order."""
     a, b = {}, {}
     for key in ENVIRONMENT_KEYS:
+        if key == LK.LAUNCHER and submitted.get(key) is None:
+            continue  # logs written before the key existed: who started them is unknown, not different
         a |= _flatten(submitted.get(key), key)
         b |= _flatten(reproduced.get(key), key)
     return [

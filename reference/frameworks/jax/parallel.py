@@ -9,7 +9,8 @@
 
 One process keeps every array on one device, as the implementations always
 did. With N processes (`levelfield/cli/launch/`: each rank calls
-`join_process_group`, then builds its Implementation) JAX's own data
+`join_process_group`, or `join_managed_group` when Slurm or Open MPI started
+it, then builds its Implementation) JAX's own data
 parallelism applies: a `Mesh` over every process's devices with one axis,
 "data"; parameters, optimizer state and the training set replicated on every
 device (each process holds a full copy, as it does in one process); each

@@ -8,9 +8,10 @@
 One process (the default) never creates a strategy: `strategy()` is None, `strategy_scope()` is a null
 context and `replicated(step)` is `step`, so the one-process path runs exactly the ops it ran before.
 
-N processes: levelfield/cli/launch/worker.py calls `join_process_group` before the implementation is built (the
-strategy must exist before TensorFlow's runtime starts). Each rank is one worker of
-tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG from the launcher's addresses) with one replica, its
+N processes: levelfield/cli/launch/worker.py calls `join_process_group` (managed.py `join_managed_group`, under
+Slurm or Open MPI) before the implementation is built (the strategy must exist before TensorFlow's runtime
+starts). Each rank is one worker of tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG from the launcher's
+addresses, or Slurm's resolver) with one replica, its
 CPU share (or its GPU); gradients travel through TensorFlow's collective ops, RING over gRPC on a CPU
 (NCCL on GPUs, untested here: no GPU). Keras does the gradient average itself, the idiomatic way: under a
 strategy a "sum_over_batch_size" loss is divided by the number of replicas and the optimizer's
@@ -36,7 +37,7 @@ from levelfield.ground.errors import UserError
 from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 _STRATEGY: tf.distribute.Strategy | None = None
-_DECIDE: Callable | None = None  # the traced broadcast of rank 0's flag
+_DECIDE: Callable | None = None  # the traced broadcast of rank 0's value (a flag, a seed)
 
 
 def tf_device(requested: str | None) -> str:
@@ -184,19 +185,20 @@ def broadcast_decision(decision: bool) -> bool:
 
 def broadcast_seed(seed: int) -> int:
     """Rank 0's integer (a seed, below 2^31) on every rank: an all-reduce (SUM) of rank 0's value and the
-    others' 0, in float64, which holds every integer below 2^53 exactly (every rank must call this at the
-    same point)."""
+    others' 0 (every rank must call this at the same point). In float32, the dtype every collective of the
+    strategy here runs in, as its two 16-bit halves: float32 holds every integer below 2^24 exactly."""
     global _DECIDE
     if _DECIDE is None:
 
-        def decide(value):
+        def decide(halves):
             # On this worker's device: a traced argument has none, and a collective needs one.
             with tf.device(_STRATEGY.extended.worker_devices[0]):
-                return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(value))
+                return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(halves))
 
         _DECIDE = tf.function(replicated(decide))
-    first = _STRATEGY.cluster_resolver.task_id == 0
-    return int(_DECIDE(tf.constant(float(seed) if first else 0.0, tf.float64)).numpy())
+    mine = [seed >> 16, seed & 0xFFFF] if _STRATEGY.cluster_resolver.task_id == 0 else [0, 0]
+    high, low = (int(half) for half in _DECIDE(tf.constant(mine, tf.float32)).numpy())
+    return (high << 16) | low
 
 
 def leave_process_group() -> None:
