@@ -37,7 +37,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
 
-.PHONY: setup lock accel-check data browser demo test bench example fuzz wheels device-check clean help
+.PHONY: setup lock accel-check data browser managers demo test bench example fuzz wheels device-check clean help
 
 help:
 	@echo "make demo   set up (venv, frameworks: CUDA builds with a GPU, else CPU; extras, dataset) and run the end-to-end demo"
@@ -108,11 +108,20 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (Debian package)"; \
 		$(SUDO) apt-get update && $(SUDO) apt-get install -y chromium; }
 
+# Slurm (slurmctld, slurmd, munge) and Open MPI's mpirun, for the tests that start a Slurm cluster and
+# mpirun ranks (tests/test_slurm.py, tests/test_mpirun.py; Debian packages). Where apt cannot install
+# them the tests skip with that reason, so a failed install does not stop `make test`.
+managers:
+	@command -v slurmctld >/dev/null 2>&1 && command -v slurmd >/dev/null 2>&1 && command -v munged >/dev/null 2>&1 \
+		&& command -v mpirun >/dev/null 2>&1 || { echo "installing Slurm, munge and Open MPI (Debian packages)"; \
+		$(SUDO) apt-get update && $(SUDO) apt-get install -y slurm-wlm munge openmpi-bin \
+		|| echo "could not install slurm-wlm munge openmpi-bin: the Slurm and mpirun tests will skip"; }
+
 demo: setup
 	$(BIN)/levelfield demo --out $(DEMO_OUT)
 
 # setup installed chromium, so its absence is a failure here, not a skip.
-test: setup
+test: setup managers
 	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest
 
 # 25-40 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.

@@ -98,3 +98,13 @@ def rules_copy(tmp_path: Path) -> Path:
     target = tmp_path / "rules"
     shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     return target
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """One real Slurm cluster (tests/slurm_cluster.py) for every Slurm test of the session: two nodes in two
+    network namespaces where they can be made, else one; skips where Slurm is not installed."""
+    from slurm_cluster import slurm_cluster
+
+    with slurm_cluster(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster

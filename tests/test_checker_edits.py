@@ -16,7 +16,10 @@ from test_checker_fixtures import EXAMPLE, _detail, _never_converged, _performan
 from test_checker_refiled import SETTINGS_CODES
 
 from levelfield.checker.engine import check_tree
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.cluster_managers import launcher_record
 from tests.conftest import run_cli
+from tests.node_plants import log_beside_world_size
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
 
 
@@ -128,6 +131,23 @@ def test_a_logged_value_outside_its_domain_gives_trn017(key, tmp_path):
     assert [(f.code, key in f.message) for f in findings] == [("TRN017", True)]
 
 
+@pytest.mark.parametrize(
+    "launcher, codes",
+    [
+        (launcher_record("slurm", "41", "0"), set()),  # as `srun levelfield train` logs it
+        (launcher_record("openmpi", "1358233600"), set()),
+        (launcher_record("pbs", "7"), {"TRN017", "STR010"}),  # a starter the trainer does not know
+        (launcher_record("slurm"), {"TRN017", "STR010"}),  # a manager without its job id
+        (launcher_record("torchrun", "41"), {"TRN017", "STR010"}),  # a job id without a manager
+    ],
+)
+def test_a_logged_launcher_is_held_to_what_the_trainer_writes(launcher, codes, tmp_path):
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    log_beside_world_size(_training_log(tree, 1), LK.LAUNCHER, launcher)
+    reseal(tree)
+    assert {f.code for f in check_tree(tree).active} == codes
+
+
 def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
     from levelfield.checker.checks.log_values import DOMAINS
 
@@ -141,6 +161,7 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
         "levelfield_step_time_ms": 5.0,
         "levelfield_submittable": False,
         "levelfield_peak_rss_mib": 512.0,
+        "levelfield_launcher": launcher_record("levelfield"),
     }
     for key, (domain, ok) in DOMAINS.items():
         assert ok(written.get(key, 0.0)), (key, domain)

@@ -8,10 +8,12 @@ import pytest
 
 from levelfield.cli.reproduce.report import environment_differences, same_hardware
 from levelfield.cli.reproduce.training import TOLERATED_EARLIER_RUNS, judge_training
+from levelfield.ground import mllog_keys as LK
+from levelfield.ground.cluster_managers import launcher_record
 from levelfield.ground.parse import parse_mllog
 from levelfield.rules import load_suite
 from tests.conftest import assert_user_error, run_cli
-from tests.node_plants import log_nodes
+from tests.node_plants import log_beside_world_size, log_nodes
 from tests.submission_edit import copy_tree, edit_json, edit_mllog, first, reseal, set_value
 from tests.test_checker_fixtures import EXAMPLE
 
@@ -121,6 +123,15 @@ def test_environment_differences_are_flattened_and_hardware_is_told_apart():
     assert not same_hardware(environment_differences(a, b))
 
 
+def test_who_started_the_processes_is_compared_by_name_and_only_where_the_submission_recorded_it():
+    slurm = {"levelfield_launcher": {"name": "slurm"}}  # log_facts keeps the name: job ids differ per job
+    local = {"levelfield_launcher": {"name": "torchrun"}}
+    differences = environment_differences(slurm, local)
+    assert differences == [{"what": "levelfield_launcher.name", "submitted": "slurm", "reproduced": "torchrun"}]
+    assert same_hardware(differences)
+    assert environment_differences({}, local) == []  # a log written before the key existed
+
+
 def test_determinism_settings_that_differ_are_reported_and_are_not_hardware():
     settings = {"mode": "compiled", "framework": {"op_determinism": False}, "threads": {"intra_op": 0}}
     a = {"levelfield_determinism": settings}
@@ -216,6 +227,37 @@ def test_an_open_division_result_of_a_rules_framework_is_refused(tmp_path):
         run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
         "division 'open': its results ran the submitter's own code",
         "only closed-division results and plugins' results are replayed",
+    )
+
+
+@pytest.mark.parametrize(
+    "launcher, command",
+    [
+        (launcher_record("slurm", "41", "0"), "srun --nodes 2 --ntasks-per-node 1 levelfield train"),
+        (launcher_record("openmpi", "1358233600"), "mpirun -n 2 --map-by ppr:1:node levelfield train"),
+    ],
+)
+def test_a_result_a_manager_started_on_several_hosts_is_refused_naming_the_manager(launcher, command, tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=2)
+    for log in first(tree, "/pytorch/training/result_0.txt").parent.glob("result_*.txt"):
+        log_beside_world_size(log, LK.LAUNCHER, launcher)
+    reseal(tree)
+    manager = {"slurm": "Slurm (job 41, step 0)", "openmpi": "Open MPI (job 1358233600)"}[launcher["name"]]
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        f"result {rid}: trained on 2 hosts, its ranks started by {manager}; a reproduction replays on this host only",
+        command,
+    )
+
+
+def test_a_launcher_the_trainer_cannot_have_logged_is_refused(tmp_path):
+    tree, rid = _on_processes(tmp_path, world_size=2, nodes=1)
+    for log in first(tree, "/pytorch/training/result_0.txt").parent.glob("result_*.txt"):
+        log_beside_world_size(log, LK.LAUNCHER, launcher_record("slurm"))  # a manager without its job id
+    reseal(tree)
+    assert_user_error(
+        run_cli("reproduce", str(tree), "--result", rid, "--out", str(tmp_path / "repro")),
+        f"{LK.LAUNCHER} is {{'name': 'slurm', 'job_id': None, 'step_id': None}}, expected {{name: one of",
     )
 
 

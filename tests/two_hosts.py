@@ -69,13 +69,15 @@ def unavailable_reason() -> str | None:
 
 
 @contextlib.contextmanager
-def two_hosts() -> Iterator[Hosts]:
+def two_hosts(prefix: str = "lf", aliases: tuple[str, str] = ()) -> Iterator[Hosts]:
+    """`prefix` keeps the namespaces of two users of this helper apart (the Slurm cluster's live all session);
+    each host resolves `aliases` (one name per host, e.g. Slurm's node names) to that host's address."""
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
     tag = os.getpid() % 100000
-    names = (f"lf{tag}a", f"lf{tag}b")
-    links = (f"lf{tag}a0", f"lf{tag}b0")  # interface names: at most 15 characters
+    names = (f"{prefix}{tag}a", f"{prefix}{tag}b")
+    links = (f"{prefix}{tag}a0", f"{prefix}{tag}b0")  # interface names: at most 15 characters
     try:
         try:
             for name in names:
@@ -87,7 +89,10 @@ def two_hosts() -> Iterator[Hosts]:
                 _ip("-n", name, "link", "set", link, "up")
                 _ip("-n", name, "link", "set", "lo", "up")
                 (NETNS_ETC / name).mkdir(parents=True, exist_ok=True)
-                (NETNS_ETC / name / "hosts").write_text(f"127.0.0.1 localhost\n{address} {socket.gethostname()}\n")
+                named = dict(zip(ADDRESSES, aliases, strict=False))  # no aliases: none
+                mine = " ".join([socket.gethostname(), *([named[address]] if address in named else [])])
+                others = "".join(f"{a} {alias}\n" for a, alias in named.items() if a != address)
+                (NETNS_ETC / name / "hosts").write_text(f"127.0.0.1 localhost\n{address} {mine}\n{others}")
         except subprocess.CalledProcessError as error:  # namespaces, but no veth pair: no two hosts here
             pytest.skip(f"cannot join two network namespaces: {' '.join(error.cmd)}: {error.stderr.strip()}")
         yield Hosts(names)

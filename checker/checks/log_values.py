@@ -3,7 +3,8 @@
 The TRN checks of training.py hold a log's values to the rules (target,
 hyperparameters, sample counts); this one holds the values no rule sets to
 the only values the trainer can write: a seed it can draw, process and node
-counts of at least one, times and memory that are finite and not negative.
+counts of at least one, times and memory that are finite and not negative,
+the starter of the processes it can name.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mlperf_logging.mllog import constants as K
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.cluster_managers import LAUNCHER_DOMAIN, valid_launcher_record
 from levelfield.ground.parse import finite_number, plain_int
 
 if TYPE_CHECKING:
@@ -39,17 +41,19 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     LK.ENERGY_J: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.TRAIN_SAMPLES_PER_S: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.STEP_TIME_MS: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.LAUNCHER: (LAUNCHER_DOMAIN, valid_launcher_record),
 }
 
 
 @check("TRN017", "log-value-out-of-domain", area="training")
 def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a training log holds a value the trainer cannot have written: a seed outside [0, 2^31),
-    a run index below 0, a process or node count below 1, a submittable flag that is not a boolean, or a time,
-    memory or energy figure that is negative or not a finite number.
+    a run index below 0, a process or node count below 1, a submittable flag that is not a boolean, a time,
+    memory or energy figure that is negative or not a finite number, or a levelfield_launcher that names
+    no starter levelfield knows (slurm, openmpi, torchrun, levelfield) or lacks a workload manager's job id.
     Why: the trainer writes these from what it measured or drew; a value outside the domain is an edit
     (or a corrupted file), and the figures shown next to the time to train would be made up.
-    Bad: seed -1; levelfield_peak_rss_mib "1.0" (a string).
+    Bad: seed -1; levelfield_peak_rss_mib "1.0" (a string); levelfield_launcher {"name": "pbs", ...}.
     Fix: submit the logs `levelfield train` wrote, unedited.
     """
     for _training, log in training_logs(sub):

@@ -45,6 +45,11 @@ INPUT_WORKERS = "levelfield_input_workers"
 # MLPerf's MODEL_BN_SPAN (model_bn_span) is logged by tasks with batch norm: the samples one batch-norm
 # statistic is computed over (the global batch when synchronised, a rank's share when per process).
 DISTRIBUTED_BACKEND = "levelfield_distributed_backend"  # gloo | nccl, only when WORLD_SIZE > 1
+# Who started the run's processes: {"name": slurm | openmpi (a workload manager: `srun` / `mpirun levelfield
+# train`) | torchrun | levelfield (`levelfield train` itself, one process or --nproc/--nnodes), "job_id",
+# "step_id": the manager's ids as strings, null without a manager} (ground/cluster_managers.py);
+# optional in every rules version: older logs lack it
+LAUNCHER = "levelfield_launcher"
 SYSTEM_FINGERPRINT = "levelfield_system_fingerprint"  # SHA-256 of the collected system description
 ENVIRONMENT = "levelfield_environment"  # the environment fingerprint (ground/environment.py)
 
@@ -95,6 +100,7 @@ LOG_KEYS = (
     LOCAL_BATCH_SIZE,
     INPUT_WORKERS,
     DISTRIBUTED_BACKEND,
+    LAUNCHER,
     SYSTEM_FINGERPRINT,
     ENVIRONMENT,
     TIME_TO_FIRST_STEP_S,

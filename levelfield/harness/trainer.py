@@ -13,9 +13,10 @@ triggered by one warm-up step (and one warm-up evaluation) whose effect is then
 undone by reloading the initial weights, which also resets the optimizer; its
 duration is logged as `levelfield_time_to_first_step_s`.
 
-With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer run (levelfield/cli/launch/),
-each with its `World` (levelfield/harness/world.py): each rank trains on its share of every global batch,
-only rank 0 logs, evaluates and saves; the stop decision is broadcast so all ranks stop together.
+With `levelfield train --nproc N [--nnodes M]`, N x M copies of this trainer run (levelfield/cli/launch/), as
+with `srun`/`mpirun levelfield train` (one per manager task), each with its `World` (levelfield/harness/world.py):
+each rank trains on its share of every global batch, only rank 0 logs, evaluates and saves; the stop decision is
+broadcast so all ranks stop together.
 
 `--throughput-only --steps N` (throughput_only.py): the same init and warm-up (no
 predict), then N timed steps, no evaluation or target; a throughput figure, never a result.
@@ -298,6 +299,7 @@ class Trainer:
         log.event(LK.LOCAL_BATCH_SIZE, self.recipe.global_batch_size // self.world.size)
         if self.world.size > 1:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
+        log.event(LK.LAUNCHER, self.world.launcher)
         if impl.batch_norm_spans:
             log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
         if impl.input_workers is not None:
@@ -501,6 +503,7 @@ class Trainer:
             "profile": self.o.profile,
             "rules_version": self.suite.version,
             "world_size": self.world.size,
+            "launcher": self.world.launcher,
             "quality_metric": self.task.quality["metric"],
             "quality_target": self.task.quality["target"],
             "runs_requested": self.runs,

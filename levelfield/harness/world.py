@@ -6,9 +6,10 @@
         ...
 
 The trainer runs with `SINGLE` (one process) unless the launcher
-(`levelfield/cli/launch/`, `levelfield train --nproc N [--nnodes M]`) hands it the
-World of a rank it started. A World only knows its rank, its size, its nodes
-and how to hear rank 0's decision (`broadcast`, which the framework's own
+(`levelfield/cli/launch/`, `levelfield train --nproc N [--nnodes M]`, or one rank of
+`srun`/`mpirun levelfield train`) hands it the World of a rank. A World only knows
+its rank, its size, its nodes, who started the processes (`launcher`, logged as
+levelfield_launcher) and how to hear rank 0's decision (`broadcast`, which the framework's own
 engine supplies: a torch.distributed, TensorFlow collective or JAX
 multi-host broadcast), so the harness imports no framework. `Layout` is where
 the processes of a run are, as the command line gives it.
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from levelfield.ground.cluster_managers import LEVELFIELD, launcher_record
 from levelfield.ground.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the CLI imports this module at start-up (MAX_NPROC), so it stays light
@@ -37,6 +39,8 @@ class World:
     size: int = 1  # processes over every node
     nodes: int = 1  # hosts
     backend: str | None = None  # the collectives' transport (e.g. gloo, nccl, grpc+ring); None for one process
+    # who started the processes and the manager's ids: ground/cluster_managers.launcher_record
+    launcher: dict = field(default_factory=lambda: launcher_record(LEVELFIELD), compare=False)
     # rank 0's bool on every rank (a collective); None for one process
     broadcast: Callable[[bool], bool] | None = field(default=None, compare=False, repr=False)
 

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from levelfield.ground.cluster_managers import LAUNCHERS
+
 MUST, TYPED = "must", "typed"
 # A value that cannot be read (NaN, 1e999, a 5,000-digit integer) is STR003's; one of the wrong type or
 # range STR010's. Either is the right answer for any field.
@@ -59,6 +61,7 @@ DOMAINS: dict[str, Callable[[object], bool]] = {
     "array or string": lambda v: isinstance(v, (list, str)),
     "object or null": lambda v: v is None or isinstance(v, dict),
     "string or null": lambda v: v is None or isinstance(v, str),
+    "launcher name": lambda v: v in LAUNCHERS,
 }
 
 
@@ -182,6 +185,26 @@ FIELDS: tuple[FieldRule, ...] = (
         "training/result_N.txt levelfield_nodes value",
         "SYS008 TRN017 TRN020",
         "the hosts the run spanned: the system's number_of_nodes",
+    ),
+    typed(
+        "training/result_N.txt levelfield_launcher value/name",
+        "launcher name",
+        "who started the processes (a workload manager, torchrun or levelfield): shown for auditors and read by "
+        "`reproduce`, which replays on one host with --nproc whoever started them; the processes and hosts it "
+        "placed are checked (SYS008, TRN022)",
+        "TRN017",
+    ),
+    typed(
+        "training/result_N.txt levelfield_launcher value/*_id",
+        "string or null",
+        "the workload manager's job and step ids, for people to find the job's records; no figure is read from them",
+        "TRN017",
+    ),
+    typed(
+        "training/result_N.txt levelfield_launcher *",
+        "object",
+        "who started the processes and the manager's ids (the fields above)",
+        "TRN017",
     ),
     must(
         "training/result_N.txt levelfield_local_batch_size value",

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 from pathlib import Path
 
 from levelfield.cli.commands import add_command, add_device_option, add_rules_options
 from levelfield.ground import host_load
+from levelfield.ground.cluster_managers import managed_rank
 from levelfield.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
@@ -58,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "# training throughput alone (no target, never a result): 200 timed steps, 3 runs; then on 2 processes",
             "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
             "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
+            "# ranks a workload manager starts, one per task (docs/distributed.md, Slurm and Open MPI):",
+            "srun --nodes 2 --ntasks-per-node 2 levelfield train --task ctr-dlrm --framework jax --out runs/ctr-s",
+            "mpirun -n 2 levelfield train --task ctr-dlrm --framework tensorflow --profile smoke --out runs/ctr-m",
         ],
     )
     parser.add_argument("--task", required=True, metavar="T", help="task id (see `levelfield rules show`)")
@@ -125,20 +130,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--nproc",
         type=int,
-        default=1,
         metavar="N",
         help=f"processes on this host for each run, 1 (default) to {MAX_NPROC}, at most one per GPU or CPU: "
         "PyTorch DDP under torchrun, TensorFlow MultiWorkerMirroredStrategy, JAX multi-process "
-        "(docs/distributed.md); the global batch is split among all processes",
+        "(docs/distributed.md); the global batch is split among all processes. Under srun or mpirun each "
+        "task is one rank: leave it out (or give the tasks per node)",
     )
     parser.add_argument(
         "--nnodes",
         type=int,
-        default=1,
         metavar="M",
         help=f"hosts of the run, 1 (default) to {MAX_NODES}; start the same command on each with its --node-rank",
     )
-    parser.add_argument("--node-rank", type=int, default=0, metavar="R", help="this host's number, 0 to M-1")
+    parser.add_argument("--node-rank", type=int, metavar="R", help="this host's number, 0 to M-1 (default 0)")
     parser.add_argument(
         "--rdzv-endpoint",
         metavar="HOST:PORT",
@@ -160,12 +164,27 @@ def run(args: argparse.Namespace) -> int:
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs: expected a positive number, got {args.runs}")
     _check_throughput_only(args)
-    layout = Layout(nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint)
-    layout.check()
+    # A rank Slurm or Open MPI started (srun / mpirun levelfield train): the manager says where it is.
+    place = managed_rank(os.environ)
+    if place is not None:
+        from levelfield.cli.launch.managed import check_command
+
+        layout = check_command(
+            place, nproc=args.nproc, nnodes=args.nnodes, node_rank=args.node_rank, endpoint=args.rdzv_endpoint,
+            device=args.device, framework=args.framework,
+        )  # fmt: skip
+    else:
+        layout = Layout(
+            nproc=1 if args.nproc is None else args.nproc,
+            nnodes=1 if args.nnodes is None else args.nnodes,
+            node_rank=args.node_rank or 0,
+            endpoint=args.rdzv_endpoint,
+        )
+        layout.check()
     if args.device is not None and layout.world_size > 1:
         raise UserError(
-            f"--device {args.device} with --nproc {args.nproc} --nnodes {args.nnodes}: each rank computes on its own "
-            "device (the launcher gives rank r GPU r where there are GPUs)",
+            f"--device {args.device} with --nproc {layout.nproc} --nnodes {layout.nnodes}: each rank computes on "
+            "its own device (the launcher gives rank r GPU r where there are GPUs)",
             hint="drop --device, or train in one process",
         )
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
@@ -200,7 +219,16 @@ def run(args: argparse.Namespace) -> int:
         throughput_steps=args.steps if args.throughput_only else None,
     )
     host_load.warn_if_busy()
-    if layout.world_size == 1:
+    if place is not None:
+        from levelfield.cli.launch.managed import done_line, exit_code, run_rank
+
+        if place.rank == 0:
+            (args.out / "summary.json").unlink(missing_ok=True)  # replaced below only by this run's rank 0
+        summary, interrupted_by, seeds = run_rank(options, place)
+        if summary is None:  # rank 0 writes the logs and summary.json
+            print(done_line(place, interrupted_by, seeds))
+            return exit_code(interrupted_by)
+    elif layout.world_size == 1:
         summary = train(options)
         write_summary(summary, args.out, args.rules_dir)  # every log cross-checked by mlperf_logging's own engine
         interrupted_by = summary["interrupted_by"]

@@ -23,6 +23,11 @@ the MLLOG files and summary.json. A failed rank stops every rank of the host,
 and its peers on other hosts see their collectives fail, so no rank waits
 forever; the first failure reaches the user as one clear error.
 
+Under a workload manager (`srun levelfield train`, `mpirun -n N levelfield
+train`), `launch()` is not used: the manager starts every rank and `managed.py`
+runs this process as one of them, joining through its framework's resolver
+of that manager; levelfield's starter and rendezvous are for bare hosts.
+
 This package sits beside the CLI, above the harness: it is where the
 frameworks' launch engines meet the framework-neutral trainer, so the harness
 imports no framework; only the engine of the chosen framework is imported.

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from levelfield.ground.cluster_managers import LEVELFIELD, TORCHRUN, launcher_record
 from levelfield.ground.errors import EXIT_USER_ERROR, UserError
 
 ERROR_FILE_ENV = "LEVELFIELD_ERROR_FILE"
@@ -73,7 +74,8 @@ class _ErrorReport:
 
 
 def parallel_module(framework: str) -> ModuleType:
-    """The framework's reference/<framework>_parallel.py: join_process_group, broadcast_decision, leave.
+    """The framework's reference/frameworks/<framework>/parallel.py: join_process_group (bare hosts),
+    join_managed_group (Slurm, Open MPI), broadcast_decision, broadcast_seed, leave_process_group.
 
     Imported here, for the chosen framework only: each of them imports its framework."""
     if framework == "pytorch":
@@ -102,7 +104,12 @@ def main(plan_file: str) -> int:
         rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
         backend = parallel.join_process_group(rank, size, plan["addresses"], trainer.settings["init_limit_s"])
         trainer.world = World(
-            rank=rank, size=size, nodes=plan["nodes"], backend=backend, broadcast=parallel.broadcast_decision
+            rank=rank,
+            size=size,
+            nodes=plan["nodes"],
+            backend=backend,
+            broadcast=parallel.broadcast_decision,
+            launcher=launcher_record(TORCHRUN if options["framework"] == "pytorch" else LEVELFIELD),
         )
         summary = trainer.run()
         if trainer.world.primary:

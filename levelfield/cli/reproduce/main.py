@@ -15,7 +15,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from levelfield.cli.reproduce.options import ReproduceOptions
-from levelfield.cli.reproduce.recipe import OpenTree, TreeResult, open_tree, run_index, training_recipe
+from levelfield.cli.reproduce.recipe import (
+    OpenTree,
+    TrainingRecipe,
+    TreeResult,
+    open_tree,
+    run_index,
+    training_recipe,
+)
 from levelfield.cli.reproduce.report import (
     document_head,
     environment_differences,
@@ -24,6 +31,7 @@ from levelfield.cli.reproduce.report import (
     write_report,
 )
 from levelfield.ground import layout as L
+from levelfield.ground.cluster_managers import MANAGED, MANAGER_NAMES, SLURM
 from levelfield.ground.errors import UserError
 
 
@@ -76,6 +84,35 @@ def require_plugin(tree: OpenTree, result: TreeResult) -> None:
         )
 
 
+def _manager(recipe: TrainingRecipe) -> str | None:
+    """e.g. "Slurm (job 41, step 0)" when a workload manager started the result's ranks, else None."""
+    launcher = recipe.launcher or {}
+    if launcher.get("name") not in MANAGED:
+        return None
+    step = f", step {launcher['step_id']}" if launcher.get("step_id") is not None else ""
+    return f"{MANAGER_NAMES[launcher['name']]} (job {launcher['job_id']}{step})"
+
+
+def _several_hosts(result: TreeResult, recipe: TrainingRecipe) -> UserError:
+    """Why a result trained on several hosts is not replayed here, with the command that replays it."""
+    per_node = recipe.world_size // recipe.nodes
+    manager = _manager(recipe)
+    started = f", its ranks started by {manager}" if manager else ""
+    if manager and recipe.launcher["name"] == SLURM:
+        replay = f"srun --nodes {recipe.nodes} --ntasks-per-node {per_node} levelfield train ... on a Slurm cluster"
+    elif manager:
+        replay = f"mpirun -n {recipe.world_size} --map-by ppr:{per_node}:node levelfield train ... over the hosts"
+    else:
+        replay = (
+            f"levelfield train --nproc {per_node} --nnodes {recipe.nodes} --node-rank R "
+            "--rdzv-endpoint HOST:PORT on each host"
+        )
+    return UserError(
+        f"result {result.id}: trained on {recipe.nodes} hosts{started}; a reproduction replays on this host only",
+        hint=f"replay it by hand: {replay} (docs/distributed.md)",
+    )
+
+
 def _refuse_overlap(out: Path, tree: Path) -> None:
     """--out inside the tree would change what was submitted; the tree inside --out would be replaced by --force."""
     a, b = out.resolve(), tree.resolve()
@@ -101,11 +138,7 @@ def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> 
 
     recipe = training_recipe(result, tree.suite)
     if recipe.nodes != 1:
-        raise UserError(
-            f"result {result.id}: trained on {recipe.nodes} hosts; a reproduction replays on this host only",
-            hint=f"replay it by hand: levelfield train --nproc {recipe.world_size // recipe.nodes} --nnodes "
-            f"{recipe.nodes} --node-rank R --rdzv-endpoint HOST:PORT on each host (docs/distributed.md)",
-        )
+        raise _several_hosts(result, recipe)
     seeds = recipe.seeds if options.seeds == "recorded" else fresh_seeds(len(recipe.seeds))
     reproduced = replay_training(recipe, options.out / "training", seeds, options.data_dir, options.rules_dir)
     submitted = sorted(result.training.logs, key=run_index)
@@ -121,6 +154,10 @@ def _training(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> 
         paired=options.seeds == "recorded",
     )
     how = f"with the {options.seeds} seeds ({len(seeds)} runs, profile {recipe.profile}, {recipe.mode})"
+    if recipe.world_size > 1:
+        how += f" on {recipe.world_size} processes of this host (levelfield train --nproc {recipe.world_size})"
+    if _manager(recipe):
+        how += f"; the submission's ranks were started by {_manager(recipe)}"
     return {
         **document_head("training", tree, result, how),
         "recipe": asdict(recipe),

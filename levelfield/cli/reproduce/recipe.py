@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.cluster_managers import LAUNCHER_DOMAIN, valid_launcher_record
 from levelfield.ground.errors import UserError
 from levelfield.ground.parse import MllogFile
 
@@ -98,6 +99,9 @@ class TrainingRecipe:
     overrides: dict  # the tunable hyperparameters, by rules name
     world_size: int  # processes over every node
     nodes: int = 1  # hosts; logs written before levelfield_nodes existed ran on one
+    # who started the processes (levelfield_launcher: a workload manager, torchrun or levelfield, and the
+    # manager's job and step ids); None for logs written before the key existed
+    launcher: dict | None = None
 
 
 def _logged(log: MllogFile, key: str, kind: type | tuple, what: str):
@@ -145,4 +149,17 @@ def training_recipe(result: TreeResult, suite: Suite) -> TrainingRecipe:
         overrides=overrides,
         world_size=_logged(first, LK.WORLD_SIZE, int, "a process count"),
         nodes=_logged(first, LK.NODES, int, "a node count") if first.first(LK.NODES) is not None else 1,
+        launcher=_launcher(first),
     )
+
+
+def _launcher(log: MllogFile) -> dict | None:
+    """The log's levelfield_launcher, checked as the checker checks it (TRN017); None when not logged."""
+    if log.first(LK.LAUNCHER) is None:
+        return None
+    value = log.value(LK.LAUNCHER)
+    if not valid_launcher_record(value):
+        raise UserError(
+            f"{log.path}: {LK.LAUNCHER} is {value!r}, expected {LAUNCHER_DOMAIN}; the run cannot be replayed from it"
+        )
+    return value

@@ -26,6 +26,7 @@ ENVIRONMENT_KEYS = (
     LK.DETERMINISM,  # switches and thread counts: a rerun with others need not repeat the run bit for bit
     LK.DEVICE,
     LK.WORLD_SIZE,
+    LK.LAUNCHER,  # its name only: a workload manager's job ids differ from job to job
     LK.DATASET_DIGEST,
     LK.SYSTEM_FINGERPRINT,
     LK.ENVIRONMENT,
@@ -45,6 +46,8 @@ def environment_differences(submitted: dict, reproduced: dict) -> list[dict]:
     """[{"what", "submitted", "reproduced"}] for every recorded fact that differs, in a stable order."""
     a, b = {}, {}
     for key in ENVIRONMENT_KEYS:
+        if key == LK.LAUNCHER and submitted.get(key) is None:
+            continue  # logs written before the key existed: who started them is unknown, not different
         a |= _flatten(submitted.get(key), key)
         b |= _flatten(reproduced.get(key), key)
     return [
@@ -55,8 +58,11 @@ def environment_differences(submitted: dict, reproduced: dict) -> list[dict]:
 
 
 def log_facts(log: MllogFile) -> dict:
-    """The ENVIRONMENT_KEYS a log records."""
-    return {key: log.value(key) for key in ENVIRONMENT_KEYS}
+    """The ENVIRONMENT_KEYS a log records (of levelfield_launcher, who started the processes)."""
+    facts = {key: log.value(key) for key in ENVIRONMENT_KEYS}
+    if isinstance(facts[LK.LAUNCHER], dict):
+        facts[LK.LAUNCHER] = {"name": facts[LK.LAUNCHER].get("name")}
+    return facts
 
 
 def same_hardware(differences: list[dict]) -> bool:

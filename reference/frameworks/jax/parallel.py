@@ -9,7 +9,8 @@
 
 One process keeps every array on one device, as the implementations always
 did. With N processes (`levelfield/cli/launch/`: each rank calls
-`join_process_group`, then builds its Implementation) JAX's own data
+`join_process_group`, or `join_managed_group` when Slurm or Open MPI started
+it, then builds its Implementation) JAX's own data
 parallelism applies: a `Mesh` over every process's devices with one axis,
 "data"; parameters, optimizer state and the training set replicated on every
 device (each process holds a full copy, as it does in one process); each
@@ -48,6 +49,7 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from levelfield.ground.cluster_managers import OPENMPI, SLURM, ManagedRank
 from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 # fp32 means fp32 on a GPU too: XLA:GPU computes float32 dots and convolutions in TF32 at JAX's "default"
@@ -171,6 +173,31 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
         local_device_ids=[local_rank],
         initialization_timeout=int(timeout_s),
     )
+    return _joined(rank, size)
+
+
+# jax.distributed's own names for the managers it reads (its cluster_detection_method)
+_DETECTION = {SLURM: "slurm", OPENMPI: "ompi"}
+
+
+def join_managed_group(place: ManagedRank, timeout_s: float) -> str:
+    """Join the ranks Slurm or Open MPI started (`srun`/`mpirun levelfield train`) through JAX's own resolver:
+    `jax.distributed.initialize` with no address, count or id reads them from the manager's variables (its
+    SlurmCluster: the step's first node and a port from the job id; its OmpiCluster: mpirun's address),
+    named explicitly because Open MPI under Slurm sets both families. The collectives' backend.
+    """
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    # JAX's resolver would give rank r GPU LOCALID, which a task given its own GPU (srun --gpus-per-task)
+    # does not see: that task's one GPU is its device 0. Untested here (no GPU).
+    devices = {"local_device_ids": [place.gpu_index]} if place.binds_gpus else {}
+    jax.distributed.initialize(
+        cluster_detection_method=_DETECTION[place.manager], initialization_timeout=int(timeout_s), **devices
+    )
+    return _joined(place.rank, place.size)
+
+
+def _joined(rank: int, size: int) -> str:
+    """Check the place jax.distributed gave this process, compile the broadcasts; the collectives' backend."""
     if (jax.process_index(), jax.process_count()) != (rank, size):
         raise RuntimeError(f"jax.distributed placed this process at {jax.process_index()} of {jax.process_count()}")
     # Compile the broadcast now: its first use is at the first evaluation, inside the timed run.
@@ -181,6 +208,12 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
 def broadcast_decision(decision: bool) -> bool:
     """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
     return bool(multihost_utils.broadcast_one_to_all(np.int32(1 if decision else 0)))
+
+
+def broadcast_seed(seed: int) -> int:
+    """Rank 0's integer (a seed, below 2^31: an int32) on every rank (every rank must call this at the same
+    point). The same int32 program as broadcast_decision, so nothing new is compiled."""
+    return int(multihost_utils.broadcast_one_to_all(np.int32(seed)))
 
 
 def leave_process_group() -> None:

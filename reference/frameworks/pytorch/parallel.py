@@ -4,7 +4,8 @@
     self.device = device or default_device()
     self.train_model = data_parallel(self.model, self.device)   # the model itself in one process
 
-Imports torch: only the PyTorch implementations and the rank worker (levelfield/cli/launch/worker.py) use it.
+Imports torch: only the PyTorch implementations and the ranks (levelfield/cli/launch/worker.py for the ranks
+torchrun starts, levelfield/cli/launch/managed.py for those Slurm or Open MPI start) use it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from levelfield.ground.cluster_managers import ManagedRank
 from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 _BYTES_PER_MIB = 2**20
@@ -64,15 +66,18 @@ def peak_device_memory_mib(device: str) -> float | None:
 
 
 # -- `levelfield train --nproc N`: what a rank torchrun started does with torch -------------------
-def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: float) -> str:
+def join_process_group(
+    rank: int, size: int, addresses: list[str], timeout_s: float, gpu_index: int | None = None
+) -> str:
     """Join the group torchrun's agent set up (env://: RANK, WORLD_SIZE, MASTER_ADDR/PORT); the backend.
 
     `rank`, `size` and `addresses` are what the agent's environment says too (the agent placed rank 0's
-    store at addresses[0]); a collective waiting longer than timeout_s raises instead of hanging.
+    store at addresses[0]); a collective waiting longer than timeout_s raises instead of hanging. With a
+    GPU, the rank drives GPU `gpu_index` of those it sees (default: LOCAL_RANK).
     """
     if torch.cuda.is_available():
         # Untested here (no GPU): rank r drives cuda:r, as torchvision's references do.
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]) if gpu_index is None else gpu_index)
         backend = "nccl"
     else:
         backend = "gloo"
@@ -82,12 +87,36 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
     return backend
 
 
+def join_managed_group(place: ManagedRank, timeout_s: float) -> str:
+    """Join the ranks Slurm or Open MPI started (`srun`/`mpirun levelfield train`): env:// from the manager's
+    variables, as torch.distributed reads them (torch has no resolver of its own for either manager).
+
+    RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE are the manager's; the store lives with rank 0 at
+    MASTER_ADDR:MASTER_PORT, the step's first node (or mpirun's host) and the run's port, unless the
+    user's environment names them already (as torch recipes for Slurm often do).
+    """
+    os.environ.setdefault("MASTER_ADDR", place.coordinator_host)
+    os.environ.setdefault("MASTER_PORT", str(place.port_base))
+    os.environ |= {
+        "RANK": str(place.rank),
+        "WORLD_SIZE": str(place.size),
+        "LOCAL_RANK": str(place.local_rank),
+        "LOCAL_WORLD_SIZE": str(place.local_size),
+    }
+    return join_process_group(place.rank, place.size, [], timeout_s, gpu_index=place.gpu_index)
+
+
 def broadcast_decision(decision: bool) -> bool:
     """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
+    return bool(broadcast_seed(1 if decision else 0))
+
+
+def broadcast_seed(seed: int) -> int:
+    """Rank 0's integer (a seed, below 2^31) on every rank (every rank must call this at the same point)."""
     device = f"cuda:{torch.cuda.current_device()}" if dist.get_backend() == "nccl" else "cpu"
-    flag = torch.tensor([1 if decision else 0], dtype=torch.int32, device=device)
-    dist.broadcast(flag, src=0)
-    return bool(flag.item())
+    value = torch.tensor([seed], dtype=torch.int64, device=device)
+    dist.broadcast(value, src=0)
+    return int(value.item())
 
 
 def leave_process_group() -> None:

@@ -8,9 +8,10 @@
 One process (the default) never creates a strategy: `strategy()` is None, `strategy_scope()` is a null
 context and `replicated(step)` is `step`, so the one-process path runs exactly the ops it ran before.
 
-N processes: levelfield/cli/launch/worker.py calls `join_process_group` before the implementation is built (the
-strategy must exist before TensorFlow's runtime starts). Each rank is one worker of
-tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG from the launcher's addresses) with one replica, its
+N processes: levelfield/cli/launch/worker.py calls `join_process_group` (managed.py `join_managed_group`, under
+Slurm or Open MPI) before the implementation is built (the strategy must exist before TensorFlow's runtime
+starts). Each rank is one worker of tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG from the launcher's
+addresses, or Slurm's resolver) with one replica, its
 CPU share (or its GPU); gradients travel through TensorFlow's collective ops, RING over gRPC on a CPU
 (NCCL on GPUs, untested here: no GPU). Keras does the gradient average itself, the idiomatic way: under a
 strategy a "sum_over_batch_size" loss is divided by the number of replicas and the optimizer's
@@ -31,10 +32,12 @@ from collections.abc import Callable
 
 import tensorflow as tf
 
+from levelfield.ground.cluster_managers import SLURM, ManagedRank
+from levelfield.ground.errors import UserError
 from levelfield.reference.interface import DeviceUnavailable, parse_device
 
 _STRATEGY: tf.distribute.Strategy | None = None
-_DECIDE: Callable | None = None  # the traced broadcast of rank 0's flag
+_DECIDE: Callable | None = None  # the traced broadcast of rank 0's value (a flag, a seed)
 
 
 def tf_device(requested: str | None) -> str:
@@ -110,17 +113,55 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
     is noticed anyway: levelfield's launcher stops this host's other ranks, and the strategy's health
     check (every 30 s) aborts the collectives of ranks on other hosts.
     """
-    global _STRATEGY
     if len(addresses) != size or not 0 <= rank < size:
         raise RuntimeError(f"rank {rank} of {size} does not fit the {len(addresses)} addresses {addresses}")
     os.environ["TF_CONFIG"] = json.dumps(
         {"cluster": {"worker": list(addresses)}, "task": {"type": "worker", "index": rank}}
     )
+    return _start_strategy(None, rank, size, int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def join_managed_group(place: ManagedRank, timeout_s: float) -> str:
+    """Become worker `place.rank` of the ranks Slurm or Open MPI started (`srun`/`mpirun levelfield train`).
+
+    Slurm: TensorFlow's own SlurmClusterResolver reads the step (SLURM_PROCID, SLURM_STEP_NODELIST,
+    SLURM_STEP_TASKS_PER_NODE) and lists worker i of a node at `port_base + i`. levelfield places the GPUs
+    itself (auto_set_gpu=False: the resolver would set CUDA_VISIBLE_DEVICES by its own count, which
+    fails under srun --gpus-per-task); gpus_per_node=tasks per node and gpus_per_task=1 only make it list
+    every task (it lists as many per node as GPU groups fit). It numbers the hosts in sorted order, ranks
+    node by node: a rank Slurm placed elsewhere (srun --distribution cyclic) is refused here.
+    Open MPI: TensorFlow has no resolver for it and Open MPI's variables name no other host, so one node
+    only (the launcher refuses more before any framework starts): TF_CONFIG as the Slurm resolver would
+    write it, worker i at localhost:port_base + i. `timeout_s`: as join_process_group.
+    """
+    if place.manager == SLURM:
+        resolver = tf.distribute.cluster_resolver.SlurmClusterResolver(
+            port_base=place.port_base, gpus_per_node=place.local_size, gpus_per_task=1, auto_set_gpu=False
+        )
+        listed = resolver.cluster_spec().task_address("worker", place.rank).rpartition(":")[0]
+        here = os.environ.get("SLURMD_NODENAME", listed)
+        if listed != here:
+            raise UserError(
+                f"SLURMD_NODENAME={here}: TensorFlow's SlurmClusterResolver places rank {place.rank} on {listed} "
+                "(ranks node by node, hosts in sorted order)",
+                hint="start the tasks node by node: srun --distribution block (Slurm's default)",
+            )
+        return _start_strategy(resolver, place.rank, place.size, place.gpu_index)
+    if place.nodes != 1:
+        raise UserError(f"Open MPI on {place.nodes} nodes: TensorFlow ranks under mpirun run on one node only")
+    workers = [f"localhost:{place.port_base + i}" for i in range(place.size)]
+    return join_process_group(place.rank, place.size, workers, timeout_s)
+
+
+def _start_strategy(resolver, rank: int, size: int, gpu_index: int) -> str:
+    """The run's MultiWorkerMirroredStrategy from `resolver` (None: TF_CONFIG); the collectives' transport."""
+    global _STRATEGY
     gpus = tf.config.list_physical_devices("GPU")
     if gpus:
-        # Untested here (no GPU): rank r drives its host's GPU LOCAL_RANK, one replica per process, as
-        # torch_parallel does; the strategy would otherwise make a replica of every visible GPU.
-        tf.config.set_visible_devices(gpus[int(os.environ.get("LOCAL_RANK", "0"))], "GPU")
+        # Untested here (no GPU): rank r drives its host's GPU LOCAL_RANK (its only one where the manager gave
+        # it one), one replica per process, as torch_parallel does; the strategy would otherwise make a replica
+        # of every visible GPU.
+        tf.config.set_visible_devices(gpus[gpu_index], "GPU")
     gpu = bool(gpus)
     implementation = (
         tf.distribute.experimental.CommunicationImplementation.NCCL
@@ -128,7 +169,7 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
         else tf.distribute.experimental.CommunicationImplementation.RING
     )
     options = tf.distribute.experimental.CommunicationOptions(implementation=implementation)
-    _STRATEGY = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    _STRATEGY = tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver, communication_options=options)
     if (_STRATEGY.cluster_resolver.task_id, _STRATEGY.num_replicas_in_sync) != (rank, size):
         raise RuntimeError(
             f"MultiWorkerMirroredStrategy placed this process at {_STRATEGY.cluster_resolver.task_id} "
@@ -138,19 +179,26 @@ def join_process_group(rank: int, size: int, addresses: list[str], timeout_s: fl
 
 
 def broadcast_decision(decision: bool) -> bool:
-    """Rank 0's `decision` on every rank: an all-reduce (SUM) of rank 0's 1/0 and the others' 0 (every rank
-    must call this at the same point)."""
+    """Rank 0's `decision` on every rank (every rank must call this at the same point)."""
+    return bool(broadcast_seed(1 if decision else 0))
+
+
+def broadcast_seed(seed: int) -> int:
+    """Rank 0's integer (a seed, below 2^31) on every rank: an all-reduce (SUM) of rank 0's value and the
+    others' 0 (every rank must call this at the same point). In float32, the dtype every collective of the
+    strategy here runs in, as its two 16-bit halves: float32 holds every integer below 2^24 exactly."""
     global _DECIDE
     if _DECIDE is None:
 
-        def decide(flag):
+        def decide(halves):
             # On this worker's device: a traced argument has none, and a collective needs one.
             with tf.device(_STRATEGY.extended.worker_devices[0]):
-                return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(flag))
+                return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, tf.identity(halves))
 
         _DECIDE = tf.function(replicated(decide))
-    first = _STRATEGY.cluster_resolver.task_id == 0
-    return bool(_DECIDE(tf.constant(1.0 if first and decision else 0.0, tf.float32)).numpy() > 0)
+    mine = [seed >> 16, seed & 0xFFFF] if _STRATEGY.cluster_resolver.task_id == 0 else [0, 0]
+    high, low = (int(half) for half in _DECIDE(tf.constant(mine, tf.float32)).numpy())
+    return (high << 16) | low
 
 
 def leave_process_group() -> None:
