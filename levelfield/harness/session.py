@@ -20,6 +20,16 @@ then runs the profile's repeats into run_<i>/. A timed run whose LoadGen
 verdict shows the sizes were wrong (sizing.size_again) changes them and the
 repeats start over, at most sizing.MAX_RESIZES times, so every repeat of a
 result runs with the same settings. Accuracy mode is one LoadGen run in --out.
+
+Each timed run is metered over StartTest (run_meter.py: the process tree's
+peak memory, the CPU shares of the tree, the host and other processes, energy;
+result.json's `runs[i].resources`), and the host's load is read over the
+sizing too. In a non-submittable profile (smoke, demo), a timed run that comes
+out INVALID while other processes took sizing.HOST_LOAD_RISE more of the host
+than during sizing was broken by the host, not by its sizes: it is sized again
+from a fresh probe and the repeats start over, at most
+sizing.MAX_HOST_LOAD_RERUNS times, said on stderr and recorded under
+`sizing.host_load_reruns`. A submission run is never re-run for it.
 """
 
 from __future__ import annotations
@@ -184,26 +194,6 @@ class Session:
         record["others_cpu_share"] = self.sizing_others_share
         return record
 
-    def host_load_rerun(self, outcome: LoadGenOutcome, index: int, reruns: list[dict]) -> dict | None:
-        """Whether a timed run that came out INVALID while the host's load rose since sizing is sized again
-        from a fresh probe and the repeats run again: never for a submittable profile (its INVALID run
-        stands), at most sizing.MAX_HOST_LOAD_RERUNS times. The record of the re-run, or None."""
-        share = (outcome.resources or {}).get("others_cpu_share")
-        if (
-            self.eff.get("submittable", True)
-            or outcome.records.get("result_validity") == "VALID"
-            or len(reruns) >= sizing.MAX_HOST_LOAD_RERUNS
-            or not sizing.host_load_rose(self.sizing_others_share, share)
-        ):
-            return None
-        return {
-            "run": index,
-            "result_validity": outcome.records.get("result_validity"),
-            "sizing_others_cpu_share": self.sizing_others_share,
-            "run_others_cpu_share": share,
-            "chosen": {key: self.eff[key] for key in sizing.SIZED_KEYS_BY_SCENARIO[self.eff["scenario"]]},
-        }
-
     def repeats(self, record: dict) -> tuple[list[LoadGenOutcome], list[dict]]:
         """The profile's repeats with one set of settings; sized again and started over when a run shows it:
         from a fresh probe when the host's load rose (host_load_rerun), else from LoadGen's verdict."""
@@ -216,10 +206,11 @@ class Session:
                 folder = self.options.out / RUN_FOLDER.format(index)
                 outcome = self.loadgen_run(folder, self.eff, f"{self.label} run {index}/{count}", metered=True)
                 runs.append(outcome)
-                rerun = self.host_load_rerun(outcome, index, reruns)
+                share = (outcome.resources or {}).get("others_cpu_share")
+                rerun = sizing.host_load_rerun(self.eff, outcome.records, self.sizing_others_share, share, reruns)
                 if rerun is not None:
-                    reruns.append(rerun)
-                    print(sizing.host_load_rerun_line(self.label, rerun, count, len(reruns)), file=sys.stderr)
+                    reruns.append({"run": index, **rerun})
+                    print(sizing.host_load_rerun_line(self.label, reruns[-1], count, len(reruns)), file=sys.stderr)
                     self.state.phase = "warmup"
                     fresh = self.size()
                     record.clear()

@@ -275,6 +275,28 @@ def host_load_rose(sizing_share: float | None, run_share: float | None) -> bool:
     return sizing_share is not None and run_share is not None and run_share - sizing_share >= HOST_LOAD_RISE
 
 
+def host_load_rerun(
+    eff: dict, records: dict, sizing_share: float | None, run_share: float | None, done: list
+) -> dict | None:
+    """Whether a timed run (`records`: its detail log) is sized again from a fresh probe and the repeats run
+    again because the host's load broke it: it came out INVALID while other processes' share of the host
+    rose by HOST_LOAD_RISE since sizing; never under a submittable profile (its INVALID run stands); at most
+    MAX_HOST_LOAD_RERUNS times (`done`: the re-runs so far). The re-run's record, or None."""
+    if (
+        eff.get("submittable", True)
+        or records.get("result_validity") == "VALID"
+        or len(done) >= MAX_HOST_LOAD_RERUNS
+        or not host_load_rose(sizing_share, run_share)
+    ):
+        return None
+    return {
+        "result_validity": records.get("result_validity"),
+        "sizing_others_cpu_share": sizing_share,
+        "run_others_cpu_share": run_share,
+        "chosen": {key: eff[key] for key in SIZED_KEYS_BY_SCENARIO[eff["scenario"]] if key in eff},
+    }
+
+
 def host_load_rerun_line(label: str, rerun: dict, repeats: int, done: int) -> str:
     """What a re-run after the host's load rose says on stderr (session.py)."""
     before, during = rerun["sizing_others_cpu_share"], rerun["run_others_cpu_share"]
