@@ -106,18 +106,14 @@ def test_a_busy_loop_started_halfway_is_recorded_as_other_processes_load(loaded_
     )
 
 
-def one_release_check(result: dict):
-    """The checker's verdict for a tree holding the loaded run: clean (the leaderboard ranks clean trees
-    only; SYS009 is a warning), read under rules 1.2."""
+def checked_under_1_2(path, **_options) -> Report:
+    """The checker's verdict for a synthetic tree: clean (the leaderboard ranks clean trees only; SYS009 is a
+    warning), read under rules 1.2, whose threshold the leaderboard marks by."""
+    from levelfield.ground.submission.loader import load_submission
+    from levelfield.ground.submission.tree import read_tree
 
-    def check(path, **_options) -> Report:
-        from levelfield.ground.submission.loader import load_submission
-        from levelfield.ground.submission.tree import read_tree
-
-        suite = load_suite(RULES)
-        return Report(str(path), RULES, [], submission=load_submission(read_tree(Path(path)), suite), suite=suite)
-
-    return check
+    suite = load_suite(RULES)
+    return Report(str(path), RULES, [], submission=load_submission(read_tree(Path(path)), suite), suite=suite)
 
 
 def test_the_loaded_run_is_marked_in_the_leaderboard(loaded_run, tmp_path):
@@ -127,7 +123,7 @@ def test_the_loaded_run_is_marked_in_the_leaderboard(loaded_run, tmp_path):
     )
     performance = next(tree.rglob("pytorch/offline/performance/result.json"))
     performance.write_text(json.dumps({**json.loads(performance.read_text()), "runs": result["runs"]}))
-    doc = build_document(collect([tree], check=one_release_check(result)))
+    doc = build_document(collect([tree], check=checked_under_1_2))
     pytorch = next(r for r in doc["inference"] if r["framework"] == "pytorch")
     jax = next(r for r in doc["inference"] if r["framework"] == "jax")
     assert pytorch["host_loaded"] is True and pytorch["scenarios"]["offline"]["host_loaded"] is True
@@ -230,3 +226,21 @@ def test_when_a_run_is_rerun_for_the_hosts_load(submittable, validity, shares, d
     assert (found is not None) == rerun
     if rerun:
         assert found["chosen"] == {"max_batch_size": 64, "target_qps": 900.0}
+
+
+def test_training_rows_are_marked_by_their_busiest_run(tmp_path):
+    tree = write_tree(tmp_path / "acme", inference={})
+    shares = {"pytorch": [0.02, 0.4, 0.03, 0.02, 0.01], "jax": [0.02] * 5}  # tensorflow: logs before metering
+    for framework, values in shares.items():
+        for i, share in enumerate(values):
+            log = next(tree.rglob(f"{framework}/training/result_{i}.txt"))
+            lines = log.read_text().splitlines(keepends=True)
+            stop = lines.pop()  # run_stop, last
+            entry = json.loads(stop[len(":::MLLOG ") :])
+            added = {**entry, "key": "levelfield_others_cpu_share", "value": share, "metadata": {"file": "x"}}
+            log.write_text("".join(lines) + ":::MLLOG " + json.dumps(added) + "\n" + stop)
+    doc = build_document(collect([tree], check=checked_under_1_2))
+    marks = {r["framework"]: (r["host_loaded"], r["others_cpu_share_max"]) for r in doc["training"]}
+    assert marks == {"pytorch": (True, 0.4), "jax": (False, 0.02), "tensorflow": (None, None)}
+    row = next(line for line in render_markdown(doc).splitlines() if line.startswith("| trn-") and "pytorch" in line)
+    assert "40% loaded" in row

@@ -258,7 +258,7 @@ def _enabled(value: Any) -> bool | str:
     return value if value == NOT_EXPOSED else int(value) == _NVML_FEATURE_ENABLED
 
 
-def gpu_settings(nvml, index: int, nvml_error: type[BaseException]) -> dict:
+def gpu_settings(nvml: Any, index: int, nvml_error: type[BaseException]) -> dict:
     """What decides how fast one GPU runs besides its model: application clocks (MHz), power limit (W),
     ECC (current, pending) and persistence mode; and its clocks now (MHz), which move with load and
     temperature and so are recorded apart ("clocks_mhz", outside the environment's digest)."""
