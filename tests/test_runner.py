@@ -459,10 +459,10 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     in_loadgen = []
     original = session.Session.loadgen_run
 
-    def marked(self, folder, eff, label):
+    def marked(self, folder, eff, label, **kwargs):
         in_loadgen.append(True)
         try:
-            return original(self, folder, eff, label)
+            return original(self, folder, eff, label, **kwargs)
         finally:
             in_loadgen.pop()
 
