@@ -84,6 +84,7 @@ NOT_YET_IN_EXAMPLE = {
     "*/result.json runs/*/resources/peak_tree_rss_mib",
     "*/result.json runs/*/resources/peak_*_mib",
     "*/result.json runs/*/resources/sample_interval_ms",
+    "*/result.json runs/*/resources/tree_processes",
     "*/result.json runs/*/resources/*_s",
     "*/result.json runs/*/resources/*",
 }

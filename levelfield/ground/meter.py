@@ -129,7 +129,7 @@ class ResourceMeter:
             "sample_interval_ms": self.interval_ms,
             "samples": self._samples,
             "peak_tree_rss_mib": self._peak_rss / _BYTES_PER_MIB if self._peak_processes else None,
-            "tree_processes": self._peak_processes,
+            "tree_processes": self._peak_processes or None,  # None: no process of the tree could be read
             "process_cpu_s": tree_cpu_s,
             **self._shares(self._jiffies, jiffies, tree_cpu_s),
             "cpu_energy_j": self._rapl.joules() if self._rapl is not None else NOT_MEASURED,

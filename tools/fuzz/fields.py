@@ -448,6 +448,7 @@ FIELDS: tuple[FieldRule, ...] = (
     typed("*/result.json runs/*/resources/peak_tree_rss_mib", "number > 0 or null", _COST, "STR010"),
     typed("*/result.json runs/*/resources/peak_*_mib", "number >= 0 or null", _COST, "STR010"),
     typed("*/result.json runs/*/resources/sample_interval_ms", "integer >= 1 or null", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/tree_processes", "integer >= 1 or null", _COST, "STR010"),
     typed("*/result.json runs/*/resources/*_s", "number >= 0", _COST, "STR010"),
     typed("*/result.json runs/*/resources/*", "integer >= 0", _COST + " (counts: samples, processes)", "STR010"),
     must("*/result.json environment*", "REP001 RUL003", "the software stack of the run"),
