@@ -103,6 +103,9 @@ class Suite:
     loadgen_accuracy_log: dict = field(default_factory=dict)  # absent from a rules version: not checked
     # The divisions whose results may come from a plugin's framework (docs/plugins.md); absent (1.0, 1.1): none.
     plugin_divisions: list[str] = field(default_factory=list)
+    # What every run measures besides its score (rules 1.2: the meter's sample interval); absent: the
+    # harness's own default (levelfield/harness/run_meter.py), recorded in every run all the same
+    measurement: dict = field(default_factory=dict)
 
     @property
     def convergence_test(self) -> str:
@@ -232,6 +235,7 @@ def load_suite(version: str | None = None, rules_dir: str | os.PathLike | None =
         loadgen_seeds=raw["loadgen_seeds"],
         loadgen_query_stream=raw.get("loadgen_query_stream", {}),
         loadgen_accuracy_log=raw.get("loadgen_accuracy_log", {}),
+        measurement=raw.get("measurement", {}),
         profiles=raw["profiles"],
         hyperparameter_log_keys=raw["hyperparameter_log_keys"],
         checks=raw["checks"],

@@ -162,6 +162,11 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
         "levelfield_submittable": False,
         "levelfield_peak_rss_mib": 512.0,
         "levelfield_launcher": launcher_record("levelfield"),
+        "levelfield_sample_interval_ms": 100,
+        "levelfield_peak_tree_rss_mib": 812.5,
+        "levelfield_tree_processes": 3,
+        "levelfield_others_cpu_share": 0.03,
+        "levelfield_cpu_energy_j": "not measured",  # the string a run without a meter writes
     }
     for key, (domain, ok) in DOMAINS.items():
         assert ok(written.get(key, 0.0)), (key, domain)

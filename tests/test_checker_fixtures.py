@@ -566,6 +566,7 @@ def plant_acc003(tree, tmp):
 
 
 from tests import (  # noqa: E402 - beside their checks
+    cost_plants,
     log_key_plants,
     node_plants,
     provisional_plants,
@@ -573,7 +574,7 @@ from tests import (  # noqa: E402 - beside their checks
     throughput_plants,
 )
 
-_PLANT_MODULES = (log_key_plants, node_plants, provisional_plants, signature_plants, throughput_plants)
+_PLANT_MODULES = (cost_plants, log_key_plants, node_plants, provisional_plants, signature_plants, throughput_plants)
 _SCOPES = (globals(), *(vars(m) for m in _PLANT_MODULES))
 PLANTS = {n[len("plant_") :].upper(): fn for scope in _SCOPES for n, fn in scope.items() if n.startswith("plant_")}
 

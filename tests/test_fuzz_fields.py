@@ -69,6 +69,28 @@ NOT_YET_IN_EXAMPLE = {
     "training/result_N.txt levelfield_launcher value/name",
     "training/result_N.txt levelfield_launcher value/*_id",
     "training/result_N.txt levelfield_launcher *",
+    # the cost of a result (issue 37): recorded by runs made after the example
+    "*host/gpus/*/clocks_mhz*",
+    "*distributions_digest",
+    "training/result_N.txt levelfield_peak_device_memory*mib value",
+    "training/result_N.txt levelfield_*_cpu_share value",
+    "training/result_N.txt levelfield_*energy_j value",
+    "training/result_N.txt levelfield_process_cpu_s value",
+    "training/result_N.txt levelfield_tree_processes value",
+    "training/result_N.txt levelfield_sample_interval_ms value",
+    "training/result_N.txt levelfield_price_usd value",
+    "*.json sizing*_share",
+    "*.json sizing/host_load_reruns/*/run",  # only where the host's load rose during a demo or smoke run
+    "*.json sizing/host_load_reruns/*/result_validity",
+    "*/result.json runs/*/resources/price_usd_per_million_samples",
+    "*/result.json runs/*/resources/*_cpu_share",
+    "*/result.json runs/*/resources/*energy_j",
+    "*/result.json runs/*/resources/peak_tree_rss_mib",
+    "*/result.json runs/*/resources/peak_*_mib",
+    "*/result.json runs/*/resources/sample_interval_ms",
+    "*/result.json runs/*/resources/tree_processes",
+    "*/result.json runs/*/resources/*_s",
+    "*/result.json runs/*/resources/*",
 }
 
 

@@ -59,6 +59,12 @@ def check_performance_result(result: dict, scenario: str) -> None:
     assert result["submittable"] is False  # smoke is never submittable, VALID or not
     assert result["statistics"]["n"] == result["repeats"] == len(result["runs"])
     assert result["system_fingerprint"]["digest"] and result["environment"]["digest"]
+    for run in result["runs"]:  # what each repeat cost (levelfield/harness/run_meter.py)
+        cost = run["resources"]
+        assert cost["samples"] > 0 and cost["window_s"] > 0 and cost["peak_tree_rss_mib"] > 0
+        assert 0 <= cost["others_cpu_share"] <= cost["host_cpu_share"] <= 1
+        assert cost["sample_interval_ms"] >= 1 and "price_usd_per_million_samples" not in cost  # no --system
+    assert 0 <= result["sizing"]["others_cpu_share"] <= 1  # the host's load while the sizes were measured
 
 
 def test_cli_performance_singlestream(tmp_path):
@@ -453,10 +459,10 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
     in_loadgen = []
     original = session.Session.loadgen_run
 
-    def marked(self, folder, eff, label):
+    def marked(self, folder, eff, label, **kwargs):
         in_loadgen.append(True)
         try:
-            return original(self, folder, eff, label)
+            return original(self, folder, eff, label, **kwargs)
         finally:
             in_loadgen.pop()
 

@@ -48,7 +48,24 @@ LEVELFIELD_KEYS = [
     "levelfield_peak_rss_mib",
 ]
 # Logged only where a GPU is measured (NVML, torch.cuda); a CPU-only machine must not make them up.
-GPU_KEYS = ["levelfield_peak_device_memory_mib", "levelfield_device_memory_used_mib", "levelfield_energy_j"]
+GPU_KEYS = [
+    "levelfield_peak_device_memory_mib",
+    "levelfield_device_memory_used_mib",
+    "levelfield_peak_device_memory_used_mib",
+]
+# What every run cost (levelfield/harness/run_meter.py), logged by rank 0 at run_stop; energy "not measured"
+# where no meter exists, and a price only with a system description that declares one.
+COST_KEYS = [
+    "levelfield_sample_interval_ms",
+    "levelfield_peak_tree_rss_mib",
+    "levelfield_tree_processes",
+    "levelfield_process_cpu_s",
+    "levelfield_process_cpu_share",
+    "levelfield_host_cpu_share",
+    "levelfield_others_cpu_share",
+    "levelfield_cpu_energy_j",
+    "levelfield_energy_j",
+]
 CPU_ONLY = not query_nvml()["devices"]
 
 
@@ -96,6 +113,12 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
     assert {r["metadata"]["file"] for r in records} == {"levelfield/harness/trainer.py"}
     if CPU_ONLY:
         assert not set(GPU_KEYS) & set(keys), "GPU figures logged on a machine without a GPU"
+        assert by_key["levelfield_energy_j"]["value"] == "not measured"
+    for key in COST_KEYS:
+        assert keys.count(key) == 1, key
+    assert by_key["levelfield_tree_processes"]["value"] >= world_size  # rank 0 walks every rank from the launcher
+    # the lines closing the run carry run_stop's time: the time the run is priced by
+    assert {r["time_ms"] for r in records if r["key"] in COST_KEYS} == {by_key["run_stop"]["time_ms"]}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs"][0]["peer_compliance"] is True
     assert summary["world_size"] == world_size

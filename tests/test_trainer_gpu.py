@@ -18,7 +18,7 @@ from levelfield.ground.accelerators import energy_j, gpu_selectors, open_gpu_met
 from levelfield.harness.options import TrainOptions
 from levelfield.harness.run_outcome import RunOutcome
 from levelfield.harness.runlog import RunLog
-from levelfield.harness.trainer import Trainer
+from levelfield.harness.trainer import Trainer, now_ms
 
 _FAKE_PATH = Path(__file__).parent / "fakes" / "fake_pynvml.py"
 _spec = importlib.util.spec_from_file_location("levelfield_tests_fake_pynvml", _FAKE_PATH)
@@ -121,12 +121,14 @@ def trainer(tmp_path):
 def finish_run(trainer, impl, tmp_path, advance_mj: int = 0, devices=None) -> dict:
     """run_start -> run_stop of a run on `impl`, the way run_one does it; the logged records by key."""
     log = RunLog(tmp_path / "result_0.txt")
-    gpu = trainer._gpu_meter(impl)  # reads the energy counters at "run_start"
+    start_ms = now_ms()
+    log.start("run_start", time_ms=start_ms)
+    meter = trainer._meter(impl)  # reads the energy counters at "run_start"
     for device in devices or []:
         device.energy_mj += advance_mj
     outcome = RunOutcome.started(0, 1, log.path)
     outcome.reason, outcome.epochs = "max epochs", 1
-    trainer._finish(log, outcome, impl, gpu)
+    trainer._finish(log, outcome, impl, meter, start_ms)
     log.close()
     return {r["key"]: r for r in mllog_records(tmp_path / "result_0.txt")}
 
@@ -140,6 +142,7 @@ def test_a_gpu_run_logs_energy_and_device_memory(trainer, tmp_path, monkeypatch)
     assert logged["levelfield_energy_j"]["value"] == pytest.approx(42.0)  # mJ -> J, GPU 0 only
     assert logged["levelfield_peak_device_memory_mib"]["value"] == 812.5
     assert logged["levelfield_device_memory_used_mib"]["value"] == pytest.approx(3 * GIB / MIB)
+    assert logged["levelfield_peak_device_memory_used_mib"]["value"] == pytest.approx(3 * GIB / MIB)
     keys = list(logged)
     assert keys.index("levelfield_peak_rss_mib") < keys.index("levelfield_energy_j") < keys.index("run_stop")
 
@@ -150,4 +153,5 @@ def test_a_cpu_run_logs_no_gpu_figures_even_on_a_gpu_machine(trainer, tmp_path, 
     impl = types.SimpleNamespace(device="cpu", peak_device_memory_mib=lambda: None)
     logged = finish_run(trainer, impl, tmp_path)
     assert not set(GPU_KEYS) & set(logged)
+    assert logged["levelfield_energy_j"]["value"] == "not measured"  # said, not left to guess
     assert fake.calls == [], "NVML is not even asked for a run on the CPU"

@@ -19,7 +19,7 @@ from test_trainer import mllog_records
 from levelfield.harness import trainer as trainer_module
 from levelfield.harness.options import TrainOptions
 from levelfield.harness.run_outcome import RunOutcome
-from levelfield.harness.trainer import DeviceMeter, Schedule, Trainer
+from levelfield.harness.trainer import Schedule, Trainer
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 from levelfield.rules import load_suite
@@ -61,6 +61,7 @@ def test_summary_run_entries_keep_their_key_order(tmp_path):
         "energy_j",
         "train_samples_per_s",
         "step_time_ms",
+        "resources",
     ]
 
 
@@ -101,12 +102,6 @@ def test_a_sample_cadence_cuts_epochs_into_segments_with_fractional_epochs(recip
     assert schedule.segments(2)[0] == (0, 2, 1.25)
     odd = Schedule.for_run(recipe, {"max_epochs": 1, "eval_every_samples": 3 * batch}, 0, 8 * batch)
     assert odd.segments(1) == [(0, 3, 3 / 8), (3, 6, 6 / 8), (6, 8, 1.0)]  # the epoch's end is always one
-
-
-def test_a_device_meter_closes_its_nvml_meter():
-    closed = []
-    DeviceMeter(meter=types.SimpleNamespace(close=lambda: closed.append(True)), energy_start_mj=5).close()
-    assert closed == [True]
 
 
 # -- run_one's end under signals, in this process ----------------------------------------------

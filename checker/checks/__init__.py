@@ -5,6 +5,7 @@
 | CHK | structure.py | the checker itself (internal errors) |
 | STR | structure.py | layout, MANIFEST integrity, path and size safety |
 | SYS | system.py | system descriptions and declared versus observed hardware, nodes and processes per node |
+| SYS, REP | cost.py | the host's load, price and settings against rules and system; one way of metering per result |
 | TRN | training.py | MLLOG training logs against the rules |
 | TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
@@ -30,6 +31,7 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     accuracy,
     code_reference,
     convergence,
+    cost,
     inference,
     log_order,
     log_values,

@@ -4,7 +4,8 @@ The TRN checks of training.py hold a log's values to the rules (target,
 hyperparameters, sample counts); this one holds the values no rule sets to
 the only values the trainer can write: a seed it can draw, process and node
 counts of at least one, times and memory that are finite and not negative,
-the starter of the processes it can name.
+the starter of the processes it can name, shares of the host's CPU time
+between 0 and 1, energy that is a number or "not measured".
 """
 
 from __future__ import annotations
@@ -19,12 +20,24 @@ from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.cluster_managers import LAUNCHER_DOMAIN, valid_launcher_record
+from levelfield.ground.meter import NOT_MEASURED
 from levelfield.ground.parse import finite_number, plain_int
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
     from levelfield.ground.submission.records import Submission
 
+
+def _share(v: object) -> bool:
+    return finite_number(v) and 0 <= v <= 1
+
+
+def _energy(v: object) -> bool:
+    return v == NOT_MEASURED or (finite_number(v) and v >= 0)
+
+
+_SHARE = ("a finite number in [0, 1]", _share)
+_ENERGY = (f"a finite number >= 0 or {NOT_MEASURED!r}", _energy)
 
 # key -> (the domain in words, the test); keys absent from a log are TRN001's (required) or optional.
 DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
@@ -38,7 +51,17 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     LK.PEAK_RSS_MIB: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.PEAK_DEVICE_MEMORY_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
-    LK.ENERGY_J: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.ENERGY_J: _ENERGY,
+    LK.CPU_ENERGY_J: _ENERGY,
+    LK.SAMPLE_INTERVAL_MS: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
+    LK.PEAK_TREE_RSS_MIB: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.TREE_PROCESSES: ("an integer >= 1", lambda v: plain_int(v) and v >= 1),
+    LK.PROCESS_CPU_S: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.PROCESS_CPU_SHARE: _SHARE,
+    LK.HOST_CPU_SHARE: _SHARE,
+    LK.OTHERS_CPU_SHARE: _SHARE,
+    LK.PEAK_DEVICE_MEMORY_USED_MIB: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
+    LK.PRICE_USD: ("a finite number >= 0", lambda v: finite_number(v) and v >= 0),
     LK.TRAIN_SAMPLES_PER_S: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.STEP_TIME_MS: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.LAUNCHER: (LAUNCHER_DOMAIN, valid_launcher_record),
@@ -49,8 +72,10 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
 def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a training log holds a value the trainer cannot have written: a seed outside [0, 2^31),
     a run index below 0, a process or node count below 1, a submittable flag that is not a boolean, a time,
-    memory or energy figure that is negative or not a finite number, or a levelfield_launcher that names
-    no starter levelfield knows (slurm, openmpi, torchrun, levelfield) or lacks a workload manager's job id.
+    memory, price or energy figure that is negative or not a finite number (energy may say "not measured"),
+    a share of the host's CPU time outside [0, 1], a sample interval below 1 ms, or a levelfield_launcher
+    that names no starter levelfield knows (slurm, openmpi, torchrun, levelfield) or lacks a workload
+    manager's job id.
     Why: the trainer writes these from what it measured or drew; a value outside the domain is an edit
     (or a corrupted file), and the figures shown next to the time to train would be made up.
     Bad: seed -1; levelfield_peak_rss_mib "1.0" (a string); levelfield_launcher {"name": "pbs", ...}.

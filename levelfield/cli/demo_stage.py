@@ -123,6 +123,7 @@ def infer_step(
                 data_dir=o.data_dir,
                 rules_dir=o.rules_dir,
                 rules_version=o.rules_version,
+                system=o.system,
             ),
             impl=impl,
         )
@@ -140,9 +141,11 @@ def infer_step(
         return
     from levelfield.cli.commands.infer import performance_line
 
+    reruns = result["sizing"].get("host_load_reruns") or []
+    again = f", sized again {len(reruns)}x after the host's load rose" if reruns else ""
     say(
         o.framework,
-        f"{scenario} performance: {performance_line(result)}, {result['result_validity'] or 'NO RESULT'} {took}",
+        f"{scenario} performance: {performance_line(result)}, {result['result_validity'] or 'NO RESULT'}{again} {took}",
     )
 
 

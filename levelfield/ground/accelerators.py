@@ -229,3 +229,65 @@ def open_gpu_meter(
             nvml.nvmlShutdown()
         return None
     return GpuMeter(nvml, handles, nvml_error)
+
+
+# -- the GPUs' settings, for each run's environment record (environment.py) --------------------------
+NOT_EXPOSED = "not exposed"  # a setting the driver does not report (or the board does not have)
+# NVML's clock domains (pynvml NVML_CLOCK_GRAPHICS, _SM, _MEM), by the names the record uses.
+_CLOCK_DOMAINS = {"graphics": 0, "sm": 1, "memory": 2}
+_NVML_FEATURE_ENABLED = 1
+
+
+def _nvml_value(call: Callable[[], Any], nvml_error: type[BaseException]) -> Any:
+    """One NVML reading, or NOT_EXPOSED when the board or driver does not support it."""
+    try:
+        return call()
+    except (nvml_error, AttributeError):  # AttributeError: a binding older than the call
+        return NOT_EXPOSED
+
+
+def _clocks(nvml, handle, reading: str, nvml_error) -> dict:
+    call = getattr(nvml, reading, None)
+    return {
+        name: _nvml_value(lambda domain=domain: int(call(handle, domain)), nvml_error) if call else NOT_EXPOSED
+        for name, domain in _CLOCK_DOMAINS.items()
+    }
+
+
+def _enabled(value: Any) -> bool | str:
+    return value if value == NOT_EXPOSED else int(value) == _NVML_FEATURE_ENABLED
+
+
+def gpu_settings(nvml: Any, index: int, nvml_error: type[BaseException]) -> dict:
+    """What decides how fast one GPU runs besides its model: application clocks (MHz), power limit (W),
+    ECC (current, pending) and persistence mode; and its clocks now (MHz), which move with load and
+    temperature and so are recorded apart ("clocks_mhz", outside the environment's digest)."""
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    ecc = _nvml_value(lambda: nvml.nvmlDeviceGetEccMode(handle), nvml_error)
+    power = _nvml_value(lambda: nvml.nvmlDeviceGetPowerManagementLimit(handle) / _MILLIWATTS_PER_WATT, nvml_error)
+    return {
+        "index": index,
+        "uuid": _nvml_value(lambda: _text(nvml.nvmlDeviceGetUUID(handle)), nvml_error),
+        "application_clocks_mhz": _clocks(nvml, handle, "nvmlDeviceGetApplicationsClock", nvml_error),
+        "power_limit_w": power,
+        "ecc": ecc if ecc == NOT_EXPOSED else {"current": _enabled(ecc[0]), "pending": _enabled(ecc[1])},
+        "persistence_mode": _enabled(_nvml_value(lambda: nvml.nvmlDeviceGetPersistenceMode(handle), nvml_error)),
+        "clocks_mhz": _clocks(nvml, handle, "nvmlDeviceGetClockInfo", nvml_error),
+    }
+
+
+def query_gpu_settings(import_module: Callable[[str], Any] = importlib.import_module) -> list[dict] | str:
+    """gpu_settings of every GPU NVML sees; NOT_EXPOSED without NVML (no package, no driver: a CPU system)."""
+    try:
+        nvml = import_module("pynvml")
+        nvml.nvmlInit()
+    except Exception:  # not installed, or no driver
+        return NOT_EXPOSED
+    nvml_error = getattr(nvml, "NVMLError", Exception)
+    try:
+        return [gpu_settings(nvml, i, nvml_error) for i in range(nvml.nvmlDeviceGetCount())]
+    except nvml_error:
+        return NOT_EXPOSED
+    finally:
+        with contextlib.suppress(Exception):
+            nvml.nvmlShutdown()

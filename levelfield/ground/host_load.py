@@ -29,7 +29,7 @@ BUSY_SHARE_WARNING = 0.25
 MIN_WINDOW_S = 0.05  # a shorter window (a command that started in no time) says nothing reliable
 
 
-def _cpu_jiffies() -> tuple[int, int] | None:
+def cpu_jiffies() -> tuple[int, int] | None:
     """(busy, total) jiffies of every CPU since boot, from /proc/stat's first line; None when unreadable."""
     try:
         first = PROC_STAT.read_text(encoding="ascii").splitlines()[0].split()
@@ -50,14 +50,14 @@ class HostWatch:
     """The host's CPU time and this process's own, from construction to each `others_share()` call."""
 
     def __init__(self) -> None:
-        self._start = _cpu_jiffies()
+        self._start = cpu_jiffies()
         self._own_s = time.process_time()
         self._wall_s = time.monotonic()
 
     def others_share(self) -> float | None:
         """Share (0-1) of the host's CPU time that other processes used since construction; None when not
         measurable (no /proc/stat, or too short a window)."""
-        now = _cpu_jiffies()
+        now = cpu_jiffies()
         if self._start is None or now is None or time.monotonic() - self._wall_s < MIN_WINDOW_S:
             return None
         busy, total = now[0] - self._start[0], now[1] - self._start[1]

@@ -58,7 +58,23 @@ TIME_TO_FIRST_STEP_S = "levelfield_time_to_first_step_s"
 PEAK_RSS_MIB = "levelfield_peak_rss_mib"
 PEAK_DEVICE_MEMORY_MIB = "levelfield_peak_device_memory_mib"  # GPUs only; absent on a CPU
 DEVICE_MEMORY_USED_MIB = "levelfield_device_memory_used_mib"  # GPUs only (NVML)
-ENERGY_J = "levelfield_energy_j"  # GPUs only (NVML), run_start..run_stop
+# The GPUs' energy (NVML's total-energy counters), run_start..run_stop, in J; "not measured" where no GPU
+# meter exists (a CPU run; logs written before that value existed leave the key out)
+ENERGY_J = "levelfield_energy_j"
+# The cost of a result (levelfield/ground/meter.py, levelfield/harness/run_meter.py), over run_start..run_stop:
+SAMPLE_INTERVAL_MS = "levelfield_sample_interval_ms"  # how often memory and energy were sampled
+PEAK_TREE_RSS_MIB = "levelfield_peak_tree_rss_mib"  # highest summed RSS of the run's process tree (sampled)
+TREE_PROCESSES = "levelfield_tree_processes"  # most processes of the tree seen at once (workers, ranks)
+PROCESS_CPU_S = "levelfield_process_cpu_s"  # CPU seconds the tree used
+# Shares (0-1) of the host's CPU time, all CPUs together: the tree's, every process's, and other processes'
+# (the host's load: above the rules' checks.host_load_max_others_share the result is marked, SYS009)
+PROCESS_CPU_SHARE = "levelfield_process_cpu_share"
+HOST_CPU_SHARE = "levelfield_host_cpu_share"
+OTHERS_CPU_SHARE = "levelfield_others_cpu_share"
+CPU_ENERGY_J = "levelfield_cpu_energy_j"  # the CPU packages' (RAPL), in J, or "not measured"
+PEAK_DEVICE_MEMORY_USED_MIB = "levelfield_peak_device_memory_used_mib"  # NVML's used memory, highest sample
+# hourly_price_usd of the system description x nodes x (run_stop - run_start); only with a declared price
+PRICE_USD = "levelfield_price_usd"
 # The timed steps' throughput (levelfield/harness/throughput.py): global-batch samples per second over the
 # train_steps calls, and the median of the calls' mean step times; absent when no step was timed
 TRAIN_SAMPLES_PER_S = "levelfield_train_samples_per_s"
@@ -108,6 +124,16 @@ LOG_KEYS = (
     PEAK_DEVICE_MEMORY_MIB,
     DEVICE_MEMORY_USED_MIB,
     ENERGY_J,
+    SAMPLE_INTERVAL_MS,
+    PEAK_TREE_RSS_MIB,
+    TREE_PROCESSES,
+    PROCESS_CPU_S,
+    PROCESS_CPU_SHARE,
+    HOST_CPU_SHARE,
+    OTHERS_CPU_SHARE,
+    CPU_ENERGY_J,
+    PEAK_DEVICE_MEMORY_USED_MIB,
+    PRICE_USD,
     TRAIN_SAMPLES_PER_S,
     STEP_TIME_MS,
     TIMED_STEPS,

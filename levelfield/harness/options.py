@@ -41,6 +41,7 @@ class InferOptions:
     progress: bool = True  # the bar on stderr (shown only on a terminal)
     repeats: int | None = None  # performance runs; None: the profile's inference_repeats
     null_cost: CostModel | None = None  # framework "none": what one predict costs
+    system: dict | None = None  # --system: a filled-in system description, for the price per million samples
 
 
 @dataclass

@@ -8,7 +8,11 @@ profile, rules version, weights; for ONNX Runtime the model file it served,
 `served_graph`), then the figures: performance mode every
 repeat with its metric, LoadGen's verdict and reasons, and their mean, stdev
 and 95% CI (inference_result.py); accuracy mode LoadGen's version and errors
-(its validity judges timing, which accuracy mode does not measure). Then how
+(its validity judges timing, which accuracy mode does not measure); each
+repeat with what it cost (`resources`: the peak memory of the process tree,
+the CPU shares of the tree, the host and other processes, energy from a meter
+or "not measured", the price per million samples where the system declares an
+hourly price; run_meter.py). Then how
 the run was sized (the measured batch costs and the sizes chosen, also in
 settings.json), the warm-up time, the SUT, and the system and environment
 fingerprints.
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from levelfield.harness.inference_result import performance_fields, run_entry
+from levelfield.harness.run_meter import inference_resources
 
 if TYPE_CHECKING:
     from levelfield.harness.options import InferOptions
@@ -80,6 +85,9 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
             run_entry(run, index, options.scenario, percentile, expected_version)
             for index, run in enumerate(runs, start=1)
         ]
+        for entry, run in zip(entries, runs, strict=True):
+            if run.resources is not None:  # what the repeat cost: memory, CPU, the host's load, energy, price
+                entry["resources"] = inference_resources(run.resources, options.system)
         result.update(performance_fields(entries))
         result["submittable"] = eff["submittable"] and result["valid"]
     else:

@@ -35,6 +35,10 @@ class RunOutcome:
     # before the first timed step.
     train_samples_per_s: float | None = None
     step_time_ms: float | None = None
+    # The cost of the timed run (levelfield/harness/run_meter.py): the levelfield_* figures its log holds,
+    # by their names without the prefix (peak_tree_rss_mib, others_cpu_share, cpu_energy_j, ...); None on
+    # ranks other than 0 and for a run that failed before run_start.
+    resources: dict | None = None
 
     @classmethod
     def started(cls, index: int, seed: int, log_path: Path | None) -> RunOutcome:

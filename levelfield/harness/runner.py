@@ -233,6 +233,7 @@ def build_implementation(options: InferOptions, task: Task) -> Implementation | 
 
 def _infer(options: InferOptions, impl, state: RunState) -> dict:
     from levelfield.harness.result_file import RunSetup, build_result
+    from levelfield.harness.run_meter import sample_interval_ms
     from levelfield.harness.session import Session
 
     suite = cached_suite(options.rules_version, options.rules_dir)
@@ -262,7 +263,15 @@ def _infer(options: InferOptions, impl, state: RunState) -> dict:
 
     qsl = sut_module.SampleLibrary(eval_inputs, eff["performance_sample_count"])
     session = Session(
-        options, eff, impl, weights, qsl, respond_rows, state, max_predict_batch=inputs_module.MAX_PREDICT_BATCH
+        options,
+        eff,
+        impl,
+        weights,
+        qsl,
+        respond_rows,
+        state,
+        max_predict_batch=inputs_module.MAX_PREDICT_BATCH,
+        sample_interval_ms=sample_interval_ms(suite),
     )
     outcome = _on_compute_thread(session.run, state)
     state.phase = "scoring"

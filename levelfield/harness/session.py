@@ -20,11 +20,22 @@ then runs the profile's repeats into run_<i>/. A timed run whose LoadGen
 verdict shows the sizes were wrong (sizing.size_again) changes them and the
 repeats start over, at most sizing.MAX_RESIZES times, so every repeat of a
 result runs with the same settings. Accuracy mode is one LoadGen run in --out.
+
+Each timed run is metered over StartTest (run_meter.py: the process tree's
+peak memory, the CPU shares of the tree, the host and other processes, energy;
+result.json's `runs[i].resources`), and the host's load is read over the
+sizing too. In a non-submittable profile (smoke, demo), a timed run that comes
+out INVALID while other processes took sizing.HOST_LOAD_RISE more of the host
+than during sizing was broken by the host, not by its sizes: it is sized again
+from a fresh probe and the repeats start over, at most
+sizing.MAX_HOST_LOAD_RERUNS times, said on stderr and recorded under
+`sizing.host_load_reruns`. A submission run is never re-run for it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import threading
 import time
@@ -33,9 +44,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from levelfield.ground.fsutil import atomic_write_text
+from levelfield.ground.meter import ResourceMeter
 from levelfield.harness import loadgen_config, sizing
 from levelfield.harness import sut as sut_module
 from levelfield.harness.loadgen_results import read_detail
+from levelfield.harness.run_meter import open_meter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,6 +101,9 @@ class LoadGenOutcome:
     batch_sizes: list[int]  # Server's batches, in order
     batch_ms: list[float]  # ... and what each took (predict + response rows)
     fast: bool
+    # A timed run's cost over StartTest (levelfield/ground/meter.py figures, and the samples answered);
+    # None for the probes and the accuracy run, which no figure is published from
+    resources: dict | None = None
 
 
 @dataclass
@@ -120,10 +136,14 @@ class Session:
         state: RunState,
         *,
         max_predict_batch: int,
+        sample_interval_ms: int | None = None,
     ):
         self.options, self.eff, self.impl, self.weights = options, eff, impl, weights
         self.qsl, self.respond_rows, self.state = qsl, respond_rows, state
         self.max_predict_batch = max_predict_batch
+        # The meter's interval for the timed runs (rules' measurement.sample_interval_ms); None: not metered
+        self.sample_interval_ms = sample_interval_ms
+        self.sizing_others_share: float | None = None  # the host's load while the sizes were measured
         self.costs_ms: dict[int, float] = {}  # batch size -> median ms from the sizing probe
         self.label = f"{options.task_id}/{options.framework} {options.scenario} {options.mode}"
 
@@ -149,13 +169,7 @@ class Session:
         self.state.phase = "warmup"
         started = time.perf_counter()
         self.impl.load(self.weights)
-        sizes, stop_after_ms = sizing.probe_plan(self.eff, self.max_predict_batch)
-        costs = sizing.measure_batch_costs(self.answer, sizes, self.qsl.total_count, stop_after_ms=stop_after_ms)
-        self.costs_ms = {cost.size: cost.median_ms for cost in costs}  # seeds Server's BatchPlanner (sut.py)
-        record = sizing.size_settings(self.eff, costs)
-        self.warm_up()
-        if self.eff["mode"] == "performance":
-            record["loadgen_probe"] = self.loadgen_probe(costs)
+        record = self.size()
         warmup_s = time.perf_counter() - started
         self.write_settings(record)
         self.state.phase = "loadgen"
@@ -164,16 +178,46 @@ class Session:
         runs, resizes = self.repeats(record)
         return SessionOutcome(warmup_s, record, runs, resizes)
 
+    def size(self) -> dict:
+        """Measure the batch costs, size LoadGen from them, warm up, and (performance mode) check the sizes
+        with LoadGen's probes; the sizing record. The host's load over all of it is kept in the record
+        (`others_cpu_share`, and self.sizing_others_share) to tell later whether it rose."""
+        meter = ResourceMeter(None).start()  # start and stop readings: the host's load, no thread
+        sizes, stop_after_ms = sizing.probe_plan(self.eff, self.max_predict_batch)
+        costs = sizing.measure_batch_costs(self.answer, sizes, self.qsl.total_count, stop_after_ms=stop_after_ms)
+        self.costs_ms = {cost.size: cost.median_ms for cost in costs}  # seeds Server's BatchPlanner (sut.py)
+        record = sizing.size_settings(self.eff, costs)
+        self.warm_up()
+        if self.eff["mode"] == "performance":
+            record["loadgen_probe"] = self.loadgen_probe(costs)
+        self.sizing_others_share = meter.stop()["others_cpu_share"]
+        record["others_cpu_share"] = self.sizing_others_share
+        return record
+
     def repeats(self, record: dict) -> tuple[list[LoadGenOutcome], list[dict]]:
-        """The profile's repeats with one set of settings; sized again and started over when a run shows it."""
+        """The profile's repeats with one set of settings; sized again and started over when a run shows it:
+        from a fresh probe when the host's load rose (host_load_rerun), else from LoadGen's verdict."""
         count = int(self.eff["repeats"])
         resizes: list[dict] = []
+        reruns: list[dict] = []
         while True:
             runs = []
             for index in range(1, count + 1):
                 folder = self.options.out / RUN_FOLDER.format(index)
-                outcome = self.loadgen_run(folder, self.eff, f"{self.label} run {index}/{count}")
+                outcome = self.loadgen_run(folder, self.eff, f"{self.label} run {index}/{count}", metered=True)
                 runs.append(outcome)
+                share = (outcome.resources or {}).get("others_cpu_share")
+                rerun = sizing.host_load_rerun(self.eff, outcome.records, self.sizing_others_share, share, reruns)
+                if rerun is not None:
+                    reruns.append({"run": index, **rerun})
+                    print(sizing.host_load_rerun_line(self.label, reruns[-1], count, len(reruns)), file=sys.stderr)
+                    self.state.phase = "warmup"
+                    fresh = self.size()
+                    record.clear()
+                    record.update({**fresh, "resized": resizes, "host_load_reruns": reruns})
+                    self.write_settings(record)
+                    self.state.phase = "loadgen"
+                    break
                 change = sizing.size_again(self.eff, outcome.records) if len(resizes) < sizing.MAX_RESIZES else None
                 if change is not None:
                     resizes.append({**change, "run": index})
@@ -262,7 +306,8 @@ class Session:
         return {"tries": tries, "target_qps": eff["target_qps"]}
 
     # -- one LoadGen run on this thread -------------------------------------------------------
-    def loadgen_run(self, folder: Path, eff: dict, label: str) -> LoadGenOutcome:
+    def loadgen_run(self, folder: Path, eff: dict, label: str, *, metered: bool = False) -> LoadGenOutcome:
+        """One LoadGen run into `folder`; `metered`: a timed run, whose cost over StartTest is recorded."""
         import mlperf_loadgen as lg
 
         folder.mkdir(parents=True, exist_ok=True)
@@ -287,6 +332,7 @@ class Session:
         finished = threading.Event()
         self.state.sut, self.state.loadgen = system_under_test, finished
         self.state.current = Current(label, eff, time.perf_counter(), system_under_test)
+        meter = open_meter(self.sample_interval_ms, self.impl.device, 1) if metered else None
         started = time.perf_counter()
         try:
             if eff["scenario"] == "server":
@@ -299,6 +345,9 @@ class Session:
                 finally:
                     finished.set()
         finally:
+            figures = meter.stop() if meter is not None else None
+            if meter is not None and meter.gpu is not None:
+                meter.gpu.close()
             self.state.current = None
         run_s = time.perf_counter() - started
         system_under_test.destroy(handle_sut)
@@ -315,6 +364,7 @@ class Session:
             list(getattr(system_under_test, "batch_sizes", [])),
             list(getattr(system_under_test, "batch_ms", [])),
             system_under_test.fast,
+            None if figures is None else {**figures, "samples": system_under_test.samples_done},
         )
 
     @staticmethod

@@ -61,6 +61,15 @@ SERVER_LOAD = 0.5
 MAX_RESIZES = 3
 OFFLINE_RESIZE_HEADROOM = 1.5  # an Offline query sized again: LoadGen's measured samples/s x this
 SERVER_BACKOFF = 0.5  # a Server target sized again after missing the latency bound: x this
+# A run of a non-submittable profile (smoke, demo) that came out INVALID while other processes took at least
+# HOST_LOAD_RISE more of the host's CPU time than while its sizes were measured was broken by the host, not
+# by its settings: it is sized again from a fresh probe and the repeats run again, at most
+# MAX_HOST_LOAD_RERUNS times per `levelfield infer` (issue 37: a 2-core demo host loaded to ~3.4 by other jobs
+# after the probe gave a Server run sized for a lighter host, INVALID in all 3 repeats). A tenth of the host
+# is a fifth of a core on 2 cores, above what the same idle host varies by between two readings. Submission
+# runs are never re-run for this: their INVALID run stands, with its load recorded.
+HOST_LOAD_RISE = 0.1
+MAX_HOST_LOAD_RERUNS = 2
 
 
 # The settings sizing chooses per scenario; a user-settings file may set any of them instead.
@@ -257,6 +266,45 @@ def size_again(eff: dict, records: dict) -> dict | None:
         "target_qps",
         float(eff["target_qps"]) * SERVER_BACKOFF,
         "latency bound or early stopping not met at the sized target",
+    )
+
+
+def host_load_rose(sizing_share: float | None, run_share: float | None) -> bool:
+    """Whether other processes took HOST_LOAD_RISE or more of the host's CPU time during a run than while it
+    was sized; False when either share could not be measured."""
+    return sizing_share is not None and run_share is not None and run_share - sizing_share >= HOST_LOAD_RISE
+
+
+def host_load_rerun(
+    eff: dict, records: dict, sizing_share: float | None, run_share: float | None, done: list
+) -> dict | None:
+    """Whether a timed run (`records`: its detail log) is sized again from a fresh probe and the repeats run
+    again because the host's load broke it: it came out INVALID while other processes' share of the host
+    rose by HOST_LOAD_RISE since sizing; never under a submittable profile (its INVALID run stands); at most
+    MAX_HOST_LOAD_RERUNS times (`done`: the re-runs so far). The re-run's record, or None."""
+    if (
+        eff.get("submittable", True)
+        or records.get("result_validity") == "VALID"
+        or len(done) >= MAX_HOST_LOAD_RERUNS
+        or not host_load_rose(sizing_share, run_share)
+    ):
+        return None
+    return {
+        "result_validity": records.get("result_validity"),
+        "sizing_others_cpu_share": sizing_share,
+        "run_others_cpu_share": run_share,
+        "chosen": {key: eff[key] for key in SIZED_KEYS_BY_SCENARIO[eff["scenario"]] if key in eff},
+    }
+
+
+def host_load_rerun_line(label: str, rerun: dict, repeats: int, done: int) -> str:
+    """What a re-run after the host's load rose says on stderr (session.py)."""
+    before, during = rerun["sizing_others_cpu_share"], rerun["run_others_cpu_share"]
+    return (
+        f"levelfield: {label} run {rerun['run']}/{repeats} came out {rerun['result_validity']} while other "
+        f"processes' share of this host's CPU time rose from {before:.0%} (sizing) to {during:.0%}; sizing "
+        f"again from a fresh probe and running the repeats again ({done} of at most {MAX_HOST_LOAD_RERUNS}; "
+        "settings.json and result.json record it under sizing.host_load_reruns; a submission run is never re-run)"
     )
 
 

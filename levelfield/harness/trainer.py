@@ -25,7 +25,6 @@ predict), then N timed steps, no evaluation or target; a throughput figure, neve
 from __future__ import annotations
 
 import json
-import re
 import resource
 import secrets
 import signal
@@ -33,6 +32,7 @@ import socket
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from mlperf_logging.mllog import constants as K
@@ -47,6 +47,7 @@ from levelfield.ground.training_log import reaches_target
 from levelfield.harness import throughput_only
 from levelfield.harness.options import TrainOptions
 from levelfield.harness.progress import EpochProgress
+from levelfield.harness.run_meter import GPU_DEVICE, open_meter, sample_interval_ms, training_figures
 from levelfield.harness.run_outcome import RunOutcome
 from levelfield.harness.runlog import NullLog, RunLog
 from levelfield.harness.throughput import Throughput
@@ -54,8 +55,8 @@ from levelfield.harness.world import SINGLE
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
 
-# Device names of implementations computing on a GPU: "cuda:0" (PyTorch, JAX), "/physical_device:GPU:0" (TF).
-_GPU_DEVICE = re.compile(r"cuda|gpu", re.IGNORECASE)
+if TYPE_CHECKING:
+    from levelfield.ground.meter import ResourceMeter
 
 
 class RunInterrupted(BaseException):
@@ -122,16 +123,10 @@ class Schedule:
         return cuts
 
 
-@dataclass(frozen=True)
-class DeviceMeter:
-    """The NVML counters of a run's GPUs (levelfield.ground.accelerators.GpuMeter) and their energy at run_start:
-    the energy logged at run_stop is the difference, so it covers the timed run only."""
-
-    meter: object
-    energy_start_mj: int | None
-
-    def close(self) -> None:
-        self.meter.close()
+def now_ms() -> int:
+    """The time mllog would stamp a line with now (ms since the epoch): run_start's and run_stop's, which
+    the run is priced by (levelfield_price_usd), so the checker prices it again from the log (SYS010)."""
+    return int(time.time() * 1000)
 
 
 def peak_rss_mib() -> float:
@@ -218,7 +213,7 @@ class Trainer:
         the run is returned as aborted; any other error ends it the same way and is raised."""
         log = self._open_log(index)
         outcome = RunOutcome.started(index, seed, log.path)
-        impl = gpu = None
+        impl = meter = run_start_ms = None
         stopped = False  # run_stop logged
         self.timed = Throughput(self.recipe.global_batch_size)
         self._finishing = False
@@ -233,15 +228,16 @@ class Trainer:
             log.event(LK.TIME_TO_FIRST_STEP_S, outcome.time_to_first_step_s)
             log.end(K.INIT_STOP)
             # The timed run: its time to train is run_start to run_stop.
-            log.start(K.RUN_START)
-            gpu = self._gpu_meter(impl)
+            run_start_ms = now_ms()
+            log.start(K.RUN_START, time_ms=run_start_ms)
+            meter = self._meter(impl)  # the run's memory, CPU, the host's load, energy: until run_stop
             run_started = time.perf_counter()
             if self.o.throughput_steps is None:
                 self._train_to_target(log, outcome, impl, data, schedule)
             else:
                 self._train_fixed_steps(log, outcome, impl, schedule)
             elapsed = time.perf_counter() - run_started
-            stopped = self._finish(log, outcome, impl, gpu)
+            stopped = self._finish(log, outcome, impl, meter, run_start_ms)
             if outcome.status == "success":
                 self._keep_success(outcome, impl, elapsed)
             return outcome
@@ -249,7 +245,7 @@ class Trainer:
             self._finishing = True  # first: a signal from here on must not cut the log's end short
             interrupted = self._mark_aborted(outcome, error)
             if not stopped:
-                self._finish(log, outcome, impl, gpu)
+                self._finish(log, outcome, impl, meter, run_start_ms)
             if interrupted:  # recorded as aborted, never as a result; run() starts no further run
                 self.interrupted_by = self.interrupted_by or str(error)
                 return outcome
@@ -257,8 +253,10 @@ class Trainer:
         finally:
             # A crashed run keeps the .inprogress name: it is not a result, not even an aborted one.
             log.close(final=outcome.reason != "error")
-            if gpu:
-                gpu.close()
+            if meter is not None:
+                meter.stop()  # its thread ends here whatever happened (a second stop answers the first's figures)
+                if meter.gpu is not None:
+                    meter.gpu.close()
 
     def _open_log(self, index: int) -> RunLog | NullLog:
         """Rank 0 writes the run's result file; the other ranks' lines would only repeat it."""
@@ -315,7 +313,7 @@ class Trainer:
 
     def _bn_span(self, impl) -> int:
         """Samples one batch-norm statistic is computed over: the global batch, or a rank's share of it."""
-        device = "cuda" if _GPU_DEVICE.search(str(impl.device)) else "cpu"
+        device = "cuda" if GPU_DEVICE.search(str(impl.device)) else "cpu"
         batch = self.recipe.global_batch_size
         return batch if impl.batch_norm_spans[device] == "global" else batch // self.world.size
 
@@ -441,40 +439,45 @@ class Trainer:
         outcome.status, outcome.reason = "aborted", "interrupted" if interrupted else "error"
         return interrupted
 
-    def _gpu_meter(self, impl) -> DeviceMeter | None:
-        """NVML counters of the GPUs this run computes on (rank 0 reads all N) with their energy now, at
-        run_start; None on a CPU, on other ranks, or without NVML."""
-        if not self.world.primary or not _GPU_DEVICE.search(str(impl.device)):
+    def _meter(self, impl) -> ResourceMeter | None:
+        """A started meter of the run's process tree (every rank's, walked from the launcher) and, on a GPU,
+        NVML's counters of the GPUs the run computes on (rank 0 reads all N): rank 0 only."""
+        if not self.world.primary:
             return None
-        from levelfield.ground.accelerators import open_gpu_meter
+        return open_meter(sample_interval_ms(self.suite), impl.device, self.world.size)
 
-        meter = open_gpu_meter(self.world.size)
-        return DeviceMeter(meter=meter, energy_start_mj=meter.energy_mj()) if meter else None
-
-    def _finish(self, log, outcome: RunOutcome, impl=None, gpu: DeviceMeter | None = None) -> bool:
-        """Log the run's resource use and run_stop; returns True (run_stop written)."""
+    def _finish(
+        self, log, outcome: RunOutcome, impl=None, meter: ResourceMeter | None = None, run_start_ms: int | None = None
+    ) -> bool:
+        """Log the run's resource use and run_stop, all stamped with run_stop's time; returns True (run_stop
+        written). Without a meter (other ranks; a run that failed before run_start) no cost figure is logged."""
         self._finishing = True
+        stop_ms = now_ms()
         outcome.peak_rss_mib = peak_rss_mib()
-        log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib)
+        log.event(LK.PEAK_RSS_MIB, outcome.peak_rss_mib, time_ms=stop_ms)
         if impl is not None:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
         if self.world.primary:
             outcome.train_samples_per_s, outcome.step_time_ms = self.timed.samples_per_s(), self.timed.step_time_ms()
-        if gpu is not None:
-            from levelfield.ground.accelerators import energy_j
-
-            outcome.device_memory_used_mib = gpu.meter.memory_used_mib()
-            outcome.energy_j = energy_j(gpu.energy_start_mj, gpu.meter.energy_mj())
+        cost: list[tuple[str, object]] = []
+        if meter is not None and run_start_ms is not None:
+            figures = meter.stop()
+            if meter.gpu is not None:
+                outcome.device_memory_used_mib = meter.gpu.memory_used_mib()
+            gpu_j = figures["gpu_energy_j"]
+            outcome.energy_j = gpu_j if isinstance(gpu_j, float) else None
+            cost = training_figures(figures, self.o.system, self.world.nodes, (stop_ms - run_start_ms) / 1000)
+            outcome.resources = {key.removeprefix("levelfield_"): value for key, value in cost}
         for key, value in (
             (LK.PEAK_DEVICE_MEMORY_MIB, outcome.peak_device_memory_mib),
             (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
-            (LK.ENERGY_J, outcome.energy_j),
             (LK.TRAIN_SAMPLES_PER_S, outcome.train_samples_per_s),
             (LK.STEP_TIME_MS, outcome.step_time_ms),
+            *cost,
         ):
             if value is not None:  # absent, never made up: no GPU, or no step timed
-                log.event(key, value)
-        log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason})
+                log.event(key, value, time_ms=stop_ms)
+        log.end(K.RUN_STOP, metadata={K.STATUS: outcome.status, "reason": outcome.reason}, time_ms=stop_ms)
         return True
 
     # -- all runs -----------------------------------------------------------------

@@ -10,6 +10,11 @@ strings as bytes, as bindings before 11.5 did. The module records calls in
 For the trainer's GPU meter, a device also has a UUID, a total-energy counter
 in mJ (`energy_mj`; a test advances it between readings, None: not supported,
 as before Volta) and used memory (default: half the total).
+
+For the environment record (levelfield.ground.accelerators.gpu_settings), a device has its clocks now
+and its application clocks in MHz per clock domain (NVML_CLOCK_GRAPHICS 0, SM 1, MEM 2), its ECC mode
+(current, pending) and persistence mode (NVML_FEATURE_ENABLED 1, DISABLED 0); None: the call raises
+NVMLError (not supported), as on boards without ECC or on drivers that hide application clocks.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ class FakeDevice:
     uuid: str = "GPU-00000000-0000-0000-0000-000000000000"
     energy_mj: int | None = 0  # None: nvmlDeviceGetTotalEnergyConsumption raises (not supported)
     memory_used_bytes: int | None = None  # None: half of memory_total_bytes
+    clocks_mhz: tuple[int, int, int] | None = (1980, 1980, 2619)  # graphics, SM, memory now
+    application_clocks_mhz: tuple[int, int, int] | None = (1755, 1755, 2619)
+    ecc: tuple[int, int] | None = (1, 1)  # current, pending
+    persistence: int | None = 1
 
 
 def build(
@@ -87,6 +96,26 @@ def build(
             raise NVMLError("Not Supported")
         return handle.power_limit_mw
 
+    def supported(value):
+        if value is None:
+            raise NVMLError("Not Supported")
+        return value
+
+    def nvmlDeviceGetUUID(handle):
+        return text(handle.uuid)
+
+    def nvmlDeviceGetClockInfo(handle, domain):
+        return supported(handle.clocks_mhz)[domain]
+
+    def nvmlDeviceGetApplicationsClock(handle, domain):
+        return supported(handle.application_clocks_mhz)[domain]
+
+    def nvmlDeviceGetEccMode(handle):
+        return list(supported(handle.ecc))
+
+    def nvmlDeviceGetPersistenceMode(handle):
+        return supported(handle.persistence)
+
     def nvmlSystemGetDriverVersion():
         return text(driver_version)
 
@@ -105,6 +134,11 @@ def build(
         nvmlSystemGetCudaDriverVersion,
         nvmlDeviceGetHandleByUUID,
         nvmlDeviceGetTotalEnergyConsumption,
+        nvmlDeviceGetUUID,
+        nvmlDeviceGetClockInfo,
+        nvmlDeviceGetApplicationsClock,
+        nvmlDeviceGetEccMode,
+        nvmlDeviceGetPersistenceMode,
     ):
         setattr(fake, fn.__name__, fn)
     return fake

@@ -62,6 +62,14 @@ DOMAINS: dict[str, Callable[[object], bool]] = {
     "object or null": lambda v: v is None or isinstance(v, dict),
     "string or null": lambda v: v is None or isinstance(v, str),
     "launcher name": lambda v: v in LAUNCHERS,
+    # the cost of a result (levelfield/ground/meter.py): shares of the host's CPU time, metered energy
+    "share in [0, 1]": _number_in(0, 1),
+    "share in [0, 1] or null": lambda v: v is None or _number_in(0, 1)(v),
+    "number >= 0 or null": lambda v: v is None or _number_in(0)(v),
+    "number > 0 or null": lambda v: v is None or (_number_in(0)(v) and v > 0),
+    "integer >= 1 or null": lambda v: v is None or _int_in(1)(v),
+    "number >= 0 or 'not measured'": lambda v: v == "not measured" or _number_in(0)(v),
+    "integer >= 0 or 'not exposed'": lambda v: v == "not exposed" or _int_in(0)(v),
 }
 
 
@@ -87,6 +95,11 @@ _RUNNER_SELF = "the runner's measurement of its own work (sizing, warm-up, wall 
 _NOTE = "a note for people; the claim it explains is checked where it is made"
 _ACCURACY_MODE = "accuracy mode runs every sample once and measures no latency; no figure of it is published"
 _DIAGNOSTIC = "LoadGen's diagnostics of its own run; the checks read the result_* figures instead"
+_COST = "what the run cost as the meter read it (memory, CPU time, energy); shown beside the result, no score uses it"
+_LOAD = (
+    "the host's load as the meter read it: shown beside the result and marked above the rules' threshold (SYS009); "
+    "other processes' share above the host's is REP005's"
+)
 
 # Ordered: the first match wins, so specific patterns come before general ones.
 FIELDS: tuple[FieldRule, ...] = (
@@ -134,6 +147,17 @@ FIELDS: tuple[FieldRule, ...] = (
         "REP003",
     ),
     typed("*levelfield_git/dirty_files*", "array or string", "the modified files, listed for people (REP003)"),
+    typed(
+        "*host/gpus/*/clocks_mhz*",
+        "integer >= 0 or 'not exposed'",
+        "a GPU's clocks when the record was taken (they follow load and temperature): outside the digest",
+        "STR010",
+    ),
+    must(
+        "*distributions_digest",
+        "REP001 REP004",
+        "the digest of the installed distributions: of its own list (REP004), the same in every run (REP001)",
+    ),
     must("environment.json *", "REP001 RUL003 SYS006", "the software stack of every run of the result"),
     # --- training logs --------------------------------------------------------------------------------------
     typed(
@@ -242,10 +266,31 @@ FIELDS: tuple[FieldRule, ...] = (
         "TRN017",
     ),
     typed(
+        "training/result_N.txt levelfield_peak_device_memory*mib value",
+        "number >= 0",
+        "device memory shown beside the result; no score is computed from it",
+        "TRN017",
+    ),
+    typed(
         "training/result_N.txt levelfield_peak_*mib value",
         "number > 0",
         "memory shown beside the result; no score is computed from it",
         "TRN017",
+    ),
+    typed("training/result_N.txt levelfield_*_cpu_share value", "share in [0, 1]", _LOAD, "TRN017"),
+    typed("training/result_N.txt levelfield_*energy_j value", "number >= 0 or 'not measured'", _COST, "TRN017"),
+    typed("training/result_N.txt levelfield_process_cpu_s value", "number >= 0", _COST, "TRN017"),
+    typed("training/result_N.txt levelfield_tree_processes value", "integer >= 1", _COST, "TRN017"),
+    typed(
+        "training/result_N.txt levelfield_sample_interval_ms value",
+        "integer >= 1",
+        "how often the meter sampled; one interval per result (REP005)",
+        "TRN017",
+    ),
+    must(
+        "training/result_N.txt levelfield_price_usd value",
+        "SYS010 TRN017",
+        "the system description's hourly price over the run's own clock: priced again from both",
     ),
     must("training/result_N.txt eval_accuracy value", "TRN005 TRN018", "the evidence that the run reached the target"),
     must(
@@ -393,6 +438,9 @@ FIELDS: tuple[FieldRule, ...] = (
     typed("*.json sizing*/samples", "integer >= 0", _RUNNER_SELF),
     typed("*.json sizing*/samples_per_s", "number >= 0", _RUNNER_SELF),
     typed("*.json sizing/loadgen_probe", "object or null", _RUNNER_SELF),
+    typed("*.json sizing*_share", "share in [0, 1] or null", _RUNNER_SELF),
+    typed("*.json sizing/host_load_reruns/*/run", "integer >= 1", _RUNNER_SELF),
+    typed("*.json sizing/host_load_reruns/*/result_validity", "string or null", _RUNNER_SELF),
     typed("*.json sizing*", "array or object", _RUNNER_SELF),
     typed("*/result.json warmup_s", "number >= 0", _RUNNER_SELF),
     typed("*/result.json *loadgen_run_s", "number >= 0", _RUNNER_SELF),
@@ -413,6 +461,19 @@ FIELDS: tuple[FieldRule, ...] = (
     typed(
         "*/accuracy/settings.json repeats", "integer >= 1", "an accuracy run runs once; repeats apply to performance"
     ),
+    must(
+        "*/result.json runs/*/resources/price_usd_per_million_samples",
+        "SYS010",
+        "the system description's hourly price over the repeat's window and samples: priced again from them",
+    ),
+    typed("*/result.json runs/*/resources/*_cpu_share", "share in [0, 1] or null", _LOAD, "STR010"),
+    typed("*/result.json runs/*/resources/*energy_j", "number >= 0 or 'not measured'", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/peak_tree_rss_mib", "number > 0 or null", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/peak_*_mib", "number >= 0 or null", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/sample_interval_ms", "integer >= 1 or null", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/tree_processes", "integer >= 1 or null", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/*_s", "number >= 0", _COST, "STR010"),
+    typed("*/result.json runs/*/resources/*", "integer >= 0", _COST + " (counts: samples, processes)", "STR010"),
     must("*/result.json environment*", "REP001 RUL003", "the software stack of the run"),
     must("*/result.json system_fingerprint*", "SYS005 SYS007", "the hardware the run observed"),
     must("*/result.json rules_version", "RUL001", "the rules the run followed: the tree's"),

@@ -6,8 +6,11 @@
         [column.text(row) for column in table.training_columns()]
 
 One list of columns serves Markdown and HTML, so both show the same cells.
-Optional columns (energy, device memory, cost) appear only when some row of
-the table has a value: a CPU-only table is not padded with empty columns.
+Optional columns (energy, device memory, cost, the process tree's memory, CPU
+use, the host's load) appear only when some row of the table has a value: a
+CPU-only table is not padded with empty columns. A result whose runs shared the
+host with other work above the rules' threshold is marked `loaded` in the
+host-load column (rules 1.2's checks.host_load_max_others_share; SYS009).
 An inference scenario shows `mean [CI low-high]` of its repeats and, beside
 it, its Welch mark against the best framework on the system.
 CSV and JSON carry every field, unrounded (render_csv.py, document.py).
@@ -123,6 +126,26 @@ def _num(*keys: str, digits: int = 4) -> Callable[[dict], str]:
     return lambda row: number(get(row), digits)
 
 
+LOADED = "loaded"  # the mark of a result measured beside other work (rules: checks.host_load_max_others_share)
+
+
+def percent(value: float | None) -> str:
+    """A share of the host's CPU time as a whole percent; DASH for None."""
+    return DASH if value is None else f"{value:.0%}"
+
+
+def _share(*keys: str) -> Callable[[dict], str]:
+    get = _get(*keys)
+    return lambda row: percent(get(row))
+
+
+def host_load(row: dict) -> str:
+    """The busiest run's other processes as a percent of the host's CPU time, marked LOADED above the rules'
+    threshold."""
+    text = percent(row.get("others_cpu_share_max"))
+    return f"{text} {LOADED}" if row.get("host_loaded") else text
+
+
 SYSTEM_COLUMNS = [
     Column("id", "id", _get("id")),
     Column("submitter", "submitter", _get("org")),
@@ -160,9 +183,30 @@ TRAINING_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
     ),
     Column("first-step", "time to first step s", _num("time_to_first_step_s"), numeric=True),
     Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
+    *[  # the cost of a result, shown where its runs recorded it (issue 37)
+        Column(
+            "peak-tree-memory",
+            "peak memory, process tree MiB",
+            _num("peak_tree_memory_mib"),
+            optional=True,
+            numeric=True,
+        ),
+        Column("cpu-use", "CPU use, % of host", _share("process_cpu_share"), optional=True, numeric=True),
+        Column("host-load", "other processes, % of host CPU (max)", host_load, optional=True, numeric=True),
+    ],
     Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"), optional=True, numeric=True),
-    Column("energy", "energy per run J", _num("energy_per_run_j"), optional=True, numeric=True),
+    Column("energy", "GPU energy per run J", _num("energy_per_run_j"), optional=True, numeric=True),
+    Column("cpu-energy", "CPU energy per run J", _num("cpu_energy_per_run_j"), optional=True, numeric=True),
     Column("cost", "cost per run USD", _num("cost_per_run_usd", digits=3), optional=True, numeric=True),
+    Column("price", "price per run USD (logged)", _num("price_per_run_usd", digits=3), optional=True, numeric=True),
+]
+
+# An inference row's cost over its scenarios (per-scenario energy and price: scenario_columns).
+INFERENCE_COST_COLUMNS = [
+    Column(
+        "peak-tree-memory", "peak memory, process tree MiB", _num("peak_tree_memory_mib"), optional=True, numeric=True
+    ),
+    Column("host-load", "other processes, % of host CPU (max)", host_load, optional=True, numeric=True),
 ]
 
 
@@ -198,6 +242,9 @@ def scenario_columns(scenario: str, metric: str | None) -> list[Column]:
     def mark(row: dict) -> dict | None:
         return (entry(row) or {}).get("vs_best")
 
+    def cost(key: str, digits: int = 4) -> Callable[[dict], str]:
+        return lambda r: number((entry(r) or {}).get(key), digits)
+
     return [
         Column(
             f"scenario-{scenario}",
@@ -211,6 +258,27 @@ def scenario_columns(scenario: str, metric: str | None) -> list[Column]:
             lambda r: welch_mark(mark(r), "best", "best"),
             optional=True,
             noise=lambda r: _within_noise(mark(r)),
+        ),
+        Column(
+            f"gpu-energy-{scenario}",
+            f"{name} GPU energy J per 1,000 samples",
+            cost("gpu_energy_per_1000_samples_j"),
+            optional=True,
+            numeric=True,
+        ),
+        Column(
+            f"cpu-energy-{scenario}",
+            f"{name} CPU energy J per 1,000 samples",
+            cost("cpu_energy_per_1000_samples_j"),
+            optional=True,
+            numeric=True,
+        ),
+        Column(
+            f"price-{scenario}",
+            f"{name} USD per million samples",
+            cost("price_usd_per_million_samples", digits=3),
+            optional=True,
+            numeric=True,
         ),
     ]
 
@@ -257,6 +325,7 @@ class Table:
                 "accuracy", f"accuracy ({metric})" if metric else "accuracy", _num("accuracy", digits=4), numeric=True
             )
         )
+        columns += INFERENCE_COST_COLUMNS
         return _present(columns, self.inference)
 
 

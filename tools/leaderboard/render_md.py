@@ -14,7 +14,7 @@ import re
 
 from tabulate import tabulate
 
-from levelfield.tools.leaderboard.columns import DASH, Column, number, p_value, tables
+from levelfield.tools.leaderboard.columns import DASH, LOADED, Column, number, p_value, tables
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
 from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
 
@@ -121,6 +121,19 @@ def intro(doc: dict) -> list[str]:
     return lines
 
 
+def loaded_note(doc: dict) -> str | None:
+    """What the `loaded` mark means, under the tables of a page that shows it."""
+    rows = [r for r in doc["training"] + doc["inference"] if r.get("host_loaded")]
+    if not rows:
+        return None
+    return (
+        f"{LOADED}: during at least one timed run of the result, processes other than the run's own used more "
+        "of the host's CPU time than the rules allow (checks.host_load_max_others_share; the checker's SYS009). "
+        "Frameworks do not lose alike beside other work (docs/fairness.md, A busy host), so a loaded result "
+        "does not compare fairly with the others: " + ", ".join(sorted(r["id"] for r in rows)) + "."
+    )
+
+
 def comparison_table(tests: list[dict]) -> str:
     headers = ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"]
     rows = []
@@ -163,6 +176,9 @@ def render_markdown(doc: dict) -> str:
     for title, rows in scenario_tables(doc):
         out += ["", f"## {escape(title)}", "", "### Inference: the scenario metric, best first", ""]
         out.append(table(INFERENCE_COLUMNS, rows))
+    note = loaded_note(doc)
+    if note:
+        out += ["", f"**{escape(note)}**"]
     if not doc["training"] and not doc["inference"] and not clean_mlcommons_trees(doc):
         out += ["", "No clean submission: nothing to rank."]
     out += ["", "## Submissions", ""]

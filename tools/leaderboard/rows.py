@@ -31,6 +31,7 @@ from levelfield.ground.parse import MllogFile
 from levelfield.ground.stats import mean, spread
 from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
 from levelfield.tools.leaderboard.collect import CleanTree
+from levelfield.tools.leaderboard.cost import cost_of_training_run, row_load, scenario_cost, training_cost
 
 if TYPE_CHECKING:  # annotations only: the leaderboard reads the checker's records, never imports the checker
     from levelfield.ground.submission.records import Submission, TrainingResult
@@ -113,6 +114,7 @@ def run_record(log: MllogFile) -> dict:
         "energy_j": _number(log.value(LK.ENERGY_J)),
         "train_samples_per_s": _number(log.value(LK.TRAIN_SAMPLES_PER_S)),
         "step_time_ms": _number(log.value(LK.STEP_TIME_MS)),
+        **cost_of_training_run(log),  # the cost of the run (tools/leaderboard/cost.py)
     }
 
 
@@ -175,9 +177,15 @@ def training_row(tree: CleanTree, training: TrainingResult) -> dict:
         "peak_device_memory_mib": _max_of(runs, "peak_device_memory_mib"),
         "energy_per_run_j": _mean_of(runs, "energy_j"),
         "cost_per_run_usd": cost,
+        **training_cost(runs, host_load_threshold(tree)),
         "run_details": runs,
         "source": tree.path,
     }
+
+
+def host_load_threshold(tree: CleanTree) -> float | None:
+    """The rules' checks.host_load_max_others_share for the tree's version (rules 1.2 on); None: not judged."""
+    return tree.suite.checks.get("host_load_max_others_share")
 
 
 def training_rows(tree: CleanTree) -> list[dict]:
@@ -192,6 +200,7 @@ def better(metric: str | None) -> str | None:
 
 
 def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) -> dict:
+    """A scenario's figures: its metric over the repeats, their cost, and the accuracy run's score."""
     rules = tree.task(task_id).loadgen_settings(tree.profile, scenario)
     name, values = (
         (None, [])
@@ -210,6 +219,10 @@ def _scenario_entry(tree, task_id: str, scenario: str, performance, accuracy) ->
         "accuracy_metric": _text(scored.get("metric")),
         "accuracy": _number(scored.get("value")),
         "accuracy_threshold": _number(scored.get("threshold")),
+        **scenario_cost(
+            None if performance is None or performance.result is None else performance.result.data,
+            host_load_threshold(tree),
+        ),
     }
 
 
@@ -244,6 +257,7 @@ def inference_rows(tree: CleanTree) -> list[dict]:
                 # table shows the value every scenario reached.
                 "accuracy": min(accuracies) if accuracies else None,
                 "scenarios": scenarios,
+                **row_load(scenarios),
                 "source": tree.path,
             }
         )

@@ -1,6 +1,7 @@
 """`levelfield infer`: one LoadGen scenario in one mode for one task x framework.
 
     levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance --profile smoke --out runs/x
+    levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance --system sys.json --out r
     levelfield infer --task fmnist-resnet --framework pytorch --scenario server --mode accuracy \
         --weights runs/fm-pt/weights_0.npz --user-conf user.yaml --out runs/fm-pt-server-acc
 
@@ -38,6 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             (
                 "levelfield infer --task ctr-dlrm --framework pytorch --scenario singlestream --mode accuracy "
                 "--weights runs/ctr-pt/weights_0.npz --out runs/ctr-pt-ss-acc"
+            ),
+            (
+                "levelfield infer --task ctr-dlrm --framework jax --scenario offline --mode performance "
+                "--system systems/box.json --out runs/ctr-jax-priced     (result.json: USD per million samples)"
             ),
             (
                 "levelfield infer --task fmnist-resnet --framework tensorflow --scenario server "
@@ -136,6 +141,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="US",
         help="framework none: wall time per sample of a predict call, microseconds (default 0)",
     )
+    parser.add_argument(
+        "--system",
+        type=Path,
+        metavar="FILE",
+        help="filled-in system description (levelfield sysinfo): its hourly_price_usd prices each repeat per "
+        "million samples in result.json",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown on a terminal only)")
     add_rules_options(parser)
     parser.set_defaults(func=run)
@@ -143,6 +155,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from levelfield.ground.errors import UserError
+    from levelfield.ground.validation import load_document
     from levelfield.harness.options import InferOptions
     from levelfield.harness.run_state import InferAborted
     from levelfield.harness.runner import infer
@@ -178,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         repeats=args.repeats,
         null_cost=null_cost,
+        system=None if args.system is None else load_document(args.system),
     )
     host_load.warn_if_busy()
     try:

@@ -35,11 +35,13 @@ imports no framework; only the engine of the chosen framework is imported.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 
 from levelfield.cli.launch.checks import check_launch
 from levelfield.cli.launch.rendezvous import Cluster, local_cluster, meet
+from levelfield.ground.process_tree import LAUNCHER_PID_ENV
 from levelfield.harness.options import TrainOptions
 from levelfield.harness.trainer import Trainer
 from levelfield.harness.world import Layout
@@ -61,6 +63,9 @@ def launch(options: TrainOptions, layout: Layout) -> str | None:
     else:
         cluster = meet(layout, seed, run=_run_identity(options), timeout_s=trainer.settings["init_limit_s"])
     options = type(options)(**{**asdict(options), "seed": cluster.seed, "out": Path(options.out).resolve()})
+    # Every rank inherits it: rank 0's meter walks this host's run from here (its peers, their workers),
+    # so none of them counts as another process loading the host (levelfield/ground/process_tree.py).
+    os.environ[LAUNCHER_PID_ENV] = str(os.getpid())
     if options.framework == "pytorch":
         from levelfield.cli.launch.torch_engine import launch as start
     else:
