@@ -73,20 +73,22 @@ class RunLog:
         )
         self.closed = False
 
-    def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._write(self._mllog.event, key, value, metadata)
+    # time_ms: the line's time, ms since 1970; None: now. Given where a line records a reading taken earlier
+    # (a step window's, levelfield/harness/throughput.py), so that its time_ms and the reading agree.
+    def event(self, key: str, value: Any = None, metadata: dict | None = None, time_ms: int | None = None) -> None:
+        self._write(self._mllog.event, key, value, metadata, time_ms)
 
-    def start(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._write(self._mllog.start, key, value, metadata)
+    def start(self, key: str, value: Any = None, metadata: dict | None = None, time_ms: int | None = None) -> None:
+        self._write(self._mllog.start, key, value, metadata, time_ms)
 
-    def end(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
-        self._write(self._mllog.end, key, value, metadata)
+    def end(self, key: str, value: Any = None, metadata: dict | None = None, time_ms: int | None = None) -> None:
+        self._write(self._mllog.end, key, value, metadata, time_ms)
 
-    def _write(self, log_line, key: str, value, metadata: dict | None) -> None:
+    def _write(self, log_line, key: str, value, metadata: dict | None, time_ms: int | None) -> None:
         if self.failed:  # the run is already stopping with the first failure's error
             return
         try:
-            log_line(key=key, value=value, metadata=metadata)
+            log_line(key=key, value=value, metadata=metadata, time_ms=time_ms)
         except OSError as e:
             self._fail(e)
 
@@ -131,7 +133,7 @@ class NullLog:
 
     path = None
 
-    def event(self, key: str, value: Any = None, metadata: dict | None = None) -> None:
+    def event(self, key: str, value: Any = None, metadata: dict | None = None, time_ms: int | None = None) -> None:
         pass
 
     start = end = event

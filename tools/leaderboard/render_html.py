@@ -94,6 +94,25 @@ def training_chart(rows: list[dict]) -> str:
     )
 
 
+def throughput_chart(rows: list[dict]) -> str:
+    bars = [
+        Bar(
+            f"{_label(r)} (batch {r['global_batch_size']}, {r['precision']})",
+            r["train_samples_per_s"]["mean"],
+            r["train_samples_per_s"]["ci95_low"],
+            r["train_samples_per_s"]["ci95_high"],
+            r["framework"],
+        )
+        for r in rows
+    ]
+    return bar_chart(
+        "Training throughput",
+        bars,
+        unit="samples/s",
+        note="bar: mean of the repeats, whisker: 95% CI; higher is better",
+    )
+
+
 def inference_charts(table: Table) -> list[str]:
     charts = []
     for scenario, metric in table.scenarios():
@@ -151,6 +170,12 @@ def section(table: Table) -> list[str]:
                     comparison_rows(table.comparisons),
                 ),
             ]
+    if table.throughput:
+        out += [
+            "<h3>Training throughput (samples/s; not a time to train)</h3>",
+            throughput_chart(table.throughput),
+            html_table(f"throughput-{table.anchor}", table.throughput_columns(), table.throughput),
+        ]
     if table.inference:
         out += [
             "<h3>Inference (LoadGen)</h3>",
@@ -185,8 +210,9 @@ def render_html(doc: dict) -> str:
             '<a href="#excluded">Not included</a>.</p>'
         ),
         (
-            f'<p class="note">Time to target: {escape(stats["time_to_target"])}. Inference: '
-            f"{escape(stats['inference'])}. CI: {stats['confidence']:.0%} "
+            f'<p class="note">Time to target: {escape(stats["time_to_target"])}. '
+            + (f"Training throughput: {escape(stats['throughput'])}. " if stats.get("throughput") else "")
+            + f"Inference: {escape(stats['inference'])}. CI: {stats['confidence']:.0%} "
             f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
             f"{stats['alpha']}.</p>"
         ),
