@@ -165,6 +165,7 @@ def _not_a_throughput_result(training, log: MllogFile, mark, ctx: Context) -> It
     checked_submittable = profiles[ctx.profile]["submittable"]
     if (
         profile is not None
+        and isinstance(profile.value, str)  # an edited value may be anything; TRN010 names it
         and profile.value in profiles
         and not profiles[profile.value]["submittable"]
         and checked_submittable
