@@ -154,3 +154,36 @@ def test_the_leaderboard_ranks_every_standard_task_in_a_throughput_table(tree):
         assert "### Training: time to" not in section
     assert csv_text.count("\ntraining-throughput,") == 3 * len(STANDARD)
     assert html.count('<table id="throughput-') == len(STANDARD)
+
+
+def test_a_rules_1_2_time_to_train_log_is_judged_by_its_windows_too(tmp_path):
+    """Every 1.2 log has step windows, so a time-to-train log's samples/s (shown beside its time to train) is
+    recomputed at any run length: tripled, it is TRN027 however short the run (TRN023 could not judge it)."""
+    root = make_tree(tmp_path / "sub", ["ctr-dlrm-standard"])
+    results = root / "closed/acme/results/box/ctr-dlrm-standard/pytorch"
+    (results / "throughput").rename(results / "training")
+    assert findings(root, codes=["TRN027", "TRN028"]) == []
+    scale_figure(results / "training/result_0.txt", 3)
+    (found,) = findings(root, codes=["TRN027", "TRN028"])
+    assert found.code == "TRN027" and "training/result_0.txt" in found.path
+
+
+@pytest.mark.parametrize(
+    "old, new, says",
+    [
+        ("  timed_steps: 50\n", "  timed_steps: 600\n", "timed steps found / expected at most 64"),
+        ("global_batch_sizes: [2048, 16384]", "global_batch_sizes: [2048, 3000]", "3000 found / expected a global"),
+        ("  repeats: 3 ", "  repeats: 2 ", "repeats"),  # the schema's minimum: at least 3
+    ],
+    ids=["steps-past-a-full-run", "batch-size-not-tunable", "two-repeats"],
+)
+def test_the_rules_loader_refuses_throughput_rules_that_cannot_hold(rules_copy, old, new, says):
+    from levelfield.ground.errors import UserError
+
+    task_file = rules_copy / "1.2" / "tasks" / "ctr-dlrm-standard.yaml"
+    text = task_file.read_text()
+    assert text.count(old) == 1
+    task_file.write_text(text.replace(old, new))
+    with pytest.raises(UserError, match="ctr-dlrm-standard.yaml") as error:
+        load_suite("1.2", rules_copy)
+    assert says in str(error.value) and "throughput" in str(error.value)
