@@ -8,7 +8,7 @@ rules, the fewest steps they allow: per repeat the compile step of init, 1 warm-
 PyTorch runs eager (torch.compile of the DLRM step took 30-56 s here; the loop and the logs are the same in both
 modes), TensorFlow and JAX compiled, as tests/test_standard_smoke.py runs them. The fixture costs about 160 s
 of CPU (user + sys: PyTorch 41 s, TensorFlow 66 s, JAX 51 s; each repeat's init, drawing the DLRM's 1.07 GiB of
-tables, is most of it) and took 12-14 min of wall time on the 2-core machine at a load average of about 20
+tables, is most of it) and took 9-14 min of wall time on the 2-core machine at load averages of 15-20
 (2026-11-28); the tests that share it take seconds. The other standard tasks are covered at unit level
 (test_checker_throughput_results.py, about 25 s). The reproduction test trains tiny ctr-dlrm twice (its
 result, then the replay; about 20 s of CPU, 75 s of wall time at that load).
