@@ -31,7 +31,7 @@ import levelfield.ground.submission.loader as loader
 import levelfield.rules as rules
 
 # The loader's names that parse file content (it imported them from levelfield/ground/parse.py).
-_PARSERS = ("parse_json", "parse_mllog", "gunzip", "shape_problems")
+_PARSERS = ("parse_json", "parse_accuracy_log", "parse_mllog", "gunzip", "shape_problems")
 
 
 class ReusedParses:
@@ -110,7 +110,10 @@ class ReusedParses:
 
     def _reusing_score(self, score):
         def reused(entries, task, labels, **kwargs):
-            shared = any(key[0] == "parse_json" and value[0] is entries for key, value in self.table.items())
+            shared = any(
+                key[0] in ("parse_json", "parse_accuracy_log") and value[0] is entries
+                for key, value in self.table.items()
+            )
             key = (id(entries), task.id)
             if shared and key in self._scores:
                 return self._scores[key][1]
