@@ -20,6 +20,7 @@ from levelfield.checker.findings import ERROR, Finding
 from levelfield.checker.mlcommons import rounds
 from levelfield.checker.mlcommons.codes import finding
 from levelfield.ground.parse import parse_json
+from levelfield.ground.submission.tree import Tree
 
 # A row's official part before the round is applied (or when it cannot be).
 UNSCORED = {"round": None, "benchmark": None, "field": None, "metric": None, "value": None, "accuracy_judged": []}
@@ -61,9 +62,8 @@ def figure_values(values: dict) -> dict:
     return {key: value for key, value in values.items() if key in keys}
 
 
-def model_mapping(tree, prefix: str) -> dict:
-    """The submitter's model_mapping.json ({folder name: benchmark}), {} when absent or not such an object
-    (`tree`: the submission reader's Tree)."""
+def model_mapping(tree: Tree, prefix: str) -> dict:
+    """The submitter's model_mapping.json ({folder name: benchmark}), {} when absent or not such an object."""
     raw = tree.read(f"{prefix}{MODEL_MAPPING}")
     data, error = (None, "absent") if raw is None else parse_json(raw)
     if error or not isinstance(data, dict):

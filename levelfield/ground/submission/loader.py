@@ -13,6 +13,7 @@ tree still loads and every problem in it is reported at once.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from levelfield.ground import layout as L
 from levelfield.ground.accuracy_log import parse_accuracy_log
@@ -31,8 +32,8 @@ from levelfield.ground.submission.records import (
 from levelfield.ground.submission.shapes import DETAIL_LINE_SCHEMA, JSON_SCHEMAS, TRAINING_LINE_SCHEMA, shape_problems
 from levelfield.ground.submission.tree import Tree
 
-# `suite` below is the rules' Suite (levelfield.rules.loader), passed in by the caller: the ground floor
-# imports nothing above it, not even for an annotation.
+if TYPE_CHECKING:  # annotations only, never imported at run time (as ground/accuracy.py names Task)
+    from levelfield.rules.loader import Suite
 
 
 class UnknownId(str):
@@ -95,7 +96,7 @@ def parse_manifest(sub: Submission) -> None:
         sub.manifest.append(ManifestEntry(lineno, digest, path))
 
 
-def load_submission(tree: Tree, suite) -> Submission:
+def load_submission(tree: Tree, suite: Suite) -> Submission:
     sub = Submission(root=tree.root, tree=tree)
     parse_manifest(sub)
     tops = sorted({p.split("/")[0] for p in (*tree.files, *tree.dirs)} - {L.MANIFEST, L.SIGNATURE})
