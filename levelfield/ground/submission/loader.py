@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from levelfield.ground import layout as L
+from levelfield.ground.accuracy_log import parse_accuracy_log
 from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
 from levelfield.ground.submission.records import (
     REPEAT_FILE_ATTRIBUTE,
@@ -243,7 +244,7 @@ def _attach(sub: Submission, run: InferenceRun, name: str, path: str) -> None:
         if error:
             sub.malformed.append((path, None, error))
         else:
-            data, error = parse_json(raw)
+            data, error = parse_accuracy_log(raw)  # parse_json's answer; LoadGen's own layout as arrays
             if error:
                 sub.malformed.append((path, None, error))
         run.accuracy_log = JsonFile(path, data)

@@ -86,7 +86,9 @@ class InferenceRun:
     result: JsonFile | None = None
     settings: JsonFile | None = None
     accuracy: JsonFile | None = None
-    accuracy_log: JsonFile | None = None  # the parsed JSON array of {seq_id, qsl_idx, data}
+    # The parsed JSON array of {seq_id, qsl_idx, data}; in LoadGen's own layout, the same as arrays
+    # (ground/accuracy_log.py AccuracyEntries), which accuracy scoring reads alike.
+    accuracy_log: JsonFile | None = None
     repeats: list[Repeat] = field(default_factory=list)  # performance mode: run_<i>/ folders, by index
 
     @property
