@@ -15,7 +15,7 @@ first and asks jsonschema only for an instance it rejects, so the messages of
 a finding are jsonschema's own, word for word.
 
 A schema that uses a keyword outside `APPLIED` and `ANNOTATIONS` (a `$ref`,
-`oneOf`, `uniqueItems`, ...) is not compiled (None): shapes then validates
+`contains`, ...) is not compiled (None): shapes then validates
 with jsonschema alone, as before. tests/test_fast_schema.py holds every
 verdict against jsonschema's on the real files' lines and on their mutations.
 """
@@ -54,8 +54,10 @@ APPLIED = frozenset(
         "items",
         "minItems",
         "maxItems",
+        "uniqueItems",
         "allOf",
         "anyOf",
+        "oneOf",
         "if",
         "then",
         "else",
@@ -223,6 +225,15 @@ def _keyword(keyword: str, schema: dict, types: dict[str, Predicate]) -> Predica
     if keyword == "anyOf":
         parts = [_compile(s, types) for s in argument]
         return lambda v: any(part(v) for part in parts)
+    if keyword == "uniqueItems":  # by the same equality as enum (true is not 1); arrays here are short
+        if not argument:
+            return None
+        return lambda v: (
+            not isinstance(v, list) or not any(equal(v[i], v[j]) for i in range(len(v)) for j in range(i + 1, len(v)))
+        )
+    if keyword == "oneOf":  # exactly one: e.g. a number or the string "not exposed"
+        parts = [_compile(s, types) for s in argument]
+        return lambda v: sum(1 for part in parts if part(v)) == 1
     if keyword == "if":
         condition = _compile(argument, types)
         then = _compile(schema.get("then", True), types)
