@@ -40,7 +40,7 @@ def pending(step: Step) -> dict:
     return {**asdict(step), "status": "not_run", "seconds": None, "figures": {}, "reason": None}
 
 
-def finished(step: Step, status: str, seconds: float | None, **fields) -> dict:
+def finished(step: Step, status: str, seconds: float | None, **fields: object) -> dict:
     """A step's record once it ended (figures, reason, log, output_tail as keyword fields)."""
     record = pending(step)
     record.update(status=status, seconds=None if seconds is None else round(seconds, 1), **fields)
@@ -61,7 +61,7 @@ def cpu_s() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def send(fd: int, event: str, **fields) -> None:
+def send(fd: int, event: str, **fields: object) -> None:
     """One event, whole: a pipe write of any length, repeated until every byte is out."""
     data = (json.dumps({"event": event, **fields}) + "\n").encode()
     while data:

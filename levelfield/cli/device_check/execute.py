@@ -2,7 +2,8 @@
 
     results, processes = run_check(plan, out, time_limit_s=360, repo=Path("."), on_change=write_reports)
 
-The check itself imports no framework: it takes the system description (NVML) in-process, then starts
+The check itself imports no framework: it takes the system description (NVML) in-process, whatever the
+limit (it takes under a second), then starts
 the plan's processes one after another (one per framework, worker.py; then pytest's, pytest_steps.py),
 each in its own session with JAX's memory preallocation off and TensorFlow's memory growth on, so each
 framework's allocator shows what its runs use and none holds the whole GPU. A process gets a share of the

@@ -20,8 +20,8 @@ and optimizer, compiled in one program) and the fp32 runs are what the first GPU
 
 `gpu` size runs the standard tasks (ResNet-50, BERT-base, DLRM) at the submission profile's batch;
 `smoke` size, for a CPU (CI), runs the cheapest tiny task through the very same code at the smoke
-profile, and one equivalence module: every kind of step in every framework in a minute or two on a
-2-core CPU (the full-size models on a CPU are tests/test_standard_smoke.py's, at minutes a run).
+profile, and one equivalence module: every kind of step in every framework in about two minutes of CPU
+time on a 2-core CPU (the full-size models on a CPU are tests/test_standard_smoke.py's, at minutes a run).
 
 ESTIMATE_S holds what each step is expected to take at each size: at `gpu` size on one H200, from the
 first GPU run's step times less what one process per framework no longer pays per step (docs/scale.md,
@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from levelfield.rules import load_suite
-from levelfield.rules.loader import Task
+from levelfield.rules.loader import Suite, Task
 
 SIZES = ("gpu", "smoke")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
@@ -187,7 +187,7 @@ def _mode(size: str, task: str, framework: str) -> tuple[str, str | None]:
     return ("eager" if reason else "compiled"), reason
 
 
-def framework_steps(size: str, framework: str, suite, tasks: list[str]) -> list[Step]:
+def framework_steps(size: str, framework: str, suite: Suite, tasks: list[str]) -> list[Step]:
     """One framework's steps in its process's order (module docstring)."""
     mode, reason = _mode(size, TTA_TASK, framework)
     steps = [

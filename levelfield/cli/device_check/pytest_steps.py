@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,26 +46,26 @@ class StepReporter:
         return Path(nodeid.split("::")[0]).name
 
     # -- hooks -------------------------------------------------------------------------------------
-    def pytest_collectreport(self, report) -> None:
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         name = self.module(report.nodeid)
         if report.failed and name in self.steps:
             self.collection_errors[name] = report.longreprtext[-OUTPUT_TAIL_CHARS:]
 
-    def pytest_collection_finish(self, session) -> None:
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         send(self.fd, "ready")
 
-    def pytest_runtest_logstart(self, nodeid: str, location) -> None:
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         name = self.module(nodeid)
         if name in self.steps and name not in self.started:
             self.started[name] = time.monotonic(), cpu_s()
             send(self.fd, "start", id=self.steps[name].id)
 
     @pytest.hookimpl(tryfirst=True)  # before the fixtures build every framework's model
-    def pytest_runtest_setup(self, item) -> None:
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.deadline - time.monotonic() < MIN_STEP_S:
             pytest.skip(TIME_LIMIT)
 
-    def pytest_runtest_logreport(self, report) -> None:
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = self.module(report.nodeid)
         if name not in self.steps:
             return
@@ -83,13 +84,13 @@ class StepReporter:
             counts["passed"] += 1
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_protocol(self, item, nextitem):
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
         yield
         name = self.module(item.nodeid)
         if name in self.steps and (nextitem is None or self.module(nextitem.nodeid) != name):
             self.report(name)
 
-    def pytest_sessionfinish(self, session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         for name in self.steps:
             if name not in self.reported and (name in self.collection_errors or name in self.started):
                 self.report(name)
@@ -124,7 +125,7 @@ class StepReporter:
         send(self.fd, "result", result=finished(step, status, seconds, **fields))
 
 
-def pytest_configure(config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     if SPEC_ENV in os.environ and EVENTS_FD_ENV in os.environ:
         spec = json.loads(Path(os.environ[SPEC_ENV]).read_text())
         config.pluginmanager.register(StepReporter(spec, int(os.environ[EVENTS_FD_ENV])), "device-check-steps")
