@@ -18,12 +18,11 @@ from html import escape
 from levelfield.ground.loadgen_names import SCENARIO_NAMES
 from levelfield.ground.stats import shown_time_to_train
 from levelfield.tools.leaderboard.columns import (
-    DASH,
+    COMPARISON_HEADERS,
     Column,
     Table,
+    comparison_cells,
     metric_unit,
-    number,
-    p_value,
     tables,
 )
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
@@ -108,25 +107,6 @@ def inference_charts(table: Table) -> list[str]:
     return charts
 
 
-def comparison_rows(tests: list[dict]) -> list[list[str]]:
-    rows = []
-    for t in tests:
-        verdict = DASH if t["within_noise"] is None else ("within noise" if t["within_noise"] else "significant")
-        rows.append(
-            [
-                f"{t['org']}/{t['system']}",
-                t["faster"],
-                t["slower"],
-                number(t["olympic_difference_s"]),
-                number(t["t"], 3),
-                number(t["df"], 3),
-                p_value(t["p_value"]),
-                verdict,
-            ]
-        )
-    return rows
-
-
 def section(table: Table) -> list[str]:
     out = [f'<section id="{escape(table.anchor)}">', f"<h2>{escape(table.title)}</h2>"]
     if table.training:
@@ -146,9 +126,7 @@ def section(table: Table) -> list[str]:
                     "noise of the fastest).</p>"
                 ),
                 plain_table(
-                    f"welch-{table.anchor}",
-                    ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"],
-                    comparison_rows(table.comparisons),
+                    f"welch-{table.anchor}", COMPARISON_HEADERS, [comparison_cells(t) for t in table.comparisons]
                 ),
             ]
     if table.inference:
