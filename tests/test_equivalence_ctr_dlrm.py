@@ -13,7 +13,15 @@ import itertools
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, PERTURBED, assert_close_across, assert_training_equivalent, build
+from equivalence import (
+    FRAMEWORKS,
+    PERTURBED,
+    assert_close_across,
+    assert_training_equivalent,
+    build,
+    predict_all,
+    train_all,
+)
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
@@ -76,19 +84,10 @@ def impls(request, weights):
     return request.param, {fw: build(TASK, fw, request.param, weights) for fw in FRAMEWORKS}
 
 
-def forward(impls, weights, inputs, per_framework_weights=None):
-    """predict() of every framework after loading `weights` (or its override) into it."""
-    out = {}
-    for fw, impl in impls.items():
-        impl.load((per_framework_weights or {}).get(fw, weights))
-        out[fw] = impl.predict(inputs)
-    return out
-
-
 def test_forward_outputs_agree(impls, weights, data):
     mode, frameworks = impls
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
-    outputs = forward(frameworks, weights, batch)
+    outputs = predict_all(frameworks, weights, batch)
     assert all(out.shape == (PREDICT_ROWS,) and out.dtype == np.float32 for out in outputs.values())
     assert_close_across(f"{mode} forward logits", outputs, FORWARD_ATOL)
 
@@ -99,7 +98,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     perturbed = {name: value.copy() for name, value in weights.items()}
     perturbed["top.dense1.kernel"][0, 0] += 1e-2  # scales hidden unit 0's share of every logit
-    outputs = forward(frameworks, weights, batch, per_framework_weights={PERTURBED: perturbed})
+    outputs = predict_all(frameworks, weights, batch, override={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
 
@@ -108,11 +107,7 @@ def test_three_adam_steps_agree(impls, weights, data):
     mode, frameworks = impls
     inputs, y = data
     batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LEARNING_RATES)]
-    results = {}
-    for fw, impl in frameworks.items():
-        impl.load(weights)  # also resets Adam's moments and step count
-        impl.set_train_data(inputs, y)
-        results[fw] = (impl.train_steps(batches, LEARNING_RATES), impl.export())
+    results = train_all(frameworks, weights, inputs, y, batches, LEARNING_RATES)  # each load resets Adam's moments
     for fw, (losses, _) in results.items():
         assert losses.shape == (len(LEARNING_RATES),) and losses.dtype == np.float32, (fw, mode)
     assert_training_equivalent(results, LOSS_ATOL, PARAM_ATOL)
