@@ -73,6 +73,45 @@ def forward_outputs(
     return out
 
 
+def predict_all(impls: dict, weights: dict, inputs: dict, override: dict | None = None) -> dict[str, np.ndarray]:
+    """predict() of each built implementation on `inputs` after loading a copy of `weights` into it (`override`:
+    {framework: its own weights})."""
+    out = {}
+    for fw, impl in impls.items():
+        impl.load({k: v.copy() for k, v in (override or {}).get(fw, weights).items()})
+        out[fw] = impl.predict(inputs)
+    return out
+
+
+def train_all(
+    impls: dict, weights: dict, inputs: dict, labels: np.ndarray, batch_indices: np.ndarray, lrs: np.ndarray
+) -> dict[str, tuple[np.ndarray, dict]]:
+    """(losses per step, exported weights after the steps) of each built implementation, loaded with `weights` (a
+    load also starts its optimizer state afresh) and trained on `inputs`."""
+    results = {}
+    for fw, impl in impls.items():
+        impl.load(weights)
+        impl.set_train_data(inputs, labels)
+        results[fw] = (impl.train_steps(batch_indices, lrs), impl.export())
+    return results
+
+
+def torch_var_as_biased(exported: dict, initial: dict, rows_per_bn: dict[str, int], decay: float) -> dict:
+    """torch's running_var re-expressed with the biased batch variance that Flax and Keras use, after steps whose
+    decays multiply to `decay` (BN_DECAY**steps); `rows_per_bn`: BN layer prefix -> n, its batch statistics' count.
+
+    torch: v_k = d^k v_0 + (1 - d) sum_i d^(k-i) * n/(n-1) * s_i;  biased: the same without n/(n-1).
+    So biased v_k = d^k v_0 + (v_k - d^k v_0) * (n-1)/n, exactly, for a fixed n.
+    """
+    out = dict(exported)
+    for prefix, n in rows_per_bn.items():
+        name = f"{prefix}.var"
+        if name in exported:
+            start = decay * initial[name].astype(np.float64)
+            out[name] = (start + (exported[name] - start) * (n - 1) / n).astype(np.float32)
+    return out
+
+
 def training_results(
     task_id: str,
     weights: dict,
@@ -91,6 +130,17 @@ def training_results(
         losses = impl.train_steps(batch_indices, lrs)
         results[fw] = (np.asarray(losses), impl.export())
     return results
+
+
+def assert_exports_what_it_loaded(impl, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """load(weights) then export() gives every array back bit for bit, float32, in its shape; the export."""
+    impl.load(weights)
+    exported = impl.export()
+    assert set(exported) == set(weights)
+    for name, value in weights.items():
+        assert exported[name].dtype == np.float32 and exported[name].shape == value.shape, name
+        np.testing.assert_array_equal(exported[name], value, err_msg=name)
+    return exported
 
 
 def assert_training_equivalent(results: dict, loss_atol: float, param_atol: float) -> None:

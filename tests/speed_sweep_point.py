@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from conftest import infer_options
+
 TASK = "ctr-dlrm"
 PROFILES = ("smoke", "demo")
 SCENARIOS = ("singlestream", "multistream", "server", "offline")
@@ -28,7 +30,6 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
-    from levelfield.harness.options import InferOptions
     from levelfield.harness.runner import infer
     from levelfield.reference.null_model import CostModel
 
@@ -39,16 +40,15 @@ def main() -> int:
             # One repeat: the sweep tests sizing, which repeats do not change (each repeat is one
             # more run with the same settings).
             result = infer(
-                InferOptions(
-                    task_id=TASK,
-                    framework="none",
-                    scenario=scenario,
-                    mode="performance",
-                    out=args.out / f"{profile}-{scenario}",
+                infer_options(
+                    TASK,
+                    "none",
+                    scenario,
+                    "performance",
+                    args.out / f"{profile}-{scenario}",
                     profile=profile,
                     repeats=1,
                     null_cost=cost,
-                    progress=False,
                 )
             )
             entries.append(

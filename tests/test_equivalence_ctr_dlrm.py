@@ -20,6 +20,8 @@ from equivalence import (
     assert_close_across,
     assert_training_equivalent,
     build,
+    predict_all,
+    train_all,
 )
 
 from levelfield.reference.ctr_dlrm.common import model_spec
@@ -83,21 +85,12 @@ def impls(request, weights):
     return request.param, {fw: build(TASK, fw, request.param, weights) for fw in FRAMEWORKS}
 
 
-def forward(impls, weights, inputs, per_framework_weights=None):
-    """predict() of every framework after loading `weights` (or its override) into it."""
-    out = {}
-    for fw, impl in impls.items():
-        impl.load((per_framework_weights or {}).get(fw, weights))
-        out[fw] = impl.predict(inputs)
-    return out
-
-
 def test_forward_outputs_agree(impls, weights, data):
     """The three frameworks' logits and ONNX Runtime's (inference only, built here: no compile to share)."""
     mode, frameworks = impls
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     served = {fw: build(TASK, fw, mode, weights) for fw in INFERENCE_ONLY_FRAMEWORKS}
-    outputs = forward({**frameworks, **served}, weights, batch)
+    outputs = predict_all({**frameworks, **served}, weights, batch)
     assert set(outputs) == set(FRAMEWORKS) | set(INFERENCE_ONLY_FRAMEWORKS)
     assert all(out.shape == (PREDICT_ROWS,) and out.dtype == np.float32 for out in outputs.values())
     assert_close_across(f"{mode} forward logits", outputs, FORWARD_ATOL)
@@ -109,24 +102,20 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     perturbed = {name: value.copy() for name, value in weights.items()}
     perturbed["top.dense1.kernel"][0, 0] += 1e-2  # scales hidden unit 0's share of every logit
-    outputs = forward(frameworks, weights, batch, per_framework_weights={PERTURBED: perturbed})
+    outputs = predict_all(frameworks, weights, batch, override={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
     for fw in INFERENCE_ONLY_FRAMEWORKS:  # ONNX Runtime's graph on the perturbed weights: caught too
-        served = forward({fw: build(TASK, fw, "compiled", perturbed)}, perturbed, batch)
+        served = predict_all({fw: build(TASK, fw, "compiled", perturbed)}, perturbed, batch)
         with pytest.raises(AssertionError, match=fw):
-            assert_close_across("forward logits", {**forward(frameworks, weights, batch), **served}, FORWARD_ATOL)
+            assert_close_across("forward logits", {**predict_all(frameworks, weights, batch), **served}, FORWARD_ATOL)
 
 
 def test_three_adam_steps_agree(impls, weights, data):
     mode, frameworks = impls
     inputs, y = data
     batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LEARNING_RATES)]
-    results = {}
-    for fw, impl in frameworks.items():
-        impl.load(weights)  # also resets Adam's moments and step count
-        impl.set_train_data(inputs, y)
-        results[fw] = (impl.train_steps(batches, LEARNING_RATES), impl.export())
+    results = train_all(frameworks, weights, inputs, y, batches, LEARNING_RATES)  # each load resets Adam's moments
     for fw, (losses, _) in results.items():
         assert losses.shape == (len(LEARNING_RATES),) and losses.dtype == np.float32, (fw, mode)
     assert_training_equivalent(results, LOSS_ATOL, PARAM_ATOL)

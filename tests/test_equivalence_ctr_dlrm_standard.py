@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, INFERENCE_ONLY_FRAMEWORKS, assert_close_across, assert_training_equivalent
+from equivalence import (
+    FRAMEWORKS,
+    INFERENCE_ONLY_FRAMEWORKS,
+    assert_close_across,
+    assert_training_equivalent,
+    predict_all,
+    train_all,
+)
 
 from levelfield.ground.registry import load_implementation, task_module
 from levelfield.reference.ctr_dlrm_standard.common.model_spec import SPEC
@@ -73,14 +80,6 @@ def impls(task):
     return built
 
 
-def forward(impls, weights, inputs, per_framework_weights=None):
-    out = {}
-    for fw, impl in impls.items():
-        impl.load((per_framework_weights or {}).get(fw, weights))
-        out[fw] = impl.predict(inputs)
-    return out
-
-
 def test_the_reduced_network_is_the_task_s_but_for_table_rows():
     assert SMALL.embedding_dim == 128 and SMALL.bottom_mlp == (512, 256, 128)
     assert SMALL.top_mlp == (1024, 1024, 512, 256, 1) and SMALL.top_input == 479
@@ -95,7 +94,7 @@ def test_forward_outputs_agree(impls, weights, data, task):
     for fw in INFERENCE_ONLY_FRAMEWORKS:
         cls = load_implementation(TASK, fw)
         served[fw] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(Recipe.from_task(task), mode=COMPILED)
-    outputs = forward({**impls, **served}, weights, batch)
+    outputs = predict_all({**impls, **served}, weights, batch)
     assert all(out.shape == (PREDICT_ROWS,) and out.dtype == np.float32 for out in outputs.values())
     assert_close_across("forward logits", outputs, FORWARD_ATOL)
 
@@ -105,7 +104,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
     batch = {name: value[:PREDICT_ROWS] for name, value in data[0].items()}
     perturbed = {name: value.copy() for name, value in weights.items()}
     perturbed["top.dense4.kernel"][:, 0] += 1e-2  # the logit's every input weight
-    outputs = forward(impls, weights, batch, per_framework_weights={"jax": perturbed})
+    outputs = predict_all(impls, weights, batch, override={"jax": perturbed})
     with pytest.raises(AssertionError, match="forward logits"):
         assert_close_across("forward logits", outputs, FORWARD_ATOL)
 
@@ -113,11 +112,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, weights, data):
 def test_three_sgd_steps_agree_and_touch_only_the_rows_looked_up(impls, weights, data):
     inputs, y = data
     batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LEARNING_RATES)]
-    results = {}
-    for fw, impl in impls.items():
-        impl.load(weights)
-        impl.set_train_data(inputs, y)
-        results[fw] = (impl.train_steps(batches, LEARNING_RATES), impl.export())
+    results = train_all(impls, weights, inputs, y, batches, LEARNING_RATES)
     for fw, (losses, _) in results.items():
         assert losses.shape == (len(LEARNING_RATES),) and losses.dtype == np.float32, fw
     assert_training_equivalent(results, LOSS_ATOL, PARAM_ATOL)

@@ -65,6 +65,8 @@ from equivalence import (
     assert_close_across,
     assert_training_equivalent,
     build,
+    predict_all,
+    torch_var_as_biased,
     worst_pair,
 )
 
@@ -166,39 +168,15 @@ def bn_rows_per_batch(batch: int) -> dict[str, int]:
     return rows
 
 
-def torch_var_as_biased(exported: dict, initial: dict, batch: int, steps: int) -> dict:
-    """torch's running_var re-expressed with the biased batch variance that Flax and Keras use.
-
-    torch: v_k = d^k v_0 + (1 - d) sum_i d^(k-i) * n/(n-1) * s_i;  biased: the same without n/(n-1).
-    So biased v_k = d^k v_0 + (v_k - d^k v_0) * (n-1)/n, exactly, for a fixed n.
-    """
-    decay = spec.BN_DECAY**steps
-    out = dict(exported)
-    for prefix, n in bn_rows_per_batch(batch).items():
-        name = f"{prefix}.var"
-        if name in exported:
-            start = decay * initial[name].astype(np.float64)
-            out[name] = (start + (exported[name] - start) * (n - 1) / n).astype(np.float32)
-    return out
-
-
 @pytest.fixture(scope="module", params=["compiled", "eager"])
 def impls(request):
     """{framework: implementation} for one mode, built once per module and mode."""
     return {fw: build(TASK, fw, request.param, spec.init_weights(0)) for fw in FRAMEWORKS}
 
 
-def predict_all(impls: dict, weights: dict, images: np.ndarray, override: dict | None = None) -> dict:
-    out = {}
-    for fw, impl in impls.items():
-        impl.load({k: v.copy() for k, v in ((override or {}).get(fw, weights)).items()})
-        out[fw] = impl.predict({"images": images})
-    return out
-
-
 def test_forward_logits_agree(impls):
     weights, images = forward_weights(), random_images(BATCH, seed=5)
-    outputs = predict_all(impls, weights, images)
+    outputs = predict_all(impls, weights, {"images": images})
     assert all(o.shape == (BATCH, spec.NUM_CLASSES) and o.dtype == np.float32 for o in outputs.values())
     # The float64 numpy network joins the comparison: agreeing with each other is not enough.
     assert_close_across("eval-mode logits", {**outputs, "numpy float64": numpy_forward(weights, images)}, FORWARD_ATOL)
@@ -233,7 +211,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls):
     images = random_images(BATCH, seed=5)
     # The element matters (its channel is alive): in float64 it moves the logits by well over the tolerance.
     assert np.abs(numpy_forward(perturbed, images) - numpy_forward(weights, images)).max() > 10 * FORWARD_ATOL
-    outputs = predict_all(impls, weights, images, override={PERTURBED: perturbed})
+    outputs = predict_all(impls, weights, {"images": images}, override={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match=PERTURBED):
         assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
 
@@ -257,7 +235,10 @@ def test_three_sgd_steps_agree(impls):
     # The correction matters: uncorrected, torch's running variances are off by far more than PARAM_ATOL.
     raw_gap, _ = worst_pair({"pytorch": torch_weights["block3.bn1.var"], "jax": results["jax"][1]["block3.bn1.var"]})
     assert raw_gap > 10 * PARAM_ATOL, raw_gap
-    results["pytorch"] = (losses, torch_var_as_biased(torch_weights, initial, BATCH, STEPS))
+    results["pytorch"] = (
+        losses,
+        torch_var_as_biased(torch_weights, initial, bn_rows_per_batch(BATCH), spec.BN_DECAY**STEPS),
+    )
     assert_training_equivalent(results, loss_atol=LOSS_ATOL, param_atol=PARAM_ATOL)
 
 
@@ -334,7 +315,7 @@ def test_mixed_forward_is_what_it_says_and_within_its_tolerance(mixed):
     precision, impls = mixed
     weights, images = forward_weights(), random_images(BATCH, seed=5)
     reference = numpy_forward(weights, images)
-    outputs = predict_all(impls, weights, images)
+    outputs = predict_all(impls, weights, {"images": images})
     for fw, impl in impls.items():
         assert impl.hyperparameters()["precision"] == precision, fw  # read back from the framework's objects
         assert outputs[fw].dtype == np.float32
@@ -353,7 +334,7 @@ def test_mixed_tolerance_catches_a_perturbed_weight(mixed):
     perturbed["block2.conv1.kernel"][1, 1, 3, 5] += 1.0
     images = random_images(BATCH, seed=5)
     assert np.abs(numpy_forward(perturbed, images) - numpy_forward(weights, images)).max() > 3 * atol
-    outputs = predict_all(impls, weights, images, override={"jax": perturbed})
+    outputs = predict_all(impls, weights, {"images": images}, override={"jax": perturbed})
     with pytest.raises(AssertionError, match="jax"):
         assert_close_across(f"{precision} eval-mode logits", outputs, atol)
 
@@ -376,7 +357,10 @@ def test_mixed_sgd_steps_agree_with_each_other_and_fp32(mixed):
         results[name] = (losses, exported)
     torch_run = f"pytorch {precision}"
     losses, torch_weights = results[torch_run]
-    results[torch_run] = (losses, torch_var_as_biased(torch_weights, initial, BATCH, STEPS))
+    results[torch_run] = (
+        losses,
+        torch_var_as_biased(torch_weights, initial, bn_rows_per_batch(BATCH), spec.BN_DECAY**STEPS),
+    )
     atol = MIXED_ATOL[precision]
     assert_training_equivalent(results, loss_atol=atol["loss"], param_atol=atol["param"])
     # The fp32 tolerances reject what the low precision changes: the comparison above is not fp32 in disguise.

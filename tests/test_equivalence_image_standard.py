@@ -31,6 +31,8 @@ from equivalence import (
     PERTURBED,
     assert_close_across,
     assert_training_equivalent,
+    predict_all,
+    torch_var_as_biased,
     worst_pair,
 )
 
@@ -104,17 +106,9 @@ def test_the_reduced_network_is_the_task_s_code_path_at_smaller_sizes():
     assert any(name.endswith("proj.kernel") for name in SMALL.parameter_shapes)
 
 
-def predict_all(impls: dict, weights: dict, images: np.ndarray, override: dict | None = None) -> dict:
-    out = {}
-    for fw, impl in impls.items():
-        impl.load({k: v.copy() for k, v in ((override or {}).get(fw, weights)).items()})
-        out[fw] = impl.predict({"images": images})
-    return out
-
-
 def test_forward_logits_agree(impls, arrays):
     images = np.ascontiguousarray(centre_crop(arrays["eval_images"], SMALL.image_size))  # uint8, as predict gets
-    outputs = predict_all(impls, forward_weights(), images)
+    outputs = predict_all(impls, forward_weights(), {"images": images})
     assert all(o.shape == (BATCH, 1000) and o.dtype == np.float32 for o in outputs.values())
     assert np.abs(outputs["jax"]).max() > 0.1  # logits of some size: a tolerance of 1e-5 means something
     assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
@@ -128,7 +122,10 @@ def test_eager_mode_gives_the_compiled_logits(impls, arrays):
     for fw in FRAMEWORKS:
         cls = load_implementation(TASK, fw)
         eager[f"{fw} eager"] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(recipe, mode=EAGER)
-    outputs = {**predict_all(impls, forward_weights(), images), **predict_all(eager, forward_weights(), images)}
+    outputs = {
+        **predict_all(impls, forward_weights(), {"images": images}),
+        **predict_all(eager, forward_weights(), {"images": images}),
+    }
     assert_close_across("eval-mode logits, compiled and eager", outputs, FORWARD_ATOL)
 
 
@@ -159,7 +156,7 @@ def test_perturbed_weight_breaks_forward_equivalence(impls, arrays):
     perturbed = {k: v.copy() for k, v in weights.items()}
     perturbed["head.bias"][int(labels(arrays, "eval")[0])] += 1e-2
     images = np.ascontiguousarray(centre_crop(arrays["eval_images"], SMALL.image_size))
-    outputs = predict_all(impls, weights, images, override={PERTURBED: perturbed})
+    outputs = predict_all(impls, weights, {"images": images}, override={PERTURBED: perturbed})
     with pytest.raises(AssertionError, match=PERTURBED):
         assert_close_across("eval-mode logits", outputs, FORWARD_ATOL)
 
@@ -175,18 +172,6 @@ def bn_rows_per_batch(batch: int) -> dict[str, int]:
         for bn in ("bn2", "bn3", "proj_bn"):
             rows[f"{name}.{bn}"] = batch * size * size
     return rows
-
-
-def torch_var_as_biased(exported: dict, initial: dict, batch: int, steps: int) -> dict:
-    """torch's running_var with the biased batch variance Flax and Keras use (fmnist-resnet's test derives it)."""
-    decay = BN_DECAY**steps
-    out = dict(exported)
-    for prefix, n in bn_rows_per_batch(batch).items():
-        name = f"{prefix}.var"
-        if name in exported:
-            start = decay * initial[name].astype(np.float64)
-            out[name] = (start + (exported[name] - start) * (n - 1) / n).astype(np.float32)
-    return out
 
 
 def test_three_sgd_steps_through_each_pipeline_agree(impls, arrays):
@@ -208,7 +193,10 @@ def test_three_sgd_steps_through_each_pipeline_agree(impls, arrays):
         {"pytorch": torch_weights["stage4_block0.bn1.var"], "jax": results["jax"][1]["stage4_block0.bn1.var"]}
     )
     assert raw_gap > 10 * PARAM_ATOL, raw_gap  # the correction matters (n = 8 x 2 x 2 there)
-    results["pytorch"] = (losses, torch_var_as_biased(torch_weights, initial, BATCH, STEPS))
+    results["pytorch"] = (
+        losses,
+        torch_var_as_biased(torch_weights, initial, bn_rows_per_batch(BATCH), BN_DECAY**STEPS),
+    )
     assert_training_equivalent(results, loss_atol=LOSS_ATOL, param_atol=PARAM_ATOL)
 
 

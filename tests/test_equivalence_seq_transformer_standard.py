@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, INFERENCE_FRAMEWORKS, INFERENCE_ONLY_FRAMEWORKS, assert_close_across, spread_weights
+from equivalence import (
+    FRAMEWORKS,
+    INFERENCE_FRAMEWORKS,
+    INFERENCE_ONLY_FRAMEWORKS,
+    assert_close_across,
+    spread_weights,
+    train_all,
+)
 
 from levelfield.ground.registry import load_implementation
 from levelfield.reference.interface import COMPILED, EAGER, Recipe
@@ -112,11 +119,7 @@ def test_three_adamw_steps_agree(compiled, data):
     inputs, y = data
     init = SMALL.init_weights(seed=0)
     batches = batch_order(seed=3, epoch=0, num_samples=SAMPLES, batch_size=BATCH)[: len(LRS)]
-    results = {}
-    for fw, impl in compiled.items():
-        impl.load(init)
-        impl.set_train_data(inputs, y)
-        results[fw] = (impl.train_steps(batches, LRS), impl.export())
+    results = train_all(compiled, init, inputs, y, batches, LRS)
     losses = {fw: r[0] for fw, r in results.items()}
     assert all(v.shape == (3,) and v.dtype == np.float32 for v in losses.values()), losses
     assert abs(float(losses["pytorch"][0]) - np.log(SMALL.num_classes)) < 0.05, losses  # near-uniform at init

@@ -14,7 +14,7 @@ import json
 import pytest
 import yaml
 
-from conftest import assert_user_error, run_cli
+from conftest import assert_user_error, infer_cli, infer_options
 from levelfield.harness.find_peak import (
     FALLBACK_TRIES,
     REPORT_FILE,
@@ -23,7 +23,6 @@ from levelfield.harness.find_peak import (
     _Search,
     find_peak,
 )
-from levelfield.harness.options import InferOptions
 from levelfield.harness.runner import infer
 from levelfield.reference.null_model import CostModel
 
@@ -42,17 +41,7 @@ def _smoke_server() -> dict:
 def peak(tmp_path_factory):
     out = tmp_path_factory.mktemp("peak")
     # Verified with 3 repeats, as the demo and submission profiles' real runs have (smoke has 1).
-    options = InferOptions(
-        task_id=TASK,
-        framework="none",
-        scenario="server",
-        mode="performance",
-        out=out,
-        profile="smoke",
-        null_cost=COST,
-        progress=False,
-        repeats=3,
-    )
+    options = infer_options(TASK, "none", "server", "performance", out, null_cost=COST, repeats=3)
     return out, options, find_peak(options, report=lambda line: None)
 
 
@@ -88,17 +77,15 @@ def test_the_written_settings_give_a_valid_run_at_the_peak(peak, tmp_path):
         "server": {"target_qps": written, "max_batch_size": document["peak"]["max_batch_size"]},
     }
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="none",
-            scenario="server",
-            mode="performance",
-            out=tmp_path / "run",
-            profile="smoke",
+        infer_options(
+            TASK,
+            "none",
+            "server",
+            "performance",
+            tmp_path / "run",
             null_cost=COST,
             user_conf=out / TARGET_FILE,
             repeats=1,
-            progress=False,
         )
     )
     assert result["valid"], result["invalid_reasons"]
@@ -106,89 +93,32 @@ def test_the_written_settings_give_a_valid_run_at_the_peak(peak, tmp_path):
 
 
 def test_find_peak_is_for_server_performance_only(tmp_path):
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "none",
-        "--cost-per-sample-us",
-        "10",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--find-peak",
-        "--out",
-        str(tmp_path),
-    )
+    proc = infer_cli(tmp_path, TASK, "none", "offline", "performance", "--cost-per-sample-us", "10", "--find-peak")
     assert_user_error(proc, "--find-peak", "Server", "offline performance")
 
 
 def test_a_user_target_cannot_be_searched(tmp_path):
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\nserver: {target_qps: 100}\n")
-    proc = run_cli(
-        "infer",
-        "--task",
+    proc = infer_cli(
+        tmp_path / "peak",
         TASK,
-        "--framework",
         "none",
+        "server",
+        "performance",
         "--cost-per-sample-us",
         "10",
-        "--scenario",
-        "server",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
         "--find-peak",
         "--user-conf",
         str(conf),
-        "--out",
-        str(tmp_path / "peak"),
     )
     assert_user_error(proc, str(conf), "target_qps", "--find-peak")
 
 
 def test_cost_flags_belong_to_framework_none(tmp_path):
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "jax",
-        "--cost-per-sample-us",
-        "10",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--out",
-        str(tmp_path),
-    )
+    proc = infer_cli(tmp_path, TASK, "jax", "offline", "performance", "--cost-per-sample-us", "10")
     assert_user_error(proc, "--cost-per-sample-us", "none", "jax")
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "none",
-        "--cost-per-sample-us",
-        "-1",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--out",
-        str(tmp_path),
-    )
+    proc = infer_cli(tmp_path, TASK, "none", "offline", "performance", "--cost-per-sample-us", "-1")
     assert_user_error(proc, "per_sample_us", "-1")
 
 
@@ -217,9 +147,7 @@ def test_verification_falls_back_to_the_search_s_lower_valid_targets():
         {"step": 3, "target_qps": 2390.0, "valid": True, "repeats": 1},
     ]
     search = _ScriptedSearch(edge_qps=1700.0, steps=search_steps)
-    search.options = InferOptions(
-        task_id=TASK, framework="none", scenario="server", mode="performance", out=None, profile="smoke", repeats=3
-    )
+    search.options = infer_options(TASK, "none", "server", "performance", None, repeats=3)
     checked = search.verify(search_steps[2], 0.05)
     tried = [s["target_qps"] for s in search.steps[3:]]
     assert tried[:VERIFY_TRIES] == pytest.approx([2390.0 * 0.95**k for k in range(VERIFY_TRIES)])
@@ -231,8 +159,6 @@ def test_verification_falls_back_to_the_search_s_lower_valid_targets():
 def test_verification_gives_up_when_nothing_holds():
     search_steps = [{"step": 1, "target_qps": 1690.0, "valid": True, "repeats": 1}]
     search = _ScriptedSearch(edge_qps=0.0, steps=search_steps)
-    search.options = InferOptions(
-        task_id=TASK, framework="none", scenario="server", mode="performance", out=None, profile="smoke", repeats=3
-    )
+    search.options = infer_options(TASK, "none", "server", "performance", None, repeats=3)
     assert search.verify(search_steps[0], 0.05) is None
     assert len(search.steps) == 1 + VERIFY_TRIES  # nothing VALID lies below the tries

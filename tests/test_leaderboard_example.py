@@ -66,18 +66,14 @@ def test_every_row_shows_the_processes_its_logs_hold(doc):
     assert "| 1 x 1 node " in render(doc, "md")
 
 
+def results_folder(row: dict) -> Path:
+    """The example's folder of a leaderboard row's results: <division>/<org>/results/<system>/<task>/<framework>."""
+    return EXAMPLE / row["division"] / row["org"] / "results" / row["system"] / row["task"] / row["framework"]
+
+
 def test_time_to_target_matches_the_raw_logs(doc):
     for row in doc["training"]:
-        folder = (
-            EXAMPLE
-            / row["division"]
-            / row["org"]
-            / "results"
-            / row["system"]
-            / row["task"]
-            / row["framework"]
-            / "training"
-        )
+        folder = results_folder(row) / "training"
         assert row["time_to_target_s"]["olympic_mean"] == pytest.approx(olympic_from_files(folder), rel=1e-12)
 
 
@@ -103,17 +99,7 @@ def test_offline_rows_carry_every_repeat_their_mean_and_accuracy(doc):
     assert {r["framework"] for r in doc["inference"]} == FRAMEWORKS
     for row in doc["inference"]:
         offline = row["scenarios"]["offline"]
-        folder = (
-            EXAMPLE
-            / row["division"]
-            / row["org"]
-            / "results"
-            / row["system"]
-            / row["task"]
-            / row["framework"]
-            / "offline"
-            / "performance"
-        )
+        folder = results_folder(row) / "offline" / "performance"
         assert offline["run_values"] == samples_per_s_from_files(folder) and offline["n"] == 3
         assert offline["metric"] == "samples_per_s" and offline["mean"] == pytest.approx(
             sum(offline["run_values"]) / 3, rel=1e-12

@@ -10,13 +10,12 @@ import gzip
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from levelfield.checker.engine import check_tree
-from tests.conftest import assert_user_error, run_cli
+from tests.conftest import assert_user_error, cli_command, package_args, package_cli
 from tests.submission_edit import files
 from tests.test_checker_fixtures import EXAMPLE
 
@@ -49,21 +48,7 @@ def runs(tmp_path):
 
 
 def _package(runs_dir: Path, system: Path, out: Path, *extra: str):
-    org, division = _org_division()
-    return run_cli(
-        "package",
-        "--runs",
-        str(runs_dir),
-        "--system",
-        str(system),
-        "--org",
-        org,
-        "--division",
-        division,
-        "--out",
-        str(out),
-        *extra,
-    )
+    return package_cli(runs_dir, system, *_org_division(), out, *extra)
 
 
 def test_packaging_the_example_runs_reproduces_the_example_byte_for_byte(runs, tmp_path):
@@ -96,22 +81,7 @@ def test_an_existing_tree_is_replaced_only_with_force(runs, tmp_path):
 def test_two_packages_to_one_folder_one_wins_and_the_tree_is_whole(runs, tmp_path):
     runs_dir, system = runs
     org, division = _org_division()
-    args = [
-        sys.executable,
-        "-m",
-        "levelfield",
-        "package",
-        "--runs",
-        str(runs_dir),
-        "--system",
-        str(system),
-        "--org",
-        org,
-        "--division",
-        division,
-        "--out",
-        str(tmp_path / "sub"),
-    ]
+    args = cli_command(*package_args(runs_dir, system, org, division, tmp_path / "sub"))
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outcomes = sorted((p.wait(timeout=120), p.stderr.read()) for p in procs)
     assert [code for code, _ in outcomes] == [0, 2], outcomes

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, build
+from equivalence import FRAMEWORKS, assert_exports_what_it_loaded, build
 
+from conftest import seeded_init_weights
 from levelfield.reference.ctr_dlrm.common import metric, model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import labels, model_inputs
 from levelfield.reference.datasets import load_dataset
@@ -77,11 +78,7 @@ def test_spec_parameter_count_matches_rules(task):
 
 
 def test_init_weights_are_deterministic_and_seeded():
-    a, b, c = model_spec.init_weights(7), model_spec.init_weights(7), model_spec.init_weights(8)
-    assert {n: v.shape for n, v in a.items()} == model_spec.PARAMETER_SHAPES
-    assert all(v.dtype == np.float32 for v in a.values())
-    assert all(np.array_equal(a[n], b[n]) for n in a)
-    assert not np.array_equal(a["top.dense0.kernel"], c["top.dense0.kernel"])
+    a = seeded_init_weights(model_spec, 7, "top.dense0.kernel")
     bound = np.sqrt(1 / model_spec.CARDINALITIES[0])  # DLRM's uniform(-sqrt(1/n), sqrt(1/n))
     assert np.abs(a["embedding0.table"]).max() <= bound
 
@@ -91,12 +88,7 @@ def test_export_load_round_trip_is_exact(fw, impls):
     impl = impls(fw)
     rng = np.random.default_rng(11)  # not the init values, so a no-op load() would fail
     weights = {n: rng.standard_normal(s).astype(np.float32) for n, s in model_spec.PARAMETER_SHAPES.items()}
-    impl.load(weights)
-    exported = impl.export()
-    assert set(exported) == set(weights)
-    for name, value in weights.items():
-        assert exported[name].dtype == np.float32 and exported[name].shape == value.shape, name
-        np.testing.assert_array_equal(exported[name], value, err_msg=name)
+    assert_exports_what_it_loaded(impl, weights)
 
 
 @framework

@@ -15,8 +15,9 @@ import math
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, build
+from equivalence import FRAMEWORKS, assert_exports_what_it_loaded, build
 
+from conftest import seeded_init_weights
 from levelfield.ground.errors import UserError
 from levelfield.reference.fmnist_resnet.common import inputs as fm_inputs
 from levelfield.reference.fmnist_resnet.common import model_spec as spec
@@ -67,11 +68,7 @@ def kernel_std_ratio(kernel: np.ndarray, fan_out: int) -> float:
 
 
 def test_init_weights_deterministic_and_as_specified():
-    a, b, c = spec.init_weights(0), spec.init_weights(0), spec.init_weights(1)
-    assert list(a) == list(spec.PARAMETER_SHAPES)
-    assert all(np.array_equal(a[n], b[n]) for n in a)
-    assert not np.array_equal(a["block3.conv2.kernel"], c["block3.conv2.kernel"])
-    assert all(a[n].dtype == np.float32 and a[n].shape == spec.PARAMETER_SHAPES[n] for n in a)
+    a = seeded_init_weights(spec, 0, "block3.conv2.kernel")
     # 36,864 draws: He-normal fan_out std = sqrt(2 / (3 * 3 * 64)), estimated within ~0.4%
     assert kernel_std_ratio(a["block3.conv2.kernel"], 9 * 64) == pytest.approx(1.0, abs=0.02)
     assert kernel_std_ratio(a["block2.proj.kernel"], 32) == pytest.approx(1.0, abs=0.1)  # fan_out 1 * 1 * 32
@@ -125,12 +122,8 @@ def test_metric_hand_computed():
 
 def test_export_load_round_trip_is_exact(impl):
     weights = random_weights(1)
-    impl.load(weights)
-    exported = impl.export()
-    assert set(exported) == set(spec.PARAMETER_SHAPES)
-    for name, value in exported.items():
-        assert value.dtype == np.float32 and value.shape == spec.PARAMETER_SHAPES[name], name
-        np.testing.assert_array_equal(value, weights[name], err_msg=name)
+    assert set(weights) == set(spec.PARAMETER_SHAPES)
+    exported = assert_exports_what_it_loaded(impl, weights)
     impl.load(exported)
     again = impl.export()
     assert all(np.array_equal(again[name], weights[name]) for name in weights)

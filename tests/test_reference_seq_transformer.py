@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS, build
+from equivalence import FRAMEWORKS, assert_exports_what_it_loaded, build
 
+from conftest import seeded_init_weights
 from levelfield.reference.datasets import load_dataset
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.schedule import batch_order
@@ -52,12 +53,7 @@ def native_parameter_count(impl) -> int:
 
 def test_export_load_round_trip_is_exact(impl):
     weights = random_weights(1)
-    impl.load(weights)
-    exported = impl.export()
-    assert set(exported) == set(weights)
-    for name, value in weights.items():
-        assert exported[name].dtype == np.float32 and exported[name].shape == value.shape, name
-        np.testing.assert_array_equal(exported[name], value, err_msg=name)
+    exported = assert_exports_what_it_loaded(impl, weights)
     impl.load(exported)
     again = impl.export()
     for name in weights:
@@ -74,11 +70,7 @@ def test_hyperparameters_are_the_rules_closed_values(impl):
 
 
 def test_init_weights_are_seeded_and_shaped():
-    a, b, c = model_spec.init_weights(0), model_spec.init_weights(0), model_spec.init_weights(1)
-    assert {n: v.shape for n, v in a.items()} == model_spec.PARAMETER_SHAPES
-    assert all(v.dtype == np.float32 for v in a.values())
-    assert all(np.array_equal(a[n], b[n]) for n in a)
-    assert not np.array_equal(a["head.kernel"], c["head.kernel"])
+    a = seeded_init_weights(model_spec, 0, "head.kernel")
     assert abs(float(a["layer0.mlp.dense1.kernel"].std()) - model_spec.INIT_STD) < 0.002
     assert not a["layer0.attention.query.bias"].any() and (a["final_norm.scale"] == 1).all()
 

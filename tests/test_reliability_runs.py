@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import pytest
 
 from levelfield.ground.errors import UserError
 from levelfield.tools.package import PackageOptions, package
-from tests.conftest import run_cli, start_long_training
+from tests.conftest import cli_command, infer_args, package_args, package_cli, start_long_training, train_cli
 from tests.submission_edit import files
 from tests.test_checker_fixtures import EXAMPLE
 from tests.test_package import _org_division, _runs_from_example
@@ -56,9 +55,7 @@ def package_with_example_runs(tmp_path: Path, extra_run: Path) -> Path:
     shutil.copytree(extra_run, runs / "killed", symlinks=True)
     org, division = _org_division()
     out = tmp_path / "sub"
-    result = run_cli(
-        "package", "--runs", str(runs), "--system", str(system), "--org", org, "--division", division, "--out", str(out)
-    )
+    result = package_cli(runs, system, org, division, out)
     assert result.returncode == 0, result.stderr
     built = {p.relative_to(out): p.read_bytes() for p in files(out)}
     assert built == {p.relative_to(EXAMPLE): p.read_bytes() for p in files(EXAMPLE)}
@@ -86,27 +83,9 @@ def test_sigkill_mid_loadgen_leaves_no_result_json_even_over_an_earlier_run(tmp_
     detail = out / "run_1" / "mlperf_log_detail.txt"  # the first repeat's log
     detail.unlink()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "levelfield",
-            "infer",
-            "--task",
-            "ctr-dlrm",
-            "--framework",
-            "jax",
-            "--scenario",
-            "singlestream",
-            "--mode",
-            "performance",
-            "--profile",
-            "smoke",
-            "--user-conf",
-            str(conf),
-            "--out",
-            str(out),
-            "--force",
-        ],
+        cli_command(
+            *infer_args(out, "ctr-dlrm", "jax", "singlestream", "performance", "--user-conf", str(conf), "--force")
+        ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -122,22 +101,7 @@ def test_sigkill_mid_package_leaves_no_tree_or_a_whole_one(tmp_path):
     runs, system = _runs_from_example(tmp_path)
     org, division = _org_division()
     out = tmp_path / "sub"
-    args = [
-        sys.executable,
-        "-m",
-        "levelfield",
-        "package",
-        "--runs",
-        str(runs),
-        "--system",
-        str(system),
-        "--org",
-        org,
-        "--division",
-        division,
-        "--out",
-        str(out),
-    ]
+    args = cli_command(*package_args(runs, system, org, division, out))
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: any(p.name.startswith(".sub.") for p in tmp_path.iterdir()), proc, "the staging folder")
     sigkill(proc)
@@ -191,20 +155,7 @@ def starved_training(tmp_path_factory) -> tuple[Path, subprocess.CompletedProces
     out = tmp_path_factory.mktemp("full") / "run"
     out.mkdir()
     os.symlink("/dev/full", out / "result_0.txt.inprogress")
-    result = run_cli(
-        "train",
-        "--task",
-        "ctr-dlrm",
-        "--framework",
-        "pytorch",
-        "--profile",
-        "smoke",
-        "--eager",
-        "--seed",
-        "3",
-        "--out",
-        str(out),
-    )
+    result = train_cli(out, "--eager", "--seed", "3")
     return out, result
 
 

@@ -29,7 +29,7 @@ from levelfield.tools.fuzz.cases import TREE_CLASSES, make_case
 from levelfield.tools.fuzz.mutate import UNSAFE_PATHS, gzip_bomb
 from levelfield.tools.fuzz.run import prepared
 from levelfield.tools.fuzz.workspace import Symlink, Workspace, Write
-from tests.conftest import REPO, assert_user_error, run_cli
+from tests.conftest import REPO, assert_user_error, infer_cli, run_cli
 from tests.test_checker_fixtures import EXAMPLE
 
 ACCURACY_LOG = "closed/levelfield/results/example-box/ctr-dlrm/jax/offline/accuracy/mlperf_log_accuracy.json.gz"
@@ -194,23 +194,8 @@ def test_yaml_alias_bomb_as_waivers_is_a_clean_error_naming_the_file(tmp_path):
 
 def test_yaml_alias_bomb_as_user_settings_is_a_clean_error_naming_the_file(tmp_path):
     bomb = _alias_bomb(tmp_path / "user.yaml", "'*': {min_duration_ms: *i}")
-    result = run_cli(
-        "infer",
-        "--task",
-        "ctr-dlrm",
-        "--framework",
-        "jax",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--user-conf",
-        str(bomb),
-        "--out",
-        str(tmp_path / "run"),
-        timeout_s=300,
+    result = infer_cli(
+        tmp_path / "run", "ctr-dlrm", "jax", "offline", "performance", "--user-conf", str(bomb), timeout_s=300
     )
     assert_user_error(result, f"{bomb}:3: invalid YAML: alias *a")
     assert not (tmp_path / "run").exists()

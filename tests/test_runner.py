@@ -16,8 +16,7 @@ import json
 
 import pytest
 
-from conftest import assert_user_error, run_cli
-from levelfield.harness.options import InferOptions
+from conftest import assert_user_error, infer_cli, infer_options
 from levelfield.harness.runner import infer
 
 TASK = "ctr-dlrm"
@@ -70,21 +69,7 @@ def check_performance_result(result: dict, scenario: str) -> None:
 def test_cli_performance_singlestream(tmp_path):
     framework = "jax"
     out = tmp_path / "run"
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        framework,
-        "--scenario",
-        "singlestream",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--out",
-        str(out),
-    )
+    proc = infer_cli(out, TASK, framework, "singlestream", "performance")
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads((out / "result.json").read_text())
     check_performance_result(result, "singlestream")
@@ -121,15 +106,7 @@ def jax_ctr():
 def test_server_accuracy_at_the_smoke_rate(tmp_path, jax_ctr):
     impl, scores = jax_ctr
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="server",
-            mode="accuracy",
-            out=tmp_path / "run",
-            profile="smoke",
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "server", "accuracy", tmp_path / "run"),
         impl=impl,
     )
     accuracy = json.loads((tmp_path / "run" / "accuracy.json").read_text())
@@ -150,16 +127,7 @@ def test_accuracy_with_weights_file_equals_direct_score(tmp_path, jax_ctr):
     save_weights(weights, init_weights(1))
     out = tmp_path / "run"
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="offline",
-            mode="accuracy",
-            out=out,
-            profile="smoke",
-            weights=weights,
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "offline", "accuracy", out, weights=weights),
         impl=impl,
     )
     assert result["weights"] == str(weights)
@@ -169,15 +137,7 @@ def test_accuracy_with_weights_file_equals_direct_score(tmp_path, jax_ctr):
 def test_offline_query_holds_min_sample_count(tmp_path, jax_ctr):
     out = tmp_path / "run"
     infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="offline",
-            mode="performance",
-            out=out,
-            profile="smoke",
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "offline", "performance", out),
         impl=jax_ctr[0],
     )
     from levelfield.harness.loadgen_results import read_detail
@@ -192,16 +152,7 @@ def test_performance_repeats_write_one_folder_each_and_their_spread(tmp_path, ja
 
     out = tmp_path / "run"
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="singlestream",
-            mode="performance",
-            out=out,
-            profile="smoke",
-            repeats=3,
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "singlestream", "performance", out, repeats=3),
         impl=jax_ctr[0],
     )
     assert result["repeats"] == 3 and [r["run"] for r in result["runs"]] == [1, 2, 3]
@@ -219,15 +170,7 @@ def test_the_profile_sets_the_repeats(tmp_path, jax_ctr):
     from levelfield.rules import load_suite
 
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="offline",
-            mode="performance",
-            out=tmp_path / "run",
-            profile="demo",
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "offline", "performance", tmp_path / "run", profile="demo"),
         impl=jax_ctr[0],
     )
     assert result["repeats"] == load_suite().profiles["demo"]["inference_repeats"] == len(result["runs"]) >= 3
@@ -251,15 +194,7 @@ def test_a_run_that_ran_out_of_queries_is_sized_again_from_loadgens_measurement(
     try:
         out = tmp_path / "run"
         result = infer(
-            InferOptions(
-                task_id=TASK,
-                framework="jax",
-                scenario="singlestream",
-                mode="performance",
-                out=out,
-                profile="smoke",
-                progress=False,
-            ),
+            infer_options(TASK, "jax", "singlestream", "performance", out),
             impl=jax_ctr[0],
         )
     finally:
@@ -277,16 +212,7 @@ def test_user_settings_are_never_sized_again(tmp_path, jax_ctr):
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\nsinglestream: {expected_latency_ms: 100}\n")
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="jax",
-            scenario="singlestream",
-            mode="performance",
-            out=tmp_path / "run",
-            profile="smoke",
-            user_conf=conf,
-            progress=False,
-        ),
+        infer_options(TASK, "jax", "singlestream", "performance", tmp_path / "run", user_conf=conf),
         impl=jax_ctr[0],
     )
     assert (
@@ -299,44 +225,14 @@ def test_refuses_to_overwrite_without_force(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
     (out / "result.json").write_text("{}")
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "jax",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--out",
-        str(out),
-    )
+    proc = infer_cli(out, TASK, "jax", "offline", "performance")
     assert_user_error(proc, "result.json", "--force")
 
 
 def test_user_conf_typo_names_the_key(tmp_path):
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\nserver:\n  target_qsp: 100\n")
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "jax",
-        "--scenario",
-        "server",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--user-conf",
-        str(conf),
-        "--out",
-        str(tmp_path / "run"),
-    )
+    proc = infer_cli(tmp_path / "run", TASK, "jax", "server", "performance", "--user-conf", str(conf))
     assert_user_error(proc, str(conf), "target_qsp", "target_qps")
     assert not (tmp_path / "run").exists()  # failed before anything ran
 
@@ -357,39 +253,14 @@ def test_user_conf_overrides_reach_settings(tmp_path):
 
 def test_missing_weights_file_is_named(tmp_path):
     missing = tmp_path / "nope.npz"
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "jax",
-        "--scenario",
-        "offline",
-        "--mode",
-        "accuracy",
-        "--profile",
-        "smoke",
-        "--weights",
-        str(missing),
-        "--out",
-        str(tmp_path / "run"),
-    )
+    proc = infer_cli(tmp_path / "run", TASK, "jax", "offline", "accuracy", "--weights", str(missing))
     assert_user_error(proc, str(missing), "not found")
 
 
 def test_sut_choice_is_recorded(tmp_path, jax_ctr):
     for kind in ("plain", "fast"):
         result = infer(
-            InferOptions(
-                task_id=TASK,
-                framework="jax",
-                scenario="multistream",
-                mode="performance",
-                out=tmp_path / kind,
-                profile="smoke",
-                sut=kind,
-                progress=False,
-            ),
+            infer_options(TASK, "jax", "multistream", "performance", tmp_path / kind, sut=kind),
             impl=jax_ctr[0],
         )
         check_performance_result(result, "multistream")
@@ -397,23 +268,7 @@ def test_sut_choice_is_recorded(tmp_path, jax_ctr):
 
 
 def test_unknown_sut_is_a_user_error(tmp_path):
-    proc = run_cli(
-        "infer",
-        "--task",
-        TASK,
-        "--framework",
-        "jax",
-        "--scenario",
-        "offline",
-        "--mode",
-        "performance",
-        "--profile",
-        "smoke",
-        "--sut",
-        "turbo",
-        "--out",
-        str(tmp_path / "run"),
-    )
+    proc = infer_cli(tmp_path / "run", TASK, "jax", "offline", "performance", "--sut", "turbo")
     assert proc.returncode == 2 and "--sut" in proc.stderr and "turbo" in proc.stderr
 
 
@@ -477,15 +332,7 @@ def test_warmup_compiles_every_shape_loadgen_uses(tmp_path, caplog):
         with jax.log_compiles(True), caplog.at_level(logging.DEBUG):
             for scenario in ("server", "offline", "multistream"):
                 infer(
-                    InferOptions(
-                        task_id=TASK,
-                        framework="jax",
-                        scenario=scenario,
-                        mode="performance",
-                        out=tmp_path / scenario,
-                        profile="smoke",
-                        progress=False,
-                    ),
+                    infer_options(TASK, "jax", scenario, "performance", tmp_path / scenario),
                     impl=impl,
                 )
     finally:
@@ -523,16 +370,7 @@ def test_every_predict_runs_on_the_thread_that_loaded_the_weights(tmp_path):
     for scenario in ("singlestream", "server", "offline"):
         impl = Recording(load_suite().task(TASK))
         infer(
-            InferOptions(
-                task_id=TASK,
-                framework="none",
-                scenario=scenario,
-                mode="performance",
-                out=tmp_path / scenario,
-                profile="smoke",
-                null_cost=cost,
-                progress=False,
-            ),
+            infer_options(TASK, "none", scenario, "performance", tmp_path / scenario, null_cost=cost),
             impl=impl,
         )
         assert len(impl.threads["load"]) == 1 and impl.threads["predict"] == impl.threads["load"], scenario
@@ -548,17 +386,15 @@ def test_the_offline_probe_lasts_about_half_a_second_at_the_measured_rate(tmp_pa
     conf = tmp_path / "user.yaml"
     conf.write_text("version: 1\noffline: {min_duration_ms: 1, min_sample_count: 4096, batch_size: 32}\n")
     result = infer(
-        InferOptions(
-            task_id=TASK,
-            framework="none",
-            scenario="offline",
-            mode="performance",
-            out=tmp_path / "run",
-            profile="smoke",
+        infer_options(
+            TASK,
+            "none",
+            "offline",
+            "performance",
+            tmp_path / "run",
             user_conf=conf,
             repeats=1,
             null_cost=CostModel(per_sample_us=1000),
-            progress=False,
         )
     )
     probe = result["sizing"]["loadgen_probe"]

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import default_rules_version
+from conftest import default_rules_version, infer_options
 from levelfield.ground.accuracy import (
     read_accuracy_log,
     score_accuracy_log,
@@ -198,7 +198,7 @@ def test_checkpoint_accuracy_through_runner_equals_trainer_eval_accuracy(task_id
     """
     import re
 
-    from levelfield.harness.options import InferOptions, TrainOptions
+    from levelfield.harness.options import TrainOptions
     from levelfield.harness.runner import infer
     from levelfield.harness.trainer import train
 
@@ -221,16 +221,14 @@ def test_checkpoint_accuracy_through_runner_equals_trainer_eval_accuracy(task_id
     trainer_value = summary["runs"][0]["evals"][-1][1]
     assert CHANCE[task_id] < trainer_value < 1
     result = infer(
-        InferOptions(
-            task_id=task_id,
-            framework="jax",
-            scenario="offline",
-            mode="accuracy",
-            out=tmp_path / "infer",
-            profile="smoke",
+        infer_options(
+            task_id,
+            "jax",
+            "offline",
+            "accuracy",
+            tmp_path / "infer",
             rules_dir=str(rules_copy),
             weights=tmp_path / "train" / "weights_0.npz",
-            progress=False,
         )
     )
     assert result["accuracy"]["value"] == trainer_value  # one predict over the same rows: bit-identical

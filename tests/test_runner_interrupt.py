@@ -20,7 +20,7 @@ import time
 import numpy as np
 import pytest
 
-from levelfield.harness.options import InferOptions
+from conftest import cli_command, infer_args, infer_options
 from levelfield.harness.run_state import InferAborted
 from levelfield.harness.runner import infer
 
@@ -37,26 +37,7 @@ def start_infer(tmp_path, scenario: str, mode: str) -> tuple[subprocess.Popen, o
     conf.write_text(LONG_RUN_CONF)
     out = tmp_path / "run"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "levelfield",
-            "infer",
-            "--task",
-            TASK,
-            "--framework",
-            "jax",
-            "--scenario",
-            scenario,
-            "--mode",
-            mode,
-            "--profile",
-            "smoke",
-            "--user-conf",
-            str(conf),
-            "--out",
-            str(out),
-        ],
+        cli_command(*infer_args(out, TASK, "jax", scenario, mode, "--user-conf", str(conf))),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -155,18 +136,7 @@ def test_undefined_metric_records_a_failed_run(tmp_path):
     save_weights(tmp_path / "nan.npz", weights)
     out = tmp_path / "run"
     with pytest.raises(InferAborted) as caught:
-        infer(
-            InferOptions(
-                task_id=TASK,
-                framework="jax",
-                scenario="offline",
-                mode="accuracy",
-                out=out,
-                profile="smoke",
-                weights=tmp_path / "nan.npz",
-                progress=False,
-            )
-        )
+        infer(infer_options(TASK, "jax", "offline", "accuracy", out, weights=tmp_path / "nan.npz"))
     assert caught.value.exit_code == 1 and not caught.value.loadgen_running
     record = json.loads((out / "result.json").read_text())
     assert record["status"] == "failed" and record["phase"] == "scoring" and "NaN" in record["reason"]
@@ -187,15 +157,7 @@ def test_predict_failure_in_warmup_is_recorded_and_raised(tmp_path):
     out = tmp_path / "run"
     with pytest.raises(MemoryError, match="out of device memory"):
         infer(
-            InferOptions(
-                task_id=TASK,
-                framework="jax",
-                scenario="server",
-                mode="performance",
-                out=out,
-                profile="smoke",
-                progress=False,
-            ),
+            infer_options(TASK, "jax", "server", "performance", out),
             impl=impl,
         )
     record = json.loads((out / "result.json").read_text())

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from test_runner import check_performance_result
 
+from conftest import infer_options
 from levelfield.ground.accuracy import read_accuracy_log
-from levelfield.harness.options import InferOptions
 from levelfield.harness.runner import infer
 
 TASKS = ["fmnist-resnet", "seq-transformer", "ctr-dlrm"]
@@ -68,16 +68,7 @@ def test_every_scenario_and_mode(task_id, framework, tmp_path):
             out = tmp_path / f"{scenario}-{mode}"
             fast_server = mode == "accuracy" and scenario == "server"
             result = infer(
-                InferOptions(
-                    task_id=task_id,
-                    framework=framework,
-                    scenario=scenario,
-                    mode=mode,
-                    out=out,
-                    profile="smoke",
-                    progress=False,
-                    user_conf=conf if fast_server else None,
-                ),
+                infer_options(task_id, framework, scenario, mode, out, user_conf=conf if fast_server else None),
                 impl=impl,
             )
             assert json.loads((out / "result.json").read_text()) == json.loads(json.dumps(result))

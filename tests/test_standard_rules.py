@@ -67,13 +67,27 @@ def test_every_standard_task_of_every_version_is_provisional():
         assert task.reference_convergence is None
 
 
-def test_parameter_count_from_shapes_is_the_rules_model_parameters():
-    """Counted from the spec's shapes (nothing allocated: the full model is 1.07 GiB)."""
-    for version, task_id in (("1.1", STANDARD), ("1.1", "ctr-dlrm"), ("1.0", "ctr-dlrm")):
-        task = load_suite(version).task(task_id)
-        spec = task_module(task, "model_spec").SPEC
-        assert spec.__class__.from_task(task) == spec  # the module's spec is the rules'
-        assert spec.trainable_count() == task.model["parameters"], (version, task_id)
+@pytest.mark.parametrize(
+    "version, task_id",
+    [
+        ("1.1", STANDARD),
+        ("1.1", "ctr-dlrm"),
+        ("1.0", "ctr-dlrm"),
+        ("1.1", STANDARD_SEQ),
+        ("1.1", "seq-transformer"),
+        ("1.0", "seq-transformer"),
+    ],
+)
+def test_a_spec_is_its_rules_and_counts_their_model_parameters(version, task_id):
+    """The module's spec is the one its rules describe, in both versions, and counts the rules' model.parameters
+    from its shapes (nothing allocated: the standard models are 1.07 and 0.49 GiB)."""
+    task = load_suite(version).task(task_id)
+    spec = task_module(task, "model_spec").SPEC
+    assert spec.__class__.from_task(task) == spec
+    assert spec.trainable_count() == task.model["parameters"]
+
+
+def test_dlrm_standard_counts_mlperf_dlrm_s_parameters():
     spec = task_module(STANDARD, "model_spec").SPEC
     assert spec.trainable_count() == 286_313_473 and spec.top_input == 479 and spec.num_fields == 26
 
@@ -118,14 +132,8 @@ def test_rules_show_gives_each_task_s_size_class():
     assert "(recommendation, size class standard)" in detail.stdout.splitlines()[0]
 
 
-def test_seq_parameter_count_from_shapes_is_the_rules_model_parameters():
-    """BERT-base's encoder sizes counted from the spec's shapes (nothing allocated: 0.49 GiB); the tiny
-    task's spec is the one its rules describe, in both versions."""
-    for version, task_id in (("1.1", STANDARD_SEQ), ("1.1", "seq-transformer"), ("1.0", "seq-transformer")):
-        task = load_suite(version).task(task_id)
-        spec = task_module(task, "model_spec").SPEC
-        assert spec.__class__.from_task(task) == spec  # the module's spec is the rules'
-        assert spec.trainable_count() == task.model["parameters"], (version, task_id)
+def test_seq_standard_has_bert_base_s_encoder_sizes():
+    """BERT-base's encoder sizes counted from the spec's shapes."""
     spec = task_module(STANDARD_SEQ, "model_spec").SPEC
     assert (spec.num_layers, spec.d_model, spec.num_heads, spec.ff_dim) == (12, 768, 12, 3072)
     assert (spec.vocab_size, spec.seq_len, spec.head_dim) == (30522, 128, 64)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_user_error, default_rules_version, run_cli, start_long_training
+from conftest import assert_user_error, default_rules_version, run_cli, start_long_training, train_cli
 from levelfield.ground.accelerators import query_nvml
 from levelfield.harness.compliance import peer_compliance
 
@@ -129,19 +129,8 @@ def check_smoke_log(out: Path, *, seed: int, framework: str, mode: str, world_si
 @pytest.mark.parametrize("task, framework, mode", SMOKE_CASES)
 def test_smoke_run_logs_mlperf_keys_in_order(task, framework, mode, tmp_path):
     out = tmp_path / "run"
-    result = run_cli(
-        "train",
-        "--task",
-        task,
-        "--framework",
-        framework,
-        "--profile",
-        "smoke",
-        "--seed",
-        "11",
-        f"--{'compile' if mode == 'compiled' else 'eager'}",
-        "--out",
-        str(out),
+    result = train_cli(
+        out, "--seed", "11", f"--{'compile' if mode == 'compiled' else 'eager'}", task=task, framework=framework
     )
     assert result.returncode == 0, result.stderr[-3000:]
     check_smoke_log(out, seed=11, framework=framework, mode=mode)
@@ -149,22 +138,7 @@ def test_smoke_run_logs_mlperf_keys_in_order(task, framework, mode, tmp_path):
 
 def test_runs_get_distinct_seeds_and_a_summary(tmp_path):
     out = tmp_path / "run"
-    result = run_cli(
-        "train",
-        "--task",
-        "ctr-dlrm",
-        "--framework",
-        "pytorch",
-        "--profile",
-        "smoke",
-        "--eager",
-        "--runs",
-        "3",
-        "--seed",
-        "40",
-        "--out",
-        str(out),
-    )
+    result = train_cli(out, "--eager", "--runs", "3", "--seed", "40")
     assert result.returncode == 0, result.stderr[-3000:]
     seeds = [next(r["value"] for r in mllog_records(out / f"result_{i}.txt") if r["key"] == "seed") for i in range(3)]
     assert seeds == [40, 41, 42]
@@ -178,7 +152,7 @@ def test_existing_results_are_not_overwritten(tmp_path):
     out.mkdir()
     (out / "result_0.txt").write_text("precious\n")
     assert_user_error(
-        run_cli("train", "--task", "ctr-dlrm", "--framework", "pytorch", "--profile", "smoke", "--out", str(out)),
+        train_cli(out),
         "already holds 1 result file(s)",
     )
     assert (out / "result_0.txt").read_text() == "precious\n"
@@ -221,23 +195,7 @@ def test_sigterm_mid_run_logs_run_stop_aborted(tmp_path):
 
 def test_peer_engine_rejects_a_broken_log(tmp_path):
     out = tmp_path / "run"
-    assert (
-        run_cli(
-            "train",
-            "--task",
-            "ctr-dlrm",
-            "--framework",
-            "pytorch",
-            "--profile",
-            "smoke",
-            "--eager",
-            "--seed",
-            "2",
-            "--out",
-            str(out),
-        ).returncode
-        == 0
-    )
+    assert train_cli(out, "--eager", "--seed", "2").returncode == 0
     good = (out / "result_0.txt").read_text()
     assert peer_compliance(out / "result_0.txt")[0]
     claimed = tmp_path / "claimed_success.txt"  # success without reaching the target
@@ -258,22 +216,7 @@ def test_the_peer_check_uses_the_rules_the_run_used(rules_copy, tmp_path):
         )
     )
     out = tmp_path / "run"
-    result = run_cli(
-        "train",
-        "--task",
-        "ctr-dlrm",
-        "--framework",
-        "pytorch",
-        "--profile",
-        "smoke",
-        "--eager",
-        "--seed",
-        "2",
-        "--rules-dir",
-        str(rules_copy),
-        "--out",
-        str(out),
-    )
+    result = train_cli(out, "--eager", "--seed", "2", "--rules-dir", str(rules_copy))
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "summary.json").read_text())["runs"][0]["peer_compliance"] is False
     assert peer_compliance(out / "result_0.txt")[0]  # the shipped ruleset passes the same log
@@ -287,20 +230,7 @@ def test_a_run_that_fails_leaves_no_result_file(rules_copy, tmp_path):
     pinned = load_suite().task("ctr-dlrm").dataset["sha256"]
     path.write_text(path.read_text().replace(pinned, "f" * 64))
     out = tmp_path / "run"
-    result = run_cli(
-        "train",
-        "--task",
-        "ctr-dlrm",
-        "--framework",
-        "pytorch",
-        "--profile",
-        "smoke",
-        "--eager",
-        "--rules-dir",
-        str(rules_copy),
-        "--out",
-        str(out),
-    )
+    result = train_cli(out, "--eager", "--rules-dir", str(rules_copy))
     assert_user_error(result, f"SHA-256 mismatch (found {pinned}, expected {'f' * 64})")
     assert not (out / "result_0.txt").exists()
     records = mllog_records(out / "result_0.txt.inprogress")

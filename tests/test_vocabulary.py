@@ -9,6 +9,8 @@ form per framework (a method, an attribute set in `__init__`, or, in JAX as in
 the Flax examples, a module-level function). ROLES below is that vocabulary as
 data; TASK_HELPERS the few private names that belong to one task, each with
 its reason. The checks read reference/<task>/<framework>/implementation.py
+and the framework's base class, reference/frameworks/<framework>/base.py
+(`FrameworkImplementation`: what every implementation of the framework shares),
 with `ast` (no framework is imported) and fail on:
 
 - a private name (`_name`: a method, a `self._name` attribute, a module-level
@@ -19,6 +21,8 @@ with `ast` (no framework is imported) and fail on:
 - a role every implementation of a framework has, missing from one (its own
   or inherited from the class it subclasses);
 - a `self._name` used that neither the class nor a class it subclasses sets;
+- a role the framework's base should hold (`Role.base`) that it lacks, or one it holds unlisted; a
+  private name in a base that is no role of its framework (a base uses only the vocabulary);
 - an implementation whose `train_steps` does not go through the framework's
   shared step loop (`run_steps` in reference/frameworks/<framework>/steps.py).
 
@@ -64,6 +68,7 @@ class Role:
     forms: dict[str, str]  # framework -> the one form of the role there
     everywhere: bool = True  # every implementation of those frameworks has it (its own or inherited)
     was: tuple[str, ...] = ()  # spellings it had before (named in the failure message)
+    base: tuple[str, ...] = ()  # the frameworks whose base class holds it (an implementation may override it)
 
 
 def _every(form: str, inference: bool = False) -> dict[str, str]:
@@ -87,8 +92,16 @@ ROLES: dict[str, Role] = {
         _every(METHOD),
         was=("_optimizer",),
     ),
-    "_new_optimizer": Role("fresh optimizer state, at __init__ and every load", {PT: METHOD, TF: METHOD}),
-    "_new_state": Role("JAX: a fresh TrainState of the weights (optimizer state fresh), placed", {JX: METHOD}),
+    "_new_optimizer": Role(
+        "fresh optimizer state, at __init__ and every load (TensorFlow's fmnist-resnet: its loss scale too)",
+        {PT: METHOD, TF: METHOD},
+        base=(PT, TF),
+    ),
+    "_new_state": Role(
+        "JAX: a fresh TrainState of the weights (optimizer state fresh), placed (fmnist-resnet: with batch_stats)",
+        {JX: METHOD},
+        base=(JX,),
+    ),
     "_loss": Role(
         "PyTorch: the mean loss of one step's rows (or pipeline batch); run_steps differentiates it", {PT: METHOD}
     ),
@@ -117,7 +130,7 @@ ROLES: dict[str, Role] = {
         "the forward predict calls: compiled, or the eager one (ONNX Runtime: the session's run, set at load)",
         _every(ATTRIBUTE, inference=True),
     ),
-    "_jax_device": Role("JAX: the jax.Device this process computes on", {JX: ATTRIBUTE}),
+    "_jax_device": Role("JAX: the jax.Device this process computes on", {JX: ATTRIBUTE}, base=(JX,)),
 }
 
 # Private names that belong to one task in one framework (a subclass inherits them), with the reason.
@@ -140,6 +153,8 @@ TASK_HELPERS: dict[tuple[str, str], dict[str, str]] = {
 STEP_LOOP_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 STEP_LOOP = "run_steps"
+# Each framework's base class: reference/frameworks/<framework>/base.py, class FrameworkImplementation.
+BASE_MODULE, BASE_CLASS = "base", "FrameworkImplementation"
 
 
 @dataclass
@@ -177,8 +192,19 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     return []
 
 
-def read_names(path: Path, root: Path) -> Names:
-    """The private names of reference/<task>/<framework>/implementation.py under `root`."""
+def _base_path(module: str, root: Path) -> Path | None:
+    """The file of the implementation module or framework base `module` names; None for any other module."""
+    parts = module.split(".")
+    if module.startswith("levelfield.reference.") and len(parts) == 5:
+        _, _, package, framework, name = parts
+        if name == "implementation" or (package == "frameworks" and name == BASE_MODULE):
+            return root / "reference" / package / framework / f"{name}.py"
+    return None
+
+
+def read_names(path: Path, root: Path, class_name: str = "Implementation") -> Names:
+    """The private names of reference/<task>/<framework>/implementation.py (or of a framework's base, class
+    `class_name`) under `root`."""
     task, framework = path.parent.parent.name, path.parent.name
     names = Names(path, task, framework)
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -196,14 +222,11 @@ def read_names(path: Path, root: Path) -> Names:
             for target in _targets(node):
                 if isinstance(target, ast.Name):
                     names.add(target.id, "module-level constant", node.lineno)
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Implementation"]
-    assert len(classes) == 1, f"{path}: expected one class Implementation"
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    assert len(classes) == 1, f"{path}: expected one class {class_name}"
     cls = classes[0]
     base = cls.bases[0].id if cls.bases and isinstance(cls.bases[0], ast.Name) else None
-    module = imported.get(base or "", "")
-    if module.endswith(".implementation") and module.startswith("levelfield.reference."):
-        _, _, base_task, base_framework, _ = module.split(".")
-        names.base = root / "reference" / base_task / base_framework / "implementation.py"
+    names.base = _base_path(imported.get(base or "", ""), root)
     for node in cls.body:
         if isinstance(node, ast.FunctionDef):
             names.add(node.name, METHOD, node.lineno)
@@ -242,13 +265,49 @@ def implementations(root: Path) -> dict[tuple[str, str], Names]:
     return found
 
 
-def _chain(names: Names, every: dict[tuple[str, str], Names]) -> list[Names]:
-    """The implementation and those it subclasses, nearest first."""
+def framework_bases(root: Path) -> dict[str, Names]:
+    """Every reference/frameworks/<framework>/base.py under `root`, read, by framework."""
+    return {
+        path.parent.name: read_names(path, root, BASE_CLASS)
+        for path in sorted((root / "reference" / "frameworks").glob(f"*/{BASE_MODULE}.py"))
+    }
+
+
+def _chain(names: Names, every: dict[tuple[str, str], Names], bases: dict[str, Names]) -> list[Names]:
+    """The implementation and those it subclasses, nearest first (its framework's base last)."""
     chain = [names]
     while chain[-1].base is not None:
         base = chain[-1].base
-        chain.append(every[(base.parent.parent.name, base.parent.name)])
+        framework = base.parent.name
+        chain.append(
+            bases[framework] if base.parent.parent.name == "frameworks" else every[(base.parent.parent.name, framework)]
+        )
     return chain
+
+
+def base_findings(bases: dict[str, Names], root: Path) -> list[str]:
+    """One line per way the framework bases leave the vocabulary: a private name that is no role of the
+    framework (or in another form), a role the table puts in the base that it lacks, or one it holds unlisted."""
+    findings = []
+    for framework, names in bases.items():
+        where = names.path.relative_to(root)
+        for name, forms in names.defined.items():
+            role = ROLES.get(name)
+            for form, line in forms.items():
+                if role is None or role.forms.get(framework) != form:
+                    findings.append(
+                        f"{where}:{line}: `{name}` ({form}) is no {framework} role{_spelled_before(name)}: a base "
+                        "holds only the vocabulary (tests/test_vocabulary.py ROLES)"
+                    )
+                elif framework not in role.base:
+                    findings.append(f"{where}:{line}: `{name}` is in the base; ROLES says it is not (Role.base)")
+        for name, line in names.used.items():
+            if framework not in ROLES.get(name, Role("", {})).forms:
+                findings.append(f"{where}:{line}: `self.{name}` is used but is no {framework} role")
+        for name, role in ROLES.items():
+            if framework in role.base and name not in names.defined:
+                findings.append(f"{where}: no `{name}`, which ROLES puts in the {framework} base ({role.what})")
+    return findings
 
 
 def _spelled_before(name: str) -> str:
@@ -260,8 +319,8 @@ def _spelled_before(name: str) -> str:
 
 def vocabulary_findings(root: Path) -> list[str]:
     """One line per way the implementations under `root` leave the vocabulary; [] when they keep it."""
-    every = implementations(root)
-    findings = []
+    every, bases = implementations(root), framework_bases(root)
+    findings = base_findings(bases, root)
     for (task, framework), names in every.items():
         where = names.path.relative_to(root)
         helpers = TASK_HELPERS.get((task, framework), {})
@@ -284,7 +343,7 @@ def vocabulary_findings(root: Path) -> list[str]:
         for name in names.compiled_in_place:
             if ROLES.get(name) is None or ROLES[name].forms.get(framework) != METHOD or name not in names.defined:
                 findings.append(f"{where}: `self.{name}` wraps itself, but `{name}` is not a method role defined here")
-        chain = _chain(names, every)
+        chain = _chain(names, every, bases)
         known = set().union(*(set(n.defined) | n.compiled_in_place for n in chain))
         inherited_helpers = set().union(*(TASK_HELPERS.get((n.task, framework), {}) for n in chain))
         for name, role in ROLES.items():
@@ -387,6 +446,16 @@ def test_the_tables_are_consistent():
         assert not set(helpers) & set(ROLES), f"{task}/{framework}: a helper named as a role"
     for name, role in ROLES.items():
         assert set(role.forms) <= set(FRAMEWORKS) and not set(role.was) & set(ROLES), name
+        assert set(role.base) <= set(role.forms), name
+
+
+def test_every_framework_base_is_read_and_subclassed():
+    """Each framework's base exists and every implementation of that framework descends from it."""
+    every, bases = implementations(ROOT), framework_bases(ROOT)
+    assert {PT, TF, JX} <= set(bases)
+    for names in every.values():
+        if names.framework in bases:
+            assert _chain(names, every, bases)[-1] is bases[names.framework], names.path
 
 
 def test_the_architecture_doc_names_every_role():
@@ -422,12 +491,25 @@ def add_method(path: Path, source: str) -> None:
 
 
 def test_a_planted_misspelling_of_a_role_fails(tree):
-    path = tree / "reference" / "ctr_dlrm" / "tensorflow" / "implementation.py"
-    edit(path, "_new_optimizer", "_reset_optimizer")
+    path = tree / "reference" / "fmnist_resnet" / "tensorflow" / "implementation.py"
+    edit(path, "def _new_optimizer", "def _reset_optimizer")
     found = "\n".join(vocabulary_findings(tree))
-    assert "ctr_dlrm/tensorflow/implementation.py" in found
+    assert "fmnist_resnet/tensorflow/implementation.py" in found
     assert "`_reset_optimizer` (method) is not in the vocabulary" in found
-    assert "no `_new_optimizer`, which every tensorflow implementation has" in found
+
+
+def test_a_planted_misspelling_in_a_framework_base_fails(tree):
+    edit(tree / "reference" / "frameworks" / "tensorflow" / "base.py", "_new_optimizer", "_reset_optimizer")
+    found = "\n".join(vocabulary_findings(tree))
+    assert "frameworks/tensorflow/base.py" in found and "`_reset_optimizer` (method) is no tensorflow role" in found
+    assert "no `_new_optimizer`, which ROLES puts in the tensorflow base" in found
+    # Only fmnist-resnet overrides it: the other TensorFlow implementations lose the role with the base's.
+    assert "ctr_dlrm/tensorflow/implementation.py: no `_new_optimizer`, which every tensorflow implementation" in found
+
+
+def test_a_planted_use_of_a_name_no_role_has_in_a_base_fails(tree):
+    edit(tree / "reference" / "frameworks" / "pytorch" / "base.py", "self._loss,", "self._losses,")
+    assert any("`self._losses` is used but is no pytorch role" in f for f in vocabulary_findings(tree))
 
 
 def test_a_planted_old_spelling_is_named_as_such(tree):

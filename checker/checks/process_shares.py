@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from mlperf_logging.mllog import constants as K
 
-from levelfield.checker.checks.training import training_logs
+from levelfield.checker.checks.training import stated_differs, training_logs
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import plain_int
@@ -50,17 +50,13 @@ def process_share_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
             continue  # TRN001 / TRN017 report a missing or malformed count
         if world.value < 1 or batch.value % world.value:
             continue
-        local = log.first(LK.LOCAL_BATCH_SIZE)
-        share = batch.value // world.value
-        if local is not None and local.value != share:
-            yield Finding.at(
-                log.path,
-                f"{LK.LOCAL_BATCH_SIZE} is not global_batch_size {batch.value} / {LK.WORLD_SIZE} {world.value}",
-                line=local.lineno,
-                found=local.value,
-                expected=share,
-                hint=_PRODUCE,
-            )
+        yield from stated_differs(
+            log,
+            LK.LOCAL_BATCH_SIZE,
+            batch.value // world.value,
+            f"{LK.LOCAL_BATCH_SIZE} is not global_batch_size {batch.value} / {LK.WORLD_SIZE} {world.value}",
+            hint=_PRODUCE,
+        )
         span = log.first(K.MODEL_BN_SPAN)
         if span is None:
             continue

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.checker.checks.training import training_results
+from levelfield.checker.checks.training import stated_differs, training_results
 from levelfield.checker.context import Context
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.ground import mllog_keys as LK
@@ -94,16 +94,13 @@ def dataset_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for training in training_results(sub):
         want = expected_digests(ctx.task(training.task))
         for log in training.logs:
-            line = log.first(LK.DATASET_DIGEST)
-            if line is not None and line.value != want:
-                yield Finding.at(
-                    log.path,
-                    "dataset digest differs from the rules",
-                    line=line.lineno,
-                    found=line.value,
-                    expected=want,
-                    hint="check the data with `levelfield data verify`",
-                )
+            yield from stated_differs(
+                log,
+                LK.DATASET_DIGEST,
+                want,
+                "dataset digest differs from the rules",
+                hint="check the data with `levelfield data verify`",
+            )
 
 
 @check("REP003", "modified-reference-code", area="reproducibility", severity=WARNING)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from levelfield.checker.checks.training import training_results
+from levelfield.checker.checks.training import stated_differs, training_results
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
@@ -35,15 +35,7 @@ def rules_version_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         )
     for training in training_results(sub):
         for log in training.logs:
-            line = log.first(LK.RULES_VERSION)
-            if line is not None and line.value != version:
-                yield Finding.at(
-                    log.path,
-                    "produced under another rules version",
-                    line=line.lineno,
-                    found=line.value,
-                    expected=version,
-                )
+            yield from stated_differs(log, LK.RULES_VERSION, version, "produced under another rules version")
     for run in sub.inferences:
         for file in (run.result, run.settings):
             if file is not None and isinstance(file.data, dict) and file.data.get("rules_version") != version:

@@ -13,10 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from levelfield.checker.checks.training import runs_after_first, training_logs, training_results
+from levelfield.checker.checks.training import (
+    differs_exactly,
+    runs_after_first,
+    stated_differs,
+    training_logs,
+    training_results,
+)
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
-from levelfield.ground.parse import MllogFile, same_value
+from levelfield.ground.parse import MllogFile
 from levelfield.ground.registry import FRAMEWORK_PACKAGES
 
 if TYPE_CHECKING:
@@ -36,10 +42,6 @@ IDENTITY_KEYS = (
 # What an optional key's absence means: logs written before levelfield_nodes existed ran on one node.
 ABSENT_MEANS = {LK.NODES: 1}
 _PRODUCE = "run every run of a result with one `levelfield train` command, in one environment, unedited"
-
-
-def _differs(found: object, want: object) -> bool:
-    return not same_value(found, want, rel_tol=0.0)  # names and counts: exactly, and of one type
 
 
 def _logged(log: MllogFile, key: str) -> tuple[object, int | None] | None:
@@ -85,7 +87,7 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         for first, log in runs_after_first(training):
             for key in keys:
                 want, line = _logged(first, key), _logged(log, key)
-                if want is not None and line is not None and _differs(line[0], want[0]):
+                if want is not None and line is not None and differs_exactly(line[0], want[0]):
                     yield Finding.at(
                         log.path,
                         f"{key} differs from the result's first run ({first.path})",
@@ -97,7 +99,7 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     for training, log in training_logs(sub):
         line = log.first(LK.FRAMEWORK_VERSION)
         recorded = _framework_package_version(log, training.framework)
-        if line is not None and recorded is not None and _differs(line.value, recorded[0]):
+        if line is not None and recorded is not None and differs_exactly(line.value, recorded[0]):
             package = FRAMEWORK_PACKAGES[training.framework][0]
             yield Finding.at(
                 log.path,
@@ -109,7 +111,7 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
             )
         line, mode = log.first(LK.DETERMINISM), log.first(LK.COMPILE_MODE)
         recorded_mode = line.value.get("mode") if line is not None and isinstance(line.value, dict) else None
-        if recorded_mode is not None and mode is not None and _differs(recorded_mode, mode.value):
+        if recorded_mode is not None and mode is not None and differs_exactly(recorded_mode, mode.value):
             yield Finding.at(
                 log.path,
                 f"{LK.DETERMINISM}'s mode differs from {LK.COMPILE_MODE} (line {mode.lineno})",
@@ -118,17 +120,14 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 expected=mode.value,
                 hint=_PRODUCE,
             )
-        line = log.first(LK.QUALITY_METRIC)
-        want = ctx.task(training.task).quality["metric"]
-        if line is not None and _differs(line.value, want):
-            yield Finding.at(
-                log.path,
-                f"{LK.QUALITY_METRIC} differs from the rules' metric for {training.task}",
-                line=line.lineno,
-                found=line.value,
-                expected=want,
-                hint=_PRODUCE,
-            )
+        yield from stated_differs(
+            log,
+            LK.QUALITY_METRIC,
+            ctx.task(training.task).quality["metric"],
+            f"{LK.QUALITY_METRIC} differs from the rules' metric for {training.task}",
+            hint=_PRODUCE,
+            differs=differs_exactly,
+        )
 
 
 @check("TRN032", "framework-serves-inference-only", area="training")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+import operator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mlperf_logging.mllog import constants as K
@@ -68,6 +69,28 @@ def ruleset_path(suite_path: Path, training: TrainingResult) -> str:
     if training.kind == L.THROUGHPUT and throughput.is_file():
         return str(throughput)
     return str(suite_path / "mllog" / "training.yaml")
+
+
+def differs_exactly(found: object, want: object) -> bool:
+    """Names and counts: not the same value, or not of one type (1 is not 1.0, True is not 1)."""
+    return not same_value(found, want, rel_tol=0.0)
+
+
+def stated_differs(
+    log: MllogFile,
+    key: str,
+    want: object,
+    message: str,
+    *,
+    hint: str | None = None,
+    differs: Callable[[object, object], bool] = operator.ne,
+) -> Iterator[Finding]:
+    """A finding at the first `key` line of `log` where the value it states differs from `want` (by
+    `differs`); none where the key is absent (TRN001 reports that). The checks that hold one logged value
+    to the rules, the folders or the log's own other lines share it."""
+    line = log.first(key)
+    if line is not None and differs(line.value, want):
+        yield Finding.at(log.path, message, line=line.lineno, found=line.value, expected=want, hint=hint)
 
 
 def runs_after_first(training: TrainingResult) -> Iterator[tuple[MllogFile, MllogFile]]:
@@ -135,15 +158,9 @@ def log_header_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
         if declared in _system_statuses():  # another value is SYS001's
             expected[K.SUBMISSION_STATUS] = declared
         for key, want in expected.items():
-            line = log.first(key)
-            if line is not None and not same_value(line.value, want, rel_tol=0.0):  # absent keys are TRN001's
-                yield Finding.at(
-                    log.path,
-                    f"{key} differs from where the log is filed",
-                    line=line.lineno,
-                    found=line.value,
-                    expected=want,
-                )
+            yield from stated_differs(
+                log, key, want, f"{key} differs from where the log is filed", differs=differs_exactly
+            )
         system = sub.systems.get(training.system)
         line = log.first("submission_platform")
         if system is None or line is None:
@@ -193,15 +210,7 @@ def target_not_reached(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     for training, log in training_logs(sub):
         target = ctx.task(training.task).quality["target"]
-        stated = log.first(LK.QUALITY_TARGET)
-        if stated is not None and stated.value != target:
-            yield Finding.at(
-                log.path,
-                "stated quality target differs from the rules",
-                line=stated.lineno,
-                found=stated.value,
-                expected=target,
-            )
+        yield from stated_differs(log, LK.QUALITY_TARGET, target, "stated quality target differs from the rules")
         if run_status(log) != "success":
             continue
         line = last_eval_before_stop(log)
@@ -401,11 +410,7 @@ def not_submission_profile(sub: Submission, ctx: Context) -> Iterator[Finding]:
             )
             continue
         for key, want in (("train_samples", task.train_samples), ("eval_samples", task.eval_samples)):
-            line = log.first(key)
-            if line is not None and line.value != want:
-                yield Finding.at(
-                    log.path, f"{key} is not the whole dataset split", line=line.lineno, found=line.value, expected=want
-                )
+            yield from stated_differs(log, key, want, f"{key} is not the whole dataset split")
 
 
 @check("TRN011", "init-too-long", area="training")

@@ -50,6 +50,25 @@ def p_value(p: float | None) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
+# The Welch tests' table (frameworks on one system), the same in every format: its headers, and one row per test.
+COMPARISON_HEADERS = ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"]
+
+
+def comparison_cells(test: dict) -> list[str]:
+    """One Welch test's row, unescaped (each renderer escapes for its format)."""
+    verdict = DASH if test["within_noise"] is None else ("within noise" if test["within_noise"] else "significant")
+    return [
+        f"{test['org']}/{test['system']}",
+        test["faster"],
+        test["slower"],
+        number(test["olympic_difference_s"]),
+        number(test["t"], 3),
+        number(test["df"], 3),
+        p_value(test["p_value"]),
+        verdict,
+    ]
+
+
 @dataclass(frozen=True)
 class Column:
     key: str  # stable name, used for HTML classes

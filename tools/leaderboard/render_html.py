@@ -24,7 +24,14 @@ import re
 from html import escape
 
 from levelfield.tools.leaderboard.charts import cost_figures, inference_figures, throughput_figure, training_figure
-from levelfield.tools.leaderboard.columns import DASH, Column, Table, number, p_value, tables
+from levelfield.tools.leaderboard.columns import (
+    COMPARISON_HEADERS,
+    DASH,
+    Column,
+    Table,
+    comparison_cells,
+    tables,
+)
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
 from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
 from levelfield.tools.leaderboard.render_md import clean_mlcommons_trees, code_age_notes, codes, not_results_note
@@ -130,25 +137,6 @@ def plain_table(table_id: str, headers: list[str], rows: list[list[str]]) -> str
     return f'<table id="{escape(table_id)}">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n</table>'
 
 
-def comparison_rows(tests: list[dict]) -> list[list[str]]:
-    rows = []
-    for t in tests:
-        verdict = DASH if t["within_noise"] is None else ("within noise" if t["within_noise"] else "significant")
-        rows.append(
-            [
-                f"{t['org']}/{t['system']}",
-                t["faster"],
-                t["slower"],
-                number(t["olympic_difference_s"]),
-                number(t["t"], 3),
-                number(t["df"], 3),
-                p_value(t["p_value"]),
-                verdict,
-            ]
-        )
-    return rows
-
-
 def section(table: Table, colours: dict[str, str]) -> list[str]:
     out = [f'<section id="{escape(table.anchor)}">', f"<h2>{escape(table.title)}</h2>"]
     if table.training:
@@ -168,9 +156,7 @@ def section(table: Table, colours: dict[str, str]) -> list[str]:
                     "noise of the fastest).</p>"
                 ),
                 plain_table(
-                    f"welch-{table.anchor}",
-                    ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"],
-                    comparison_rows(table.comparisons),
+                    f"welch-{table.anchor}", COMPARISON_HEADERS, [comparison_cells(t) for t in table.comparisons]
                 ),
             ]
     if table.throughput:

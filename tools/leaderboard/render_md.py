@@ -14,7 +14,14 @@ import re
 
 from tabulate import tabulate
 
-from levelfield.tools.leaderboard.columns import DASH, LOADED, Column, number, p_value, tables
+from levelfield.tools.leaderboard.columns import (
+    COMPARISON_HEADERS,
+    DASH,
+    LOADED,
+    Column,
+    comparison_cells,
+    tables,
+)
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
 from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
 
@@ -137,23 +144,8 @@ def loaded_note(doc: dict) -> str | None:
 
 
 def comparison_table(tests: list[dict]) -> str:
-    headers = ["system", "faster", "slower", "olympic difference s", "t", "df", "p", "verdict"]
-    rows = []
-    for t in tests:
-        verdict = DASH if t["within_noise"] is None else ("within noise" if t["within_noise"] else "significant")
-        rows.append(
-            [
-                escape(f"{t['org']}/{t['system']}"),
-                t["faster"],
-                t["slower"],
-                number(t["olympic_difference_s"]),
-                number(t["t"], 3),
-                number(t["df"], 3),
-                p_value(t["p_value"]),
-                verdict,
-            ]
-        )
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    rows = [[escape(system), *cells] for system, *cells in map(comparison_cells, tests)]
+    return tabulate(rows, headers=COMPARISON_HEADERS, tablefmt="github", disable_numparse=True)
 
 
 def render_markdown(doc: dict) -> str:

@@ -74,6 +74,29 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_compile_mode_option(parser: argparse.ArgumentParser) -> None:
+    """--compile / --eager for the commands that run a framework (train, infer): `args.compile_mode`."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--compile",
+        dest="compile_mode",
+        action="store_const",
+        const="compiled",
+        help="the framework's compiled mode (default): torch.compile, XLA jit, jax.jit",
+    )
+    mode.add_argument("--eager", dest="compile_mode", action="store_const", const="eager", help="eager execution")
+    parser.set_defaults(compile_mode="compiled")
+
+
+def add_data_dir_option(parser: argparse.ArgumentParser) -> None:
+    """--data-dir for the commands that train or run a model (train, infer): where the task's dataset lies."""
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
+    )
+
+
 def add_rules_options(parser: argparse.ArgumentParser) -> None:
     """--rules-dir / --rules-version, for every command that reads rules."""
     group = parser.add_argument_group("rules")

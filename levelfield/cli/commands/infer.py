@@ -18,7 +18,13 @@ import sys
 import traceback
 from pathlib import Path
 
-from levelfield.cli.commands import add_command, add_device_option, add_rules_options
+from levelfield.cli.commands import (
+    add_command,
+    add_compile_mode_option,
+    add_data_dir_option,
+    add_device_option,
+    add_rules_options,
+)
 from levelfield.ground import host_load
 
 
@@ -89,22 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="per-scenario overrides (rules/schemas/user-settings.schema.json), checked before the run",
     )
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--compile",
-        dest="compile_mode",
-        action="store_const",
-        const="compiled",
-        help="the framework's compiled mode (default)",
-    )
-    mode.add_argument("--eager", dest="compile_mode", action="store_const", const="eager", help="eager execution")
-    parser.set_defaults(compile_mode="compiled")
+    add_compile_mode_option(parser)
     add_device_option(parser)
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
-    )
+    add_data_dir_option(parser)
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
     parser.add_argument(
         "--sut",

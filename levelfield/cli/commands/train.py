@@ -15,7 +15,13 @@ import os
 import signal
 from pathlib import Path
 
-from levelfield.cli.commands import add_command, add_device_option, add_rules_options
+from levelfield.cli.commands import (
+    add_command,
+    add_compile_mode_option,
+    add_data_dir_option,
+    add_device_option,
+    add_rules_options,
+)
 from levelfield.ground import host_load
 from levelfield.ground.cluster_managers import managed_rank
 from levelfield.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
@@ -89,16 +95,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--runs", type=int, metavar="N", help="number of runs (default: the rules' count)")
     parser.add_argument("--seed", type=int, metavar="S", help="seed of run 0; run i uses S+i (default: random)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--compile",
-        dest="mode",
-        action="store_const",
-        const="compiled",
-        help="the framework's compiled mode (default): torch.compile, XLA jit, jax.jit",
-    )
-    mode.add_argument("--eager", dest="mode", action="store_const", const="eager", help="eager execution")
-    parser.set_defaults(mode="compiled")
+    add_compile_mode_option(parser)
     add_device_option(parser)
     parser.add_argument(
         "--set",
@@ -113,11 +110,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--org", default="levelfield", help="submitting organisation logged as submission_org")
     parser.add_argument("--division", default="closed", help="closed (default) or open")
     parser.add_argument("--system", type=Path, metavar="FILE", help="filled-in system description (levelfield sysinfo)")
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
-    )
+    add_data_dir_option(parser)
     parser.add_argument("--save-weights", action="store_true", help="save weights_<i>.npz of each successful run")
     parser.add_argument(
         "--throughput-only",
@@ -212,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         profile=args.profile,
         runs=args.runs,
         seed=args.seed,
-        mode=args.mode,
+        mode=args.compile_mode,
         device=args.device,
         org=args.org,
         division=args.division,

@@ -191,18 +191,11 @@ INTERACTION_FLAT_INDEX = SPEC.interaction_flat_index
 TOP_INPUT = SPEC.top_input
 BOTTOM_LAYERS = SPEC.bottom_layers
 TOP_LAYERS = SPEC.top_layers
+# The model_spec names every task has (the harness and the tests read them here), its SPEC's own.
 PARAMETER_SHAPES: dict[str, tuple] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
-
-
-def trainable_count() -> int:
-    """Number of trainable scalars (the rules' model.parameters: 35,553)."""
-    return SPEC.trainable_count()
-
-
-def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """ctr-dlrm's initial neutral weights (DLRMSpec.init_weights)."""
-    return SPEC.init_weights(seed)
+trainable_count = SPEC.trainable_count  # the rules' model.parameters: 35,553
+init_weights = SPEC.init_weights
 
 
 # predict's output per row (one logit float32), e.g. what the harness-only model `none` returns.

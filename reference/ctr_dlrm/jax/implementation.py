@@ -35,13 +35,12 @@ from flax import linen as nn
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.jax import weights
 from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
-from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
+from levelfield.reference.frameworks.jax.base import FrameworkImplementation
 from levelfield.reference.frameworks.jax.optimizers import adam
-from levelfield.reference.frameworks.jax.parallel import local_device, placement
-from levelfield.reference.frameworks.jax.steps import TrainState, determinism_settings, host_rows, run_steps
+from levelfield.reference.frameworks.jax.steps import TrainState, host_rows
 from levelfield.reference.interface import COMPILED, Recipe
-from levelfield.reference.interface import Implementation as BaseImplementation
 
 
 def sigmoid_binary_cross_entropy(logits: jax.Array, labels: jax.Array) -> jax.Array:
@@ -72,20 +71,15 @@ def _predict_batch(apply_fn, params, dense, sparse):
     return apply_fn({"params": params}, dense, sparse)
 
 
-class Implementation(BaseImplementation):
+class Implementation(FrameworkImplementation):
     task_id = "ctr-dlrm"
-    framework = "jax"
+    weight_mapping = weights
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # --device (cpu, cuda, cuda:N), else this process's first device: its GPU where it has one (run on
-        # an H200: docs/scale.md, GPU paths).
-        self._jax_device = local_device(device)
-        self.device = str(self._jax_device)
-        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         self.model = self._build_model(recipe)
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; optax.adamw's is not
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
@@ -95,8 +89,6 @@ class Implementation(BaseImplementation):
         # donate the state: its buffers are reused for the next state instead of copied.
         self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
         self._forward = jax.jit(_predict_batch, static_argnums=0) if compiled else _predict_batch  # apply_fn static
-        self.state = None
-        self.train_data = None  # (dense, sparse, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: Recipe) -> nn.Module:
         """The network at this task's spec."""
@@ -110,28 +102,6 @@ class Implementation(BaseImplementation):
         """torch's Adam (jax_optimizers.adam) under inject_hyperparams; ctr-dlrm-standard: plain SGD."""
         fixed = recipe.fixed
         return adam(recipe.learning_rate, fixed["beta1"], fixed["beta2"], fixed["epsilon"])
-
-    def version(self) -> str:
-        return jax.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self._jax_device)
-
-    # -- weights ------------------------------------------------------------------
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        self.state = self._new_state({"params": to_params(weights, shapes=self.spec)})
-
-    def _new_state(self, variables: dict) -> TrainState:
-        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, placed."""
-        state = TrainState.create(
-            apply_fn=self.model.apply, params=variables["params"], tx=self.tx, loss_fn=self.loss_fn
-        )
-        # Commit every leaf (the Python-int step, the optimizer's fresh zeros) to the device, as the
-        # step's outputs are: otherwise the second step sees different argument types and recompiles.
-        return self.place.replicate(state)
-
-    def export(self) -> dict[str, np.ndarray]:
-        return to_neutral(self.place.local(self.state.params), self.spec)
 
     # -- inference ----------------------------------------------------------------
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -157,18 +127,10 @@ class Implementation(BaseImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         # Every process holds the whole training set; each step gathers its rows on the device.
-        self.train_data = tuple(
+        self.train_data = tuple(  # (dense, sparse, labels)
             self.place.replicate(np.asarray(a, dtype))
             for a, dtype in ((inputs["dense"], np.float32), (inputs["sparse"], np.int32), (labels, np.float32))
         )
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        self.state, losses = run_steps(
-            self._step, self.state, self.train_data, batch_indices, learning_rates, self.place
-        )
-        return losses
 
     def optimizer_hyperparameters(self, hp: dict[str, float]) -> dict:
         """The optimizer's name and settings by rules name, from its injected hyperparameters `hp`."""

@@ -30,22 +30,16 @@ import torch
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.pytorch import weights
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
-from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.frameworks.pytorch.parallel import (
-    data_parallel,
-    peak_device_memory_mib,
-    reset_peak_device_memory,
-    torch_device,
-)
-from levelfield.reference.frameworks.pytorch.steps import determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.base import FrameworkImplementation
+from levelfield.reference.frameworks.pytorch.parallel import data_parallel
 from levelfield.reference.interface import COMPILED, Recipe
-from levelfield.reference.interface import Implementation as BaseImplementation
 
 
-class Implementation(BaseImplementation):
+class Implementation(FrameworkImplementation):
     task_id = "ctr-dlrm"
-    framework = "pytorch"
+    weight_mapping = weights
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
@@ -53,8 +47,6 @@ class Implementation(BaseImplementation):
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = torch_device(device)
-        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = self._build_loss(recipe)
@@ -68,7 +60,6 @@ class Implementation(BaseImplementation):
             self._forward = torch.compile(self.model)
         else:
             self._forward = self.model
-        self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
 
     def _build_model(self, recipe: Recipe) -> torch.nn.Module:
         """The network at this task's spec, on the host (__init__ moves it to the device)."""
@@ -89,24 +80,6 @@ class Implementation(BaseImplementation):
             weight_decay=fixed["weight_decay"],
             fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
         )
-
-    def _new_optimizer(self) -> None:
-        """Fresh optimizer state (at __init__ and every load): a new optimizer."""
-        self.optimizer = self._build_optimizer(self.recipe)
-
-    def version(self) -> str:
-        return torch.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    # -- weights ------------------------------------------------------------------
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()  # fresh moments and step count
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -132,7 +105,7 @@ class Implementation(BaseImplementation):
     # -- training -----------------------------------------------------------------
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
-        self.train_data = (
+        self.train_data = (  # (dense, sparse, labels) on the device
             torch.from_numpy(np.ascontiguousarray(inputs["dense"], np.float32)).to(self.device),
             torch.from_numpy(np.ascontiguousarray(inputs["sparse"], np.int32)).to(self.device),
             torch.from_numpy(np.asarray(labels, np.float32)).to(self.device),
@@ -148,14 +121,6 @@ class Implementation(BaseImplementation):
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
         this method, forward and loss in one graph (__init__)."""
         return self.criterion(self.train_model(dense, sparse), labels)
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
-
-    def peak_device_memory_mib(self) -> float | None:
-        return peak_device_memory_mib(self.device)
 
     def optimizer_hyperparameters(self) -> dict:
         """The optimizer's settings by rules name, read back from its param group."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from levelfield.reference.frameworks.pytorch.weights import export_state, load_state
 from levelfield.reference.weights import check_weights
 
 _MLPS = {"bottom": "bottom_mlp", "top": "top_mlp"}
@@ -42,16 +43,8 @@ def _convert(name: str, value: np.ndarray) -> np.ndarray:
 
 def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None:
     check_weights(weights, model.spec.parameter_shapes, f"{model.spec.task_id}/pytorch load")
-    state = model.state_dict()
-    with torch.no_grad():
-        for name, value in weights.items():
-            target = state[torch_key(name)]
-            target.copy_(torch.from_numpy(np.ascontiguousarray(_convert(name, value))).to(target.device))
+    load_state(model, weights, torch_key, _convert)
 
 
 def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
-    state = model.state_dict()
-    return {
-        name: np.ascontiguousarray(_convert(name, state[torch_key(name)].detach().cpu().numpy()), dtype=np.float32)
-        for name in model.spec.parameter_shapes
-    }
+    return export_state(model, model.spec.parameter_shapes, torch_key, _convert)

@@ -31,27 +31,26 @@ import tensorflow as tf
 
 from levelfield.reference.ctr_dlrm.common import model_spec
 from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, predict_chunks
+from levelfield.reference.ctr_dlrm.tensorflow import weights
 from levelfield.reference.ctr_dlrm.tensorflow.model import build_model
-from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.frameworks.tensorflow.base import FrameworkImplementation
 from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdam
-from levelfield.reference.frameworks.tensorflow.parallel import scale_loss_for_distribution, strategy_scope, tf_device
-from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
+from levelfield.reference.frameworks.tensorflow.parallel import scale_loss_for_distribution, strategy_scope
+from levelfield.reference.frameworks.tensorflow.steps import train_step
 from levelfield.reference.interface import COMPILED, Recipe
-from levelfield.reference.interface import Implementation as BaseImplementation
 
 
-class Implementation(BaseImplementation):
+class Implementation(FrameworkImplementation):
     task_id = "ctr-dlrm"
-    framework = "tensorflow"
+    weight_mapping = weights
+    index_dtype = np.int64  # the rows the step gathers with
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
-        self.device = tf_device(device)
         if recipe.fixed["weight_decay"]:  # torch's weight decay is a coupled L2 term; Keras' is decoupled
             raise ValueError(f"weight_decay {recipe.fixed['weight_decay']} is not supported (the rules fix 0)")
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N
@@ -62,7 +61,6 @@ class Implementation(BaseImplementation):
         # (dense, sparse, labels, rows, lr) -> loss
         self._step = train_step(self._gradients, self._apply, mode == COMPILED)
         self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
-        self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
 
     def _build_model(self, recipe: Recipe) -> keras.Model:
         """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
@@ -78,25 +76,6 @@ class Implementation(BaseImplementation):
         return TorchAdam(
             learning_rate=recipe.learning_rate, beta_1=fixed["beta1"], beta_2=fixed["beta2"], epsilon=fixed["epsilon"]
         )
-
-    def version(self) -> str:
-        return tf.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    # -- weights ------------------------------------------------------------------
-    def _new_optimizer(self) -> None:
-        """Fresh optimizer state: step count, moments and LR zeroed (the same variables: no retrace of the step)."""
-        for variable in self.optimizer.variables:
-            variable.assign(tf.zeros_like(variable))
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
 
     # -- inference ----------------------------------------------------------------
     def _predict_batch(self, dense, sparse):
@@ -127,7 +106,7 @@ class Implementation(BaseImplementation):
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         check_inputs(inputs)
         with tf.device(self.device):
-            self.train_data = (
+            self.train_data = (  # (dense, sparse, labels) on the device
                 tf.constant(inputs["dense"], tf.float32),
                 tf.constant(inputs["sparse"], tf.int32),
                 tf.constant(np.asarray(labels, np.float32)),
@@ -153,11 +132,6 @@ class Implementation(BaseImplementation):
         """One Adam step with learning rate `lr` (the gradients all-reduced by the optimizer under --nproc N)."""
         self.optimizer.learning_rate.assign(lr)
         self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables, strict=True))
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int64)
 
     def optimizer_hyperparameters(self) -> dict:
         """The optimizer's name and settings by rules name, read back from the Keras optimizer."""

@@ -22,12 +22,13 @@ NAME = "top1_accuracy"
 NO_CLASS = -1  # predicted class of a row that is not all finite: never equals a label
 
 
-def predicted_classes(logits: np.ndarray) -> np.ndarray:
-    """int8 [N] class ids from logits [N, classes]: argmax, NO_CLASS where a row is not all finite."""
+def predicted_classes(logits: np.ndarray, dtype: type[np.integer] = np.int8) -> np.ndarray:
+    """int8 [N] class ids from logits [N, classes]: argmax, NO_CLASS where a row is not all finite; `dtype`: another
+    task's id width (image-resnet50-standard's int16), the same rule."""
     logits = np.asarray(logits)
     if logits.ndim != 2:
         raise ValueError(f"expected logits [N, classes], got {logits.shape}")
-    classes = np.argmax(logits, axis=1).astype(np.int8)
+    classes = np.argmax(logits, axis=1).astype(dtype)
     classes[~np.all(np.isfinite(logits), axis=1)] = NO_CLASS
     return classes
 

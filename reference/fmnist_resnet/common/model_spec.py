@@ -93,18 +93,24 @@ def trainable_count() -> int:
 
 
 def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """Initial neutral weights, float32, drawn in PARAMETER_SHAPES order from PCG64(seed).
+    """Initial neutral weights, float32, drawn in PARAMETER_SHAPES order from PCG64(seed) (resnet_init_weights)."""
+    return resnet_init_weights(PARAMETER_SHAPES, seed)
+
+
+def resnet_init_weights(parameter_shapes: dict[str, tuple], seed: int) -> dict[str, np.ndarray]:
+    """Initial neutral weights of a ResNet's names, float32, drawn in `parameter_shapes` order from PCG64(seed);
+    image-resnet50-standard's ResNet-50 takes the same rule.
 
     Conv kernels: He-normal, fan_out mode (std = sqrt(2 / (kh * kw * out))), as
     torchvision's ResNet. BN: scale 1, bias 0, running mean 0, running var 1.
     Dense: kernel and bias uniform(-1/sqrt(in), 1/sqrt(in)), torch.nn.Linear's default.
     """
     rng = np.random.Generator(np.random.PCG64(seed))
+    bound = 1.0 / math.sqrt(parameter_shapes["head.kernel"][0])
     weights = {}
-    for name, shape in PARAMETER_SHAPES.items():
+    for name, shape in parameter_shapes.items():
         part = name.rsplit(".", 1)[1]
         if name == "head.kernel" or name == "head.bias":
-            bound = 1.0 / math.sqrt(PARAMETER_SHAPES["head.kernel"][0])
             value = rng.uniform(-bound, bound, size=shape)
         elif part == "kernel":
             kh, kw, _, cout = shape

@@ -60,16 +60,14 @@ from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_c
 from levelfield.reference.fmnist_resnet.jax.model import ResNetSmall
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.frameworks.jax import steps as jax_steps
+from levelfield.reference.frameworks.jax.base import FrameworkImplementation
 from levelfield.reference.frameworks.jax.optimizers import sgd_with_l2
-from levelfield.reference.frameworks.jax.parallel import local_device, placement
 from levelfield.reference.frameworks.jax.steps import (
     COMPUTE_DTYPES,
-    determinism_settings,
     host_rows,
     keep_if_finite,
     loss_scale,
     precision_in_use,
-    run_steps,
     scaled_value_and_grad,
     softmax_cross_entropy,
 )
@@ -110,9 +108,8 @@ def _predict_batch(apply_fn, params, batch_stats, images):
     return apply_fn({"params": params, "batch_stats": batch_stats}, images, train=False)
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "fmnist-resnet"
-    framework = "jax"
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
     # The Flax modules' dtype, param_dtype float32 (model.py); fp16 with Flax's DynamicScale (frameworks/jax/steps.py).
     precisions = ("fp32", "bf16", "fp16")
@@ -123,11 +120,6 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         fixed = recipe.fixed
-        # --device (cpu, cuda, cuda:N), else this process's first device: its GPU where it has one (run on
-        # an H200: docs/scale.md, GPU paths).
-        self._jax_device = local_device(device)
-        self.device = str(self._jax_device)
-        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         # Training and predict run in the same precision (what was trained is what is served).
         self.model = self._build_model(recipe)
         self.loss_fn = self._build_loss(recipe)
@@ -137,8 +129,6 @@ class Implementation(interface.Implementation):
         # donate the state: its buffers are reused for the next state instead of copied.
         self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
         self._forward = jax.jit(_predict_batch, static_argnums=0) if compiled else _predict_batch  # apply_fn static
-        self.state = None
-        self.train_data = None  # (images, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
         """The network in the precision's compute dtype; image-resnet50-standard: its ResNet-50."""
@@ -158,17 +148,12 @@ class Implementation(interface.Implementation):
             nesterov=bool(fixed["nesterov"]),
         )
 
-    def version(self) -> str:
-        return jax.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self._jax_device)
-
     def load(self, weights: dict[str, np.ndarray]) -> None:
         self.state = self._new_state(to_variables(weights, self._jax_device))
 
     def _new_state(self, variables: dict) -> TrainState:
-        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, placed."""
+        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, batch_stats and fp16's
+        loss scale beside the params, placed."""
         state = TrainState.create(
             apply_fn=self.model.apply,
             params=variables["params"],
@@ -203,18 +188,10 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         # Every process holds the whole training set; each step gathers its rows on the device.
-        self.train_data = (
+        self.train_data = (  # (images, labels) on the device
             self.place.replicate(np.asarray(inputs["images"], np.float32)[..., None]),  # [N, 28, 28, 1]
             self.place.replicate(np.asarray(labels, np.int32)),  # [N]
         )
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        self.state, losses = run_steps(
-            self._step, self.state, self.train_data, batch_indices, learning_rates, self.place
-        )
-        return losses
 
     def hyperparameters(self) -> dict:
         # The injected hyperparameters live in the optimizer state as float32 arrays; str() of a float32

@@ -46,28 +46,16 @@ from torch import nn
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.fmnist_resnet.pytorch import weights
 from levelfield.reference.fmnist_resnet.pytorch.model import ResNetSmall
-from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
-from levelfield.reference.frameworks.pytorch.parallel import (
-    data_parallel,
-    distributed,
-    peak_device_memory_mib,
-    reset_peak_device_memory,
-    torch_device,
-)
-from levelfield.reference.frameworks.pytorch.steps import (
-    ENOUGH_GRAPHS,
-    autocast,
-    determinism_settings,
-    grad_scaler,
-    precision_in_use,
-    run_steps,
-)
+from levelfield.reference.frameworks.pytorch.base import FrameworkImplementation
+from levelfield.reference.frameworks.pytorch.parallel import data_parallel, distributed
+from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, autocast, compiled_forwards, precision_in_use
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "fmnist-resnet"
-    framework = "pytorch"
+    weight_mapping = weights
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
     precisions = ("fp32", "bf16", "fp16")  # torch.autocast; fp16 with GradScaler (frameworks/pytorch/steps.py)
     multiprocess_devices = ("cpu", "cuda")
@@ -76,8 +64,6 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = torch_device(device)
-        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         if distributed() and torch.device(self.device).type == "cuda":
             # Batch statistics of the global batch (all ranks), as one process computes them.
@@ -85,18 +71,9 @@ class Implementation(interface.Implementation):
         self.criterion = self._build_loss(recipe)
         # Training and predict run under the same precision (predict: what was trained is what is served).
         self._autocast = autocast(self.device, recipe.precision)
-        # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
-        # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
-        # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
-        if mode == interface.COMPILED:
-            self._forward = torch.compile(self.model, dynamic=False)
-            self._train_forward = (
-                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
-            )
-        else:
-            self._forward, self._train_forward = self.model, self.train_model
-        self.train_data = None  # (images, labels) on the device, from set_train_data
+        # One compiled callable (and one for DDP's wrapper under torchrun).
+        self._forward, self._train_forward = compiled_forwards(self.model, self.train_model, mode == interface.COMPILED)
         self._new_optimizer()
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
@@ -121,24 +98,6 @@ class Implementation(interface.Implementation):
             fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
         )
 
-    def _new_optimizer(self) -> None:
-        """Fresh optimizer state (at __init__ and every load): a new optimizer and fp16's loss scale from its start."""
-        self.scaler = grad_scaler(self.device, self.recipe.precision)
-        self.optimizer = self._build_optimizer(self.recipe)
-
-    def version(self) -> str:
-        return torch.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
-
     @staticmethod
     def _nchw(images: np.ndarray) -> torch.Tensor:
         """float32 [N, 28, 28] -> [N, 1, 28, 28]."""
@@ -162,7 +121,7 @@ class Implementation(interface.Implementation):
             return torch.cat(outputs).float().cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_data = (
+        self.train_data = (  # (images, labels) on the device
             self._nchw(inputs["images"]).to(self.device),  # [N, 1, 28, 28]
             torch.from_numpy(np.asarray(labels, np.int64)).to(self.device),  # [N]
         )
@@ -177,17 +136,6 @@ class Implementation(interface.Implementation):
         fp16) the loss is still float32 (cross_entropy is on autocast's float32 list)."""
         with self._autocast:
             return self.criterion(self._train_forward(images), labels)
-
-    @ENOUGH_GRAPHS
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(
-            self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device, self.scaler
-        )
-
-    def peak_device_memory_mib(self) -> float | None:
-        return peak_device_memory_mib(self.device)
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]

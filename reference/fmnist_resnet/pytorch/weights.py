@@ -1,8 +1,9 @@
-"""Neutral weights <-> ResNetSmall state_dict.
+"""Neutral weights <-> ResNetSmall state_dict; image-resnet50-standard's ResNet-50 maps the same way.
 
     from levelfield.reference.fmnist_resnet.pytorch.weights import load_neutral, export_neutral
     load_neutral(model, init_weights(0))
     neutral = export_neutral(model)
+    load_neutral(resnet50, weights, SPEC.parameter_shapes, "image-resnet50-standard")   # another ResNet's names
 
 | neutral name                      | torch state_dict key                  | layout change            |
 | --------------------------------- | ------------------------------------- | ------------------------ |
@@ -16,6 +17,8 @@
 | head.kernel [64,10]               | head.weight [10,64]                   | transpose                |
 | head.bias [10]                    | head.bias [10]                        | none                     |
 
+ResNet-50's blocks (stage{s}_block{b}.*, with conv3 / bn3) sit under `blocks.`
+as fmnist-resnet's blockK do; the stem, the head and the layouts are the same.
 BN's `num_batches_tracked` is not exported: with a fixed momentum it is unused.
 """
 
@@ -25,17 +28,20 @@ import numpy as np
 import torch
 
 from levelfield.reference.fmnist_resnet.common.model_spec import PARAMETER_SHAPES
+from levelfield.reference.frameworks.pytorch.weights import export_state, load_state
 from levelfield.reference.weights import check_weights
 
 _BN_PARTS = {"scale": "weight", "bias": "bias", "mean": "running_mean", "var": "running_var"}
 
 
 def torch_key(name: str) -> str:
-    """The state_dict key of one neutral name."""
+    """The state_dict key of one neutral name: stem.* on the model itself, head.* as is, every block (blockK,
+    stage{s}_block{b}) under blocks."""
     path, part = name.rsplit(".", 1)
-    module = path[len("stem.") :] if path.startswith("stem.") else path
-    if module.startswith("block"):
-        module = "blocks." + module
+    if path.startswith("stem."):
+        module = path[len("stem.") :]
+    else:
+        module = path if path == "head" else "blocks." + path
     if part == "kernel":
         return f"{module}.weight"
     if module == "head":
@@ -59,18 +65,18 @@ def to_neutral(name: str, value: np.ndarray) -> np.ndarray:
     return value
 
 
-def load_neutral(model: torch.nn.Module, weights: dict[str, np.ndarray]) -> None:
-    check_weights(weights, PARAMETER_SHAPES, "fmnist-resnet/pytorch load")
-    state = model.state_dict()
-    with torch.no_grad():
-        for name, value in weights.items():
-            target = state[torch_key(name)]
-            target.copy_(torch.from_numpy(np.ascontiguousarray(to_torch(name, value))).to(target.device))
+def load_neutral(
+    model: torch.nn.Module,
+    weights: dict[str, np.ndarray],
+    parameter_shapes: dict[str, tuple] = PARAMETER_SHAPES,
+    task_id: str = "fmnist-resnet",
+) -> None:
+    """Set the model's parameters and BN statistics from neutral weights of the network `parameter_shapes`."""
+    check_weights(weights, parameter_shapes, f"{task_id}/pytorch load")
+    load_state(model, weights, torch_key, to_torch)
 
 
-def export_neutral(model: torch.nn.Module) -> dict[str, np.ndarray]:
-    state = model.state_dict()
-    return {
-        name: np.ascontiguousarray(to_neutral(name, state[torch_key(name)].detach().cpu().numpy()), dtype=np.float32)
-        for name in PARAMETER_SHAPES
-    }
+def export_neutral(
+    model: torch.nn.Module, parameter_shapes: dict[str, tuple] = PARAMETER_SHAPES
+) -> dict[str, np.ndarray]:
+    return export_state(model, parameter_shapes, torch_key, to_neutral)

@@ -50,26 +50,25 @@ import tensorflow as tf
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.common.inputs import pad_rows, predict_chunks
+from levelfield.reference.fmnist_resnet.tensorflow import weights
 from levelfield.reference.fmnist_resnet.tensorflow.model import ResNetSmall
-from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
+from levelfield.reference.frameworks.tensorflow.base import FrameworkImplementation
 from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchSGD
-from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope, tf_device
+from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope
 from levelfield.reference.frameworks.tensorflow.steps import (
     DTYPE_POLICIES,
-    determinism_settings,
     inner,
     loss_scaled,
     precision_in_use,
     reset_loss_scale,
-    run_steps,
     train_step,
 )
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "fmnist-resnet"
-    framework = "tensorflow"
+    weight_mapping = weights
     implements = {"optimizer": "sgd", "loss": "softmax_cross_entropy"}
     # Keras dtype policies (model.py); fp16 with a LossScaleOptimizer (tf_steps.loss_scaled).
     precisions = ("fp32", "bf16", "fp16")
@@ -80,8 +79,6 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
-        self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             # Training and predict run under the same policy (what was trained is what is served).
             self.model = self._build_model(recipe)
@@ -94,7 +91,6 @@ class Implementation(interface.Implementation):
             self.optimizer.build(self.model.trainable_variables)
         # (images, labels, rows, lr) -> loss; image-resnet50-standard: (x, y, lr) -> loss, by its _gradients.
         self._step = train_step(self._gradients, self._apply, compiled)
-        self.train_data = None  # (images, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> keras.Model:
         """The network under the precision's dtype policy, built by __init__ in the device and strategy scope;
@@ -118,25 +114,12 @@ class Implementation(interface.Implementation):
 
     def _new_optimizer(self) -> None:
         """Fresh optimizer state: momentum buffers and step count zeroed (the same variables: no retrace of
-        the step)."""
+        the step), and fp16's loss scale back to its start (not zero, as the base's would leave it)."""
         for buf in inner(self.optimizer).momentums:
             buf.assign(np.zeros(buf.shape, np.float32))
         inner(self.optimizer).iterations.assign(0)
         self.optimizer.iterations.assign(0)
         reset_loss_scale(self.optimizer)
-
-    def version(self) -> str:
-        return tf.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
 
     def _predict_batch(self, images):
         return self.model(images, training=False)
@@ -158,7 +141,7 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
-            self.train_data = (
+            self.train_data = (  # (images, labels) on the device
                 tf.constant(np.asarray(inputs["images"], np.float32)[..., None]),  # [N, 28, 28, 1]
                 tf.constant(np.asarray(labels, np.int32)),  # [N]
             )
@@ -178,11 +161,6 @@ class Implementation(interface.Implementation):
         """One SGD update with learning rate `lr` (the gradients all-reduced by the optimizer under --nproc N)."""
         self.optimizer.learning_rate = lr
         self.optimizer.apply_gradients(zip(gradients, self.model.trainable_variables, strict=True))
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = inner(self.optimizer)

@@ -48,6 +48,21 @@ _fp32_means_fp32()
 ENOUGH_GRAPHS = torch._dynamo.config.patch(recompile_limit=24)
 
 
+def compiled_forwards(
+    model: torch.nn.Module, train_model: torch.nn.Module, compiled: bool
+) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """(`_forward`, `_train_forward`): the model and its training wrapper (DDP's under torchrun, else the model
+    itself), each torch.compile'd in compiled mode, one compiled callable when they are the same module.
+
+    dynamic=False: every shape is static, as the padded buckets of predict_chunks intend; train / eval mode
+    and each padded predict size are separate graphs.
+    """
+    if not compiled:
+        return model, train_model
+    forward = torch.compile(model, dynamic=False)
+    return forward, forward if train_model is model else torch.compile(train_model, dynamic=False)
+
+
 def run_steps(
     loss: Callable[[Any], torch.Tensor],
     model: torch.nn.Module,

@@ -14,19 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from levelfield.reference.fmnist_resnet.common import metric as fmnist_metric
-from levelfield.reference.fmnist_resnet.common.metric import NO_CLASS
 
 NAME = "top1_accuracy"
 
 
 def predicted_classes(logits: np.ndarray) -> np.ndarray:
-    """int16 [N] class ids from logits [N, classes]: argmax, NO_CLASS where a row is not all finite."""
-    logits = np.asarray(logits)
-    if logits.ndim != 2:
-        raise ValueError(f"expected logits [N, classes], got {logits.shape}")
-    classes = np.argmax(logits, axis=1).astype(np.int16)
-    classes[~np.all(np.isfinite(logits), axis=1)] = NO_CLASS
-    return classes
+    """int16 [N] class ids from logits [N, classes]: fmnist-resnet's rule, at int16."""
+    return fmnist_metric.predicted_classes(logits, np.int16)
 
 
 def score(outputs: np.ndarray, labels: np.ndarray) -> float:

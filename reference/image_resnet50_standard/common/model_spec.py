@@ -44,7 +44,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from levelfield.reference.fmnist_resnet.common.model_spec import BN_BUFFERS, BN_DECAY, BN_EPSILON  # noqa: F401
+from levelfield.reference.fmnist_resnet.common.model_spec import (  # noqa: F401 - BN_DECAY, BN_EPSILON: the models'
+    BN_BUFFERS,
+    BN_DECAY,
+    BN_EPSILON,
+    resnet_init_weights,
+)
 from levelfield.reference.image_resnet50_standard.common.metric import predicted_classes
 from levelfield.rules.loader import Task, newest_task
 
@@ -127,22 +132,7 @@ class ResNetSpec:
 
     def init_weights(self, seed: int) -> dict[str, np.ndarray]:
         """Initial neutral weights, float32, drawn in parameter_shapes order from PCG64(seed) (fmnist-resnet's rule)."""
-        rng = np.random.Generator(np.random.PCG64(seed))
-        shapes, weights = self.parameter_shapes, {}
-        bound = 1.0 / math.sqrt(self.features)
-        for name, shape in shapes.items():
-            part = name.rsplit(".", 1)[1]
-            if name.startswith("head."):
-                value = rng.uniform(-bound, bound, size=shape)
-            elif part == "kernel":
-                kh, kw, _, cout = shape
-                value = rng.normal(0.0, math.sqrt(2.0 / (kh * kw * cout)), size=shape)
-            elif part in ("scale", "var"):
-                value = np.ones(shape)
-            else:  # BN bias, running mean
-                value = np.zeros(shape)
-            weights[name] = value.astype(np.float32)
-        return weights
+        return resnet_init_weights(self.parameter_shapes, seed)
 
 
 def _bn(prefix: str, channels: int) -> dict[str, tuple[int, ...]]:
@@ -157,17 +147,11 @@ def has_projection(in_channels: int, out_channels: int, stride: int) -> bool:
 IMPLEMENTS = {"optimizer": "sgd", "loss": "softmax_cross_entropy", "label_smoothing": 0.1}
 
 SPEC = ResNetSpec.from_task(newest_task(TASK_ID))
+# The model_spec names every task has (the harness and the tests read them here), its SPEC's own.
 PARAMETER_SHAPES: dict[str, tuple[int, ...]] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
-
-
-def trainable_count() -> int:
-    return SPEC.trainable_count()
-
-
-def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """Initial neutral weights at this task's sizes (25.6 M float32 values, 98 MiB)."""
-    return SPEC.init_weights(seed)
+trainable_count = SPEC.trainable_count
+init_weights = SPEC.init_weights  # at this task's sizes: 25.6 M float32 values, 98 MiB
 
 
 # predict's output per row: float32 logits over the 1000 classes.

@@ -42,13 +42,13 @@ from flax import linen as nn
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.jax.implementation import Implementation as SmallImplementation
 from levelfield.reference.fmnist_resnet.jax.implementation import TrainState, _batch_step
+from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.frameworks.jax.pipeline import Pipeline
 from levelfield.reference.frameworks.jax.steps import COMPUTE_DTYPES, host_rows, run_steps
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
-from levelfield.reference.image_resnet50_standard.jax.weights import to_neutral, to_variables
 
 
 def smoothed_cross_entropy(logits: jax.Array, labels: jax.Array, label_smoothing: float) -> jax.Array:
@@ -95,12 +95,13 @@ class Implementation(SmallImplementation):
         return functools.partial(smoothed_cross_entropy, label_smoothing=float(recipe.fixed["label_smoothing"]))
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        self.state = self._new_state(to_variables(weights, self.spec, self._jax_device))
+        # fmnist-resnet's mapping, with this network's names
+        self.state = self._new_state(to_variables(weights, self._jax_device, self.spec.parameter_shapes, self.task_id))
         self.step = 0
 
     def export(self) -> dict[str, np.ndarray]:
         variables = self.place.local({"params": self.state.params, "batch_stats": self.state.batch_stats})
-        return to_neutral(variables, self.spec)
+        return to_neutral(variables, self.spec.parameter_shapes)
 
     def predict(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Logits float32 [N, 1000] of uint8 centre crops, BN running statistics; chunks of at most 64 rows,

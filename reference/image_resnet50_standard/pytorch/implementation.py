@@ -35,13 +35,13 @@ from torch import nn
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementation as SmallImplementation
+from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.frameworks.pytorch.pipeline import Pipeline
 from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, run_steps
 from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
-from levelfield.reference.image_resnet50_standard.pytorch.weights import export_neutral, load_neutral
 
 
 class Implementation(SmallImplementation):
@@ -67,12 +67,12 @@ class Implementation(SmallImplementation):
         return nn.CrossEntropyLoss(reduction="mean", label_smoothing=recipe.fixed["label_smoothing"])
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
+        load_neutral(self.model, weights, self.spec.parameter_shapes, self.task_id)  # fmnist-resnet's mapping
         self._new_optimizer()
         self.step = 0
 
     def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
+        return export_neutral(self.model, self.spec.parameter_shapes)
 
     def _normalised_nchw(self, pixels: np.ndarray) -> torch.Tensor:
         """uint8 [N, H, W, 3] -> float32 [N, 3, H, W] on the device, (pixel - MEAN) * INV_STD."""

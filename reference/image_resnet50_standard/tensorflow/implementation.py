@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from levelfield.reference import interface
 from levelfield.reference.fmnist_resnet.tensorflow.implementation import Implementation as SmallImplementation
+from levelfield.reference.fmnist_resnet.tensorflow.weights import export_neutral, load_neutral
 from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.frameworks.tensorflow.pipeline import Pipeline
 from levelfield.reference.frameworks.tensorflow.steps import DTYPE_POLICIES, run_steps
@@ -41,7 +42,6 @@ from levelfield.reference.image_resnet50_standard.common.augment import INV_STD,
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.tensorflow.model import ResNet50
-from levelfield.reference.image_resnet50_standard.tensorflow.weights import export_neutral, load_neutral
 
 
 class Implementation(SmallImplementation):
@@ -68,12 +68,12 @@ class Implementation(SmallImplementation):
         )
 
     def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
+        load_neutral(self.model, weights, self.spec.parameter_shapes, self.task_id)  # fmnist-resnet's mapping
         self._new_optimizer()
         self.step = 0
 
     def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
+        return export_neutral(self.model, self.spec.parameter_shapes)
 
     def _predict_batch(self, pixels):
         x = (tf.cast(pixels, tf.float32) - MEAN) * INV_STD  # uint8 NHWC -> normalised float32

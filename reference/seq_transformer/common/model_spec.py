@@ -189,15 +189,9 @@ HEAD_DIM = SPEC.head_dim  # 16
 # name -> shape, in the order init_weights draws them. This model has no buffers.
 PARAMETER_SHAPES: dict[str, tuple[int, ...]] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
-
-
-def trainable_count() -> int:
-    return SPEC.trainable_count()
-
-
-def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """encoder-small's initial weights (TransformerSpec.init_weights)."""
-    return SPEC.init_weights(seed)
+# The model_spec functions every task has (the harness and the tests read them here), its SPEC's own.
+trainable_count = SPEC.trainable_count
+init_weights = SPEC.init_weights
 
 
 # predict's output per row (logits float32), e.g. what the harness-only model `none` returns.

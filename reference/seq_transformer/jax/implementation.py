@@ -42,19 +42,13 @@ import optax
 from flax import linen as nn
 
 from levelfield.reference import interface
+from levelfield.reference.frameworks.jax.base import FrameworkImplementation
 from levelfield.reference.frameworks.jax.optimizers import adamw
-from levelfield.reference.frameworks.jax.parallel import local_device, placement
-from levelfield.reference.frameworks.jax.steps import (
-    TrainState,
-    determinism_settings,
-    host_rows,
-    run_steps,
-    softmax_cross_entropy,
-)
+from levelfield.reference.frameworks.jax.steps import TrainState, host_rows, softmax_cross_entropy
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.jax import weights
 from levelfield.reference.seq_transformer.jax.model import EncoderSmall
-from levelfield.reference.seq_transformer.jax.weights import from_params, to_params
 
 # One Flax module per spec in the process: the TrainState's apply_fn and predict's static apply_fn are then
 # the same object in every Implementation of that spec, and so are their compiled programs (jit's cache).
@@ -84,9 +78,9 @@ def _predict_batch(apply_fn, params, tokens, argmax: bool):
     return jnp.argmax(logits, axis=-1).astype(jnp.int32) if argmax else logits
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "seq-transformer"
-    framework = "jax"
+    weight_mapping = weights
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
@@ -97,11 +91,6 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # --device (cpu, cuda, cuda:N), else this process's first device: its GPU where it has one (run on
-        # an H200: docs/scale.md, GPU paths).
-        self._jax_device = local_device(device)
-        self.device = str(self._jax_device)
-        self.place = placement(self._jax_device)  # one device, or data-parallel over N processes
         self.model = self._build_model(recipe)
         self.loss_fn = self._build_loss(recipe)
         self.tx = self._build_optimizer(recipe)
@@ -110,8 +99,6 @@ class Implementation(interface.Implementation):
         self._step = jax.jit(_train_step, donate_argnums=0, **self.place.jit_options) if compiled else _train_step
         # Each padded predict size (at most 11, see predict_chunks) is one XLA program; apply_fn, argmax static.
         self._forward = jax.jit(_predict_batch, static_argnums=(0, 3)) if compiled else _predict_batch
-        self.state = None
-        self.train_data = None  # (tokens, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
         """The network at this task's spec: the one module of that spec in this process (`_encoder`)."""
@@ -131,27 +118,6 @@ class Implementation(interface.Implementation):
             float(fixed["epsilon"]),
             float(fixed["weight_decay"]),
         )
-
-    def version(self) -> str:
-        return jax.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self._jax_device)
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        self.state = self._new_state({"params": to_params(weights, self._jax_device, self.spec)})
-
-    def _new_state(self, variables: dict) -> TrainState:
-        """A fresh TrainState (optimizer state from self.tx.init) of the Flax variables, placed."""
-        state = TrainState.create(
-            apply_fn=self.model.apply, params=variables["params"], tx=self.tx, loss_fn=self.loss_fn
-        )
-        # On the device as arrays: TrainState.create leaves `step` a Python int, and the step after the
-        # first would then see a new input type and compile again, inside the timed run.
-        return self.place.replicate(state)
-
-    def export(self) -> dict[str, np.ndarray]:
-        return from_params(self.place.local(self.state.params), self.spec)
 
     @property
     def params(self) -> dict:
@@ -182,18 +148,10 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         # Every process holds the whole training set; each step gathers its rows on the device.
-        self.train_data = (
+        self.train_data = (  # (tokens, labels) on the device
             self.place.replicate(np.asarray(inputs["tokens"], np.int32)),  # [N, 12]
             self.place.replicate(np.asarray(labels, np.int32)),  # [N, 12]
         )
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        self.state, losses = run_steps(
-            self._step, self.state, self.train_data, batch_indices, learning_rates, self.place
-        )
-        return losses
 
     def hyperparameters(self) -> dict:
         # inject_hyperparams keeps these as float32 arrays; 7 significant digits (float32's precision)

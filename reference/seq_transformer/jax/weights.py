@@ -1,8 +1,8 @@
 """Neutral weights <-> the Flax EncoderSmall's `params` tree.
 
-    from levelfield.reference.seq_transformer.jax.weights import to_params, from_params
+    from levelfield.reference.seq_transformer.jax.weights import to_params, to_neutral
     params = to_params(init_weights(0))          # nested dict of jnp float32 arrays
-    neutral = from_params(params)
+    neutral = to_neutral(params)
 
 Flax paths are "/"-joined keys of the params tree; K is 0 or 1.
 
@@ -62,7 +62,7 @@ def to_params(
     return unflatten_dict(flat)
 
 
-def from_params(params: dict, shapes: spec.TransformerSpec = spec.SPEC) -> dict[str, np.ndarray]:
+def to_neutral(params: dict, shapes: spec.TransformerSpec = spec.SPEC) -> dict[str, np.ndarray]:
     flat = flatten_dict(jax.device_get(params))
     if set(flat) != {flax_path(name) for name in shapes.parameter_shapes}:
         raise RuntimeError(f"Flax params {sorted(flat)} do not map onto the neutral names")

@@ -27,22 +27,18 @@ import torch
 from torch import nn
 
 from levelfield.reference import interface
-from levelfield.reference.frameworks.pytorch.parallel import (
-    data_parallel,
-    peak_device_memory_mib,
-    reset_peak_device_memory,
-    torch_device,
-)
-from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.base import FrameworkImplementation
+from levelfield.reference.frameworks.pytorch.parallel import data_parallel
+from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, compiled_forwards
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.pytorch import weights
 from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
-from levelfield.reference.seq_transformer.pytorch.weights import export_neutral, load_neutral
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "seq-transformer"
-    framework = "pytorch"
+    weight_mapping = weights
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
@@ -53,22 +49,11 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        self.device = torch_device(device)
-        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         self.criterion = self._build_loss(recipe)
-        # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
-        # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
-        # of predict_chunks intend).
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
-        if mode == interface.COMPILED:
-            self._forward = torch.compile(self.model, dynamic=False)
-            self._train_forward = (
-                self._forward if self.train_model is self.model else torch.compile(self.train_model, dynamic=False)
-            )
-        else:
-            self._forward, self._train_forward = self.model, self.train_model
-        self.train_data = None  # (tokens, labels) on the device, from set_train_data
+        # One compiled callable (and one for DDP's wrapper under torchrun).
+        self._forward, self._train_forward = compiled_forwards(self.model, self.train_model, mode == interface.COMPILED)
         self._new_optimizer()
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
@@ -92,23 +77,6 @@ class Implementation(interface.Implementation):
             fused=True,  # torch's fused kernel: the idiomatic fast form on CPU and CUDA (docs/fairness.md)
         )
 
-    def _new_optimizer(self) -> None:
-        """Fresh optimizer state (at __init__ and every load): a new optimizer."""
-        self.optimizer = self._build_optimizer(self.recipe)
-
-    def version(self) -> str:
-        return torch.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
-
     def _tokens(self, tokens: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(tokens, dtype=np.int64)).to(self.device)
 
@@ -131,7 +99,7 @@ class Implementation(interface.Implementation):
             return (outputs if self.predict_argmax else outputs.float()).cpu().numpy()
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
-        self.train_data = (
+        self.train_data = (  # (tokens, labels) on the device
             self._tokens(inputs["tokens"]),  # int64 [N, 12]
             torch.from_numpy(np.asarray(labels, np.int64)).to(self.device),  # int64 [N, 12]
         )
@@ -145,15 +113,6 @@ class Implementation(interface.Implementation):
         """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
         logits = self._train_forward(tokens)  # [B, 12, 10]
         return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
-
-    @ENOUGH_GRAPHS
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._loss, self.model, self.optimizer, batch_indices, learning_rates, self.device)
-
-    def peak_device_memory_mib(self) -> float | None:
-        return peak_device_memory_mib(self.device)
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]

@@ -36,21 +36,22 @@ import tensorflow as tf
 
 import levelfield.reference.frameworks.tensorflow.keras_backend  # noqa: F401 - first: Keras' backend and TensorFlow's log level
 from levelfield.reference import interface
+from levelfield.reference.frameworks.tensorflow.base import FrameworkImplementation
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdamW
-from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope, tf_device
-from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
+from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope
+from levelfield.reference.frameworks.tensorflow.steps import train_step
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
+from levelfield.reference.seq_transformer.tensorflow import weights
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
-from levelfield.reference.seq_transformer.tensorflow.weights import export_neutral, load_neutral
 
 _ROWS = tf.TensorSpec([None], tf.int32)  # row indices of one batch [B]
 _LR = tf.TensorSpec([], tf.float32)  # this step's learning rate
 
 
-class Implementation(interface.Implementation):
+class Implementation(FrameworkImplementation):
     task_id = "seq-transformer"
-    framework = "tensorflow"
+    weight_mapping = weights
     implements = {"optimizer": "adamw", "loss": "softmax_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.TransformerSpec = model_spec.SPEC  # the sizes (seq-transformer-standard: its own)
@@ -61,13 +62,10 @@ class Implementation(interface.Implementation):
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
-        # --device (cpu, cuda, cuda:N), else the first GPU, else the CPU (not yet run on a GPU: docs/scale.md).
-        self.device = tf_device(device)
         with tf.device(self.device), strategy_scope():  # mirrored under --nproc N, as is the optimizer
             self.model = self._build_model(recipe)
         tokens_spec = tf.TensorSpec([None, self.spec.seq_len], tf.int32)  # tokens or labels [N, 12]
         self.loss_fn = self._build_loss(recipe)
-        self.train_data = None  # (tokens, labels) on the device, from set_train_data
         # One trace for every batch size; XLA compiles one program per padded size (at most 11,
         # see predict_chunks) and caches it.
         self._forward = (
@@ -103,28 +101,6 @@ class Implementation(interface.Implementation):
             amsgrad=False,
         )
 
-    def _new_optimizer(self) -> None:
-        """Fresh optimizer state: step count, moments and LR zeroed (the LR is assigned at every step).
-
-        The same variables, not a new optimizer: new variables would mean a new traced step, and so an XLA
-        compilation inside the timed run after the trainer's warm-up reloads the weights (5 s here).
-        """
-        for variable in self.optimizer.variables:
-            variable.assign(tf.zeros_like(variable))
-
-    def version(self) -> str:
-        return tf.__version__
-
-    def determinism_settings(self) -> dict:
-        return determinism_settings(self.mode, self.device)
-
-    def load(self, weights: dict[str, np.ndarray]) -> None:
-        load_neutral(self.model, weights)
-        self._new_optimizer()
-
-    def export(self) -> dict[str, np.ndarray]:
-        return export_neutral(self.model)
-
     def _predict_batch(self, tokens):
         logits = self.model(tokens, training=False)
         return tf.argmax(logits, axis=-1, output_type=tf.int32) if self.predict_argmax else logits
@@ -146,7 +122,7 @@ class Implementation(interface.Implementation):
 
     def set_train_data(self, inputs: dict[str, np.ndarray], labels: np.ndarray) -> None:
         with tf.device(self.device):
-            self.train_data = (
+            self.train_data = (  # (tokens, labels) on the device
                 tf.constant(np.asarray(inputs["tokens"], np.int32)),  # int32 [N, 12]
                 tf.constant(np.asarray(labels, np.int32)),  # int32 [N, 12]
             )
@@ -166,11 +142,6 @@ class Implementation(interface.Implementation):
         self.optimizer.learning_rate.assign(lr)  # read by the decay and by update_step
         variables = self.model.trainable_variables
         self.optimizer.apply_gradients(zip(gradients, variables, strict=True))
-
-    def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
-        if self.train_data is None:
-            raise RuntimeError("set_train_data() must be called before train_steps()")
-        return run_steps(self._step, self.train_data, batch_indices, learning_rates, self.device, np.int32)
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer

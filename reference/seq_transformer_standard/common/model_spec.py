@@ -27,18 +27,11 @@ from levelfield.rules.loader import newest_task
 TASK_ID = "seq-transformer-standard"
 
 SPEC = TransformerSpec.from_task(newest_task(TASK_ID))
+# The model_spec names every task has (the harness and the tests read them here), its SPEC's own.
 PARAMETER_SHAPES: dict[str, tuple[int, ...]] = SPEC.parameter_shapes
 TRAINABLE: tuple[str, ...] = SPEC.trainable
-
-
-def trainable_count() -> int:
-    """Number of trainable scalars, from the shapes (the rules' model.parameters)."""
-    return SPEC.trainable_count()
-
-
-def init_weights(seed: int) -> dict[str, np.ndarray]:
-    """Initial neutral weights, as seq-transformer's (TransformerSpec.init_weights); 0.49 GiB at full size."""
-    return SPEC.init_weights(seed)
+trainable_count = SPEC.trainable_count
+init_weights = SPEC.init_weights  # as seq-transformer's; 0.49 GiB at full size
 
 
 # predict's output per row: the argmax token id at each position (int32; logits would be 15 MiB a row).
