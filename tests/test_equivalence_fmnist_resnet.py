@@ -192,13 +192,13 @@ def test_inference_only_frameworks_equal_the_numpy_network(served):
     """ONNX Runtime's logits on the same neutral weights: the float64 numpy network's (and so the training
     frameworks'), within FORWARD_ATOL; its running-statistics batch norm is what eval mode means."""
     weights, images = forward_weights(), random_images(BATCH, seed=5)
-    outputs = predict_all(served, weights, images)
+    outputs = predict_all(served, weights, {"images": images})
     assert all(o.shape == (BATCH, spec.NUM_CLASSES) and o.dtype == np.float32 for o in outputs.values())
     reference = numpy_forward(weights, images)
     assert_close_across("eval-mode logits", {**outputs, "numpy float64": reference}, FORWARD_ATOL)
     perturbed = {k: v.copy() for k, v in weights.items()}
     perturbed["block2.conv1.kernel"][1, 1, 3, 5] += 1e-2  # a test of the test, as below
-    for fw, out in predict_all(served, perturbed, images).items():
+    for fw, out in predict_all(served, perturbed, {"images": images}).items():
         with pytest.raises(AssertionError, match=fw):
             assert_close_across("eval-mode logits", {fw: out, "numpy float64": reference}, FORWARD_ATOL)
 

@@ -139,13 +139,13 @@ def test_inference_only_frameworks_give_the_same_logits(impls, arrays, mode):
     for fw in INFERENCE_ONLY_FRAMEWORKS:
         cls = load_implementation(TASK, fw)
         served[fw] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(recipe, mode=mode)
-    expected = predict_all(impls, forward_weights(), images)
+    expected = predict_all(impls, forward_weights(), {"images": images})
     assert_close_across(
-        "eval-mode logits", {**expected, **predict_all(served, forward_weights(), images)}, FORWARD_ATOL
+        "eval-mode logits", {**expected, **predict_all(served, forward_weights(), {"images": images})}, FORWARD_ATOL
     )
     perturbed = {k: v.copy() for k, v in forward_weights().items()}
     perturbed["stage2_block0.conv2.kernel"][1, 1, 2, 3] += 1e-2
-    for fw, out in predict_all(served, perturbed, images).items():
+    for fw, out in predict_all(served, perturbed, {"images": images}).items():
         with pytest.raises(AssertionError, match=fw):
             assert_close_across("eval-mode logits", {**expected, fw: out}, FORWARD_ATOL)
 

@@ -44,6 +44,10 @@ LOGITS_ATOL = 2e-5
 LOSS_ATOL = 1e-5
 WEIGHT_ATOL = 5e-6
 KEY_BIAS_ATOL = 5e-5  # the key bias' gradient is round-off noise that Adam scales up (seq-transformer's test)
+# The token embedding after 3 AdamW steps: PyTorch and TensorFlow 5.0e-6 apart on the CI machine and 5.3e-6 here
+# (2026-11-28/29), at WEIGHT_ATOL's edge; Adam divides each row's update by its own gradient's size, so the
+# rows whose gradients are smallest carry their round-off into the update, as the key bias does, less so.
+EMBEDDING_ATOL = 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +130,7 @@ def test_three_adamw_steps_agree(compiled, data):
     assert_close_across("training loss per step", losses, LOSS_ATOL)
     for name in SMALL.parameter_shapes:
         atol = KEY_BIAS_ATOL if name.endswith(".attention.key.bias") else WEIGHT_ATOL
+        atol = EMBEDDING_ATOL if name == "token_embedding.embedding" else atol
         assert_close_across(f"weight {name} after 3 steps", {fw: r[1][name] for fw, r in results.items()}, atol)
 
 
