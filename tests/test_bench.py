@@ -17,6 +17,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.serial  # benchmarks measure this host: they run alone
+
 
 def run_bench(
     tmp_path: Path, *args: str, timeout_s: float = 600, env: dict | None = None

@@ -26,6 +26,8 @@ from levelfield.harness.find_peak import (
 from levelfield.harness.runner import infer
 from levelfield.reference.null_model import CostModel
 
+pytestmark = pytest.mark.serial  # the peak found depends on the CPU time the run gets
+
 TASK = "ctr-dlrm"
 COST = CostModel(per_call_us=0, per_sample_us=1000)  # at most ~1,000 samples/s
 CAPACITY_QPS = 1e6 / COST.per_sample_us

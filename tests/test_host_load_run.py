@@ -37,6 +37,8 @@ from levelfield.tools.leaderboard.collect import collect
 from levelfield.tools.leaderboard.document import build_document
 from levelfield.tools.leaderboard.render_md import render_markdown
 
+pytestmark = pytest.mark.serial  # a clean run must record no other load: nothing may run beside it
+
 BUSY = [sys.executable, "-c", "while True: pass"]
 RULES = "1.2"  # the version with checks.host_load_max_others_share
 HOURLY_USD = 2.5

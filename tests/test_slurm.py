@@ -12,6 +12,8 @@ import pytest
 from managed_runs import FRAMEWORKS, RANKS, RUN_TIMEOUT_S, check_managed_run, describe_system, package_and_check
 from managed_runs import train_argv as levelfield_train
 
+pytestmark = pytest.mark.xdist_group("hosts")  # the veth pair's fixed addresses: one cluster at a time
+
 
 @pytest.fixture(scope="module")
 def system(slurm, tmp_path_factory):

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.serial  # its sweep sizes runs from measured speed: another test beside it changes the speed
+
 SWEEP = Path(__file__).with_name("speed_sweep_point.py")
 # (per-call us, per-sample us): nothing, 10 us .. 10 ms per sample, and a 20 ms launch with cheap samples.
 COST_POINTS = [(0, 0), (0, 10), (0, 100), (0, 1000), (0, 10000), (20000, 10)]
