@@ -53,6 +53,9 @@ class Implementation(BaseImplementation):
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
+    # Under --nproc N, the tables' gradients all-gathered as tf.IndexedSlices (the looked-up rows) rather than
+    # densified and all-reduced (frameworks/tensorflow/steps.py train_step); Adam updates every row anyway
+    sparse_embeddings = False
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -66,7 +69,7 @@ class Implementation(BaseImplementation):
             self.optimizer.build(self.model.trainable_variables)
         self.loss_fn = self._build_loss(recipe)
         # (dense, sparse, labels, rows, lr) -> loss
-        self._step = train_step(self._gradients, self._apply, mode == COMPILED)
+        self._step = train_step(self._gradients, self._apply, mode == COMPILED, sparse_gradients=self.sparse_embeddings)
         self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
         self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
 
