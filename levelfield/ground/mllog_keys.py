@@ -82,6 +82,12 @@ STEP_TIME_MS = "levelfield_step_time_ms"
 # Throughput-only runs: the optimizer steps the framework reported having run (one loss each) over the
 # timed calls, counted as they returned, which must equal THROUGHPUT_ONLY's N
 TIMED_STEPS = "levelfield_timed_steps"
+# `levelfield train --throughput-only --nproc N --scaling` (levelfield/ground/scaling.py): the 1-process
+# reference timed just before, side by side ({"world_size": 1, "train_samples_per_s": its median, "runs",
+# "seeds", "folder": where its logs are, relative to the run's --out}), logged at init; and the run's own
+# samples/s over N x the reference's, logged beside its samples/s. Absent from every other log
+SCALING_REFERENCE = "levelfield_scaling_reference"
+SCALING_EFFICIENCY = "levelfield_scaling_efficiency"
 
 # -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
 LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
@@ -137,6 +143,8 @@ LOG_KEYS = (
     TRAIN_SAMPLES_PER_S,
     STEP_TIME_MS,
     TIMED_STEPS,
+    SCALING_REFERENCE,
+    SCALING_EFFICIENCY,
     LOSS,
     PRECISION,
     LABEL_SMOOTHING,

@@ -71,3 +71,6 @@ class TrainOptions:
     # N: a throughput-only run of exactly N optimizer steps, no evaluation, no target (never a result);
     # None: a time-to-accuracy run
     throughput_steps: int | None = None
+    # The 1-process reference of `--throughput-only --nproc N --scaling`, timed just before these runs
+    # (levelfield/ground/scaling.py reference_record); each run logs it and its efficiency against it
+    scaling_reference: dict | None = None
