@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from levelfield.ground import mllog_keys as LK
 from levelfield.ground.scaling import REFERENCE_FOLDER, reference_record, scaling_efficiency, scaling_figures
 from tests.conftest import assert_user_error, run_cli
 
@@ -117,3 +118,58 @@ def test_the_reference_s_logs_are_not_overwritten_without_force(tmp_path):
     result = run_cli(*BASE, "--throughput-only", "--steps", "2", "--nproc", "2", "--scaling", "--out", str(out))
     assert_user_error(result, f"{out}: already holds 1 result file(s); not overwriting them")
     assert (out / REFERENCE_FOLDER / "result_0.txt").read_text() == "a user's file\n"
+
+
+# --- TRN017 holds the two keys to what the trainer can log --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def baseline_trn017():
+    from conftest import EXAMPLE
+
+    return _trn017(EXAMPLE)
+
+
+def _trn017(tree) -> list[str]:
+    import levelfield.checker.checks  # noqa: F401 - registers every check
+    from levelfield.checker.context import Context
+    from levelfield.checker.engine import run_check
+    from levelfield.ground.submission.loader import load_submission
+    from levelfield.ground.submission.tree import read_tree
+    from levelfield.rules import load_suite
+
+    suite = load_suite()
+    return [f.text() for f in run_check("TRN017", load_submission(read_tree(tree), suite), Context(suite))]
+
+
+GOOD_REFERENCE = {"world_size": 1, "train_samples_per_s": 41.5, "runs": 3, "seeds": [7, 8, 9], "folder": "ref"}
+
+
+@pytest.mark.parametrize(
+    "key, value, caught",
+    [
+        (LK.SCALING_EFFICIENCY, 0.62, False),  # passing
+        (LK.SCALING_REFERENCE, GOOD_REFERENCE, False),
+        (LK.SCALING_REFERENCE, {**GOOD_REFERENCE, "train_samples_per_s": None, "runs": 0}, False),  # none timed
+        (LK.SCALING_EFFICIENCY, -0.5, True),  # failing
+        (LK.SCALING_EFFICIENCY, "0.62", True),
+        (LK.SCALING_REFERENCE, {**GOOD_REFERENCE, "world_size": 2}, True),
+        (LK.SCALING_REFERENCE, {**GOOD_REFERENCE, "train_samples_per_s": 0}, True),
+        (LK.SCALING_REFERENCE, {k: v for k, v in GOOD_REFERENCE.items() if k != "folder"}, True),
+    ],
+)
+def test_trn017_holds_the_scaling_keys_to_their_domains(key, value, caught, tmp_path, baseline_trn017):
+    from conftest import EXAMPLE
+    from tests.node_plants import log_beside_world_size
+    from tests.submission_edit import copy_tree, reseal
+
+    tree = copy_tree(EXAMPLE, tmp_path / "sub")
+    log = next(tree.rglob("training/result_0.txt"))
+    log_beside_world_size(log, key, value)
+    reseal(tree)
+    new = [text for text in _trn017(tree) if text not in baseline_trn017]
+    if caught:
+        (finding,) = new
+        assert f"{key} outside its domain" in finding
+    else:
+        assert new == []

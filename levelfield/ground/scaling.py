@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import statistics
 
+from levelfield.ground.parse import finite_number, plain_int
+
 # Where `levelfield train --scaling` writes the 1-process reference runs, inside the N-process run's --out.
 REFERENCE_FOLDER = "scaling_reference"
 
@@ -73,3 +75,28 @@ def scaling_figures(per_run_samples_per_s: list[float | None], world_size: int, 
         "per_run_efficiency": [scaling_efficiency(v, world_size, reference_figure) for v in per_run_samples_per_s],
         "reference": dict(reference),
     }
+
+
+# levelfield_scaling_reference's shape in words, as the checker reports a value outside it (TRN017).
+REFERENCE_DOMAIN = (
+    '{"world_size": 1, "train_samples_per_s": a finite number > 0 or null, "runs": an integer >= 0, '
+    '"seeds": integers, "folder": a name}'
+)
+
+
+def valid_reference_record(value: object) -> bool:
+    """Whether `value` is a reference_record the trainer can have logged (REFERENCE_DOMAIN)."""
+    if not isinstance(value, dict) or set(value) != {"world_size", "train_samples_per_s", "runs", "seeds", "folder"}:
+        return False
+    figure, seeds = value["train_samples_per_s"], value["seeds"]
+    return (
+        plain_int(value["world_size"])
+        and value["world_size"] == 1
+        and (figure is None or (finite_number(figure) and figure > 0))
+        and plain_int(value["runs"])
+        and value["runs"] >= 0
+        and isinstance(seeds, list)
+        and all(plain_int(seed) for seed in seeds)
+        and isinstance(value["folder"], str)
+        and bool(value["folder"])
+    )
