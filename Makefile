@@ -141,10 +141,10 @@ NODE_PYTHON_VERSION ?= 3.12
 wheels:
 	$(PYTHON) tools/device_check/wheels.py --python-version $(NODE_PYTHON_VERSION) --out build/wheels-py$(NODE_PYTHON_VERSION)
 
-# The device check here: GPU size when NVML finds a GPU, CPU scale otherwise (tools/device_check/).
+# The device check here: GPU size when NVML finds a GPU, CPU scale otherwise (levelfield/cli/device_check/).
 DEVICE_CHECK_OUT ?= build/device-check
 device-check: setup
-	$(BIN)/python -m levelfield.tools.device_check --out $(DEVICE_CHECK_OUT) --force
+	$(BIN)/levelfield device-check --out $(DEVICE_CHECK_OUT) --force
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) build *.egg-info

@@ -22,8 +22,12 @@
 (b) Trees of growing size (benchmarks/synthetic_tree.py: the example's results
 under more system ids), each checked end to end with `check_tree` (every
 check, submission profile) in a fresh process, which reports its peak RSS.
-Two one-time costs of a process are paid before the clock starts and
-reported apart: generating the dataset labels the accuracy re-score needs
+The copies are hard links: the checker keeps no cache keyed by a file's
+content (the per-line shape cache went with issue 40), so a copy costs what a
+different file of the same size costs; `cpu_s` (the child's CPU seconds)
+stands beside the wall time, for a machine that is not idle. Two one-time
+costs of a process are paid before the clock starts and reported apart:
+generating the dataset labels the accuracy re-score needs
 (`labels_s`), and a first check_tree on submissions/example itself
 (`warmup_s`: the checks' lazy imports and first uses, ~3 s here, plus 21
 results' own work); results/s is then the per-result cost. The child also
@@ -242,14 +246,15 @@ def check_in_child(root: str, tasks: list[str], warmup_root: str) -> dict:
     warmup_s = time.perf_counter() - started
     rss_before_mib = current_rss_mib()
     with PhaseTimer() as phases:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         report = engine.check_tree(Path(root))
-        check_s = time.perf_counter() - started
+        check_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
     phases_s = phases.totals()
     if phases_s:
         phases_s["other"] = check_s - sum(phases_s.values())
     return {
         "check_s": check_s,
+        "cpu_s": cpu_s,
         "labels_s": labels_s,
         "warmup_s": warmup_s,
         "rss_before_check_mib": rss_before_mib,
@@ -308,7 +313,8 @@ def format_per_file(r: dict) -> str:
 
 def format_size(s: dict) -> str:
     return (
-        f"tree of {s['results']:,} results ({s['files']:,} files): check_tree {s['check_s']:.2f} s = "
+        f"tree of {s['results']:,} results ({s['files']:,} files): check_tree {s['check_s']:.2f} s "
+        f"({s.get('cpu_s', float('nan')):.2f} s CPU) = "
         f"{s['results_per_s']:,.1f} results/s, peak RSS {s['peak_rss_mib']:,.0f} MiB, {s['findings']} findings "
         f"(apart: labels {s['labels_s']:.2f} s, first check_tree {s['warmup_s']:.2f} s); slowest phases: "
         f"{_phases(s['phases_s'], 4)}"

@@ -7,8 +7,11 @@
 A fresh process is what a user's first command sees (no framework, jit or
 dataset cache warmed by an earlier measurement) and has a peak RSS of its
 own. The parent's `resource.getrusage(RUSAGE_CHILDREN)` would report the
-largest child so far rather than this one, so the child reads its own
-`ru_maxrss` before it exits.
+largest child so far rather than this one, so the child reads its own peak
+before it exits: VmHWM of /proc/self/status, the high-water mark of its own
+memory since it started. Not ru_maxrss: Linux carries the parent's peak into
+a child's ru_maxrss across fork and exec (a child of a 150 MiB parent reports
+at least 150 MiB however little it uses; found by issue 40's Inference rounds).
 
 With a profile path the child runs its function under cProfile and writes the
 .pstats there (the parent merges them: benchmarks/profiling.py).
@@ -57,7 +60,14 @@ def run_in_child(target: str, kwargs: dict, *, env: dict | None = None, pstats_p
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident memory so far (Linux reports ru_maxrss in KiB)."""
+    """This process's peak resident memory so far, MiB: VmHWM (KiB) where /proc has it, else ru_maxrss (KiB on
+    Linux; which may include the parent's peak, see the module docstring)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

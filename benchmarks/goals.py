@@ -42,6 +42,10 @@ GOALS = {
     # Issue 9: checking cost grows linearly with the tree. Measured as the exponent b of a least-squares
     # fit time ~ results^b over the sizes; 1.1 leaves room for timing noise, not for a quadratic term.
     "checker_growth_exponent": Goal("time ~ results^b with b <= 1.1 (linear)", at_most=1.1),
+    # Issue 40: a whole MLCommons Inference round is judged in bounded memory: a result's files (~600 KB of
+    # logs per result in the corpus) are read and dropped as it is judged, so peak RSS grows only by what a
+    # judged result keeps (its row, its findings, its entries in the tree's listing): slope of a line fit.
+    "mlcommons_round_rss_per_1000_results_mib": Goal("peak RSS grows <= 64 MiB per 1,000 results", at_most=64.0),
     # Issue 9: repeated Offline runs agree within 3% (stdev / mean of samples/s).
     "noise_offline_cv": Goal("CV of Offline samples/s <= 3%", at_most=0.03),
     # Issue 17: per task, no framework's steady compiled train step, and none's predict call on the task's

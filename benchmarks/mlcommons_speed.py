@@ -1,6 +1,7 @@
 """levelfield on published MLCommons trees against mlperf_logging's own tools on the same files.
 
-    python -m benchmarks mlcommons                        # every submitter folder of the corpus, best of 5
+    python -m benchmarks mlcommons                        # every submitter folder of the corpus, best of 5;
+                                                          # Inference rounds of 100 .. 4,000 results
     python -m benchmarks mlcommons --quick --out /tmp/bench
 
 The corpus is ../shared/mlperf-corpus (published MLPerf files; see its README);
@@ -19,7 +20,15 @@ top. Per log, levelfield's reader alone (`parse_mllog`) is timed against the
 peer's parser (`mlp_parser.parse_file`). MLCommons Inference trees have no
 peer in mlperf_logging (MLCommons' inference submission checker lives in the
 inference repository, not installed here): levelfield's
-`check_inference_tree` is timed alone.
+`check_inference_tree` is timed alone, on the corpus (best of `repeats`) and
+on whole rounds: the corpus's submitter folders copied under new submitter
+names until the tree holds hundreds to thousands of results
+(benchmarks/synthetic_tree.py InferenceRound, hard links), each checked end to
+end in a fresh process that reports its peak RSS, its RSS before the check
+(after the imports and a first check of the corpus), the wall and CPU seconds
+and results/s. How peak RSS grows with the number of results (MiB per 1,000
+results, a least-squares line) is what says the memory is bounded: a result's
+files are read and dropped as it is judged, and only its row and findings stay.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.child import REPO
+from benchmarks.child import REPO, run_in_child
 from benchmarks.options import Options, ratio
 
 TITLE = "MLCommons trees: levelfield check against mlperf_logging's result summarizer, per submitter folder"
@@ -45,10 +54,11 @@ RULESET = "4.0.0"
 @dataclass(frozen=True)
 class Config:
     repeats: int  # best-of passes per engine and folder
+    round_copies: tuple[int, ...]  # Inference rounds: copies of each corpus submitter folder (5 results a copy)
 
 
-FULL = Config(repeats=5)
-QUICK = Config(repeats=1)
+FULL = Config(repeats=5, round_copies=(20, 200, 800))  # 100, 1,000 and 4,000 results
+QUICK = Config(repeats=1, round_copies=(1, 2))
 
 
 def _best(repeats: int, call) -> float:
@@ -108,11 +118,86 @@ def run(options: Options, config: Config) -> dict:
                 f"({folders[submitter]['speedup']:.2f}x); reading alone {read_ours * 1000:.1f} ms vs "
                 f"{read_peer * 1000:.1f} ms"
             )
-        inference = None
+        inference, rounds = None, None
         if INFERENCE.is_dir():
             inference = _best(config.repeats, lambda: check_inference_tree(INFERENCE))
             options.report(f"inference_results_v4.1: levelfield check {inference:.3f} s (no peer installed)")
-    return {"ruleset": RULESET, "repeats": config.repeats, "folders": folders, "inference_levelfield_s": inference}
+            rounds = inference_rounds(Path(tmp) / "rounds" / INFERENCE.name, config, options)
+    return {
+        "ruleset": RULESET,
+        "repeats": config.repeats,
+        "folders": folders,
+        "inference_levelfield_s": inference,
+        "inference_rounds": rounds,
+    }
+
+
+# -- whole Inference rounds ---------------------------------------------------------------------------
+def inference_rounds(root: Path, config: Config, options: Options) -> dict:
+    """check_inference_tree on rounds of growing size built from the corpus, each in a fresh process."""
+    from benchmarks.synthetic_tree import InferenceRound
+
+    tree = InferenceRound(INFERENCE, root)
+    sizes = []
+    for copies in config.round_copies:
+        started = time.perf_counter()
+        tree.grow(copies)
+        build_s = time.perf_counter() - started
+        size = run_in_child(
+            "benchmarks.mlcommons_speed:check_round_in_child",
+            {"root": str(root), "warmup_root": str(INFERENCE)},
+            pstats_path=options.child_pstats(),
+        )
+        size.update(copies=copies, results=tree.results, files=tree.files, build_s=build_s, hard_links=tree.linked)
+        size["results_per_s"] = size["results"] / size["check_s"]
+        sizes.append(size)
+        options.report(
+            f"Inference round of {size['results']:,} results ({size['files']:,} files): check {size['check_s']:.2f} s "
+            f"({size['cpu_s']:.2f} s CPU) = {size['results_per_s']:,.1f} results/s, peak RSS "
+            f"{size['peak_rss_mib']:,.0f} MiB ({size['rss_before_check_mib']:,.0f} MiB before the check)"
+        )
+    out = {"source": str(INFERENCE), "sizes": sizes, **_rss_growth(sizes)}
+    if out["rss_per_1000_results_mib"] is not None:
+        options.report(f"Inference rounds: peak RSS grows {out['rss_per_1000_results_mib']:.1f} MiB per 1,000 results")
+    return out
+
+
+def check_round_in_child(root: str, warmup_root: str) -> dict:
+    """In a child: check_inference_tree on `root` after a first check of `warmup_root` (imports, rules)."""
+    from benchmarks.checker_speed import current_rss_mib
+    from levelfield.checker.mlcommons.inference import check_inference_tree
+
+    started = time.perf_counter()
+    check_inference_tree(Path(warmup_root))
+    warmup_s = time.perf_counter() - started
+    rss_before = current_rss_mib()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    report = check_inference_tree(Path(root))
+    check_s, cpu_s = time.perf_counter() - started, time.process_time() - cpu_started
+    return {
+        "check_s": check_s,
+        "cpu_s": cpu_s,
+        "warmup_s": warmup_s,
+        "rss_before_check_mib": rss_before,
+        "rss_after_check_mib": current_rss_mib(),
+        "rows": len(report.scores),
+        "scored": sum(row["value"] is not None for row in report.scores),
+        "findings": len(report.active),
+        "finding_codes": sorted({f.code for f in report.active}),
+        "rules_version": report.rules_version,
+    }
+
+
+def _rss_growth(sizes: list[dict]) -> dict:
+    """Peak RSS against results: a least-squares line's slope (MiB per 1,000 results) and intercept."""
+    import numpy as np
+
+    if len(sizes) < 2:
+        return {"rss_per_1000_results_mib": None, "rss_fixed_mib": None}
+    n = np.array([s["results"] for s in sizes], dtype=float)
+    rss = np.array([s["peak_rss_mib"] for s in sizes], dtype=float)
+    slope, fixed = (float(v) for v in np.polyfit(n, rss, 1))
+    return {"rss_per_1000_results_mib": 1000 * slope, "rss_fixed_mib": fixed}
 
 
 def rows(result: dict) -> list[dict]:
@@ -140,6 +225,33 @@ def rows(result: dict) -> list[dict]:
                 "ratio": None,
                 "goal": None,
                 "value": None,
+            }
+        )
+    rounds = result.get("inference_rounds") or {"sizes": []}
+    for s in rounds["sizes"]:
+        out.append(
+            {
+                "compared": f"an Inference round of {s['results']:,} results ({s['files']:,} files, {s['copies']} "
+                "copies of the corpus's submitters): check_inference_tree end to end, in a fresh process",
+                "figures": f"{s['check_s']:.2f} s ({s['cpu_s']:.2f} s CPU), peak RSS {s['peak_rss_mib']:,.0f} MiB "
+                f"({s['rss_before_check_mib']:,.0f} MiB before the check), {s['rows']:,} rows, "
+                f"{s['findings']} findings",
+                "ratio": s["results_per_s"],
+                "ratio_text": f"{s['results_per_s']:,.1f} results/s",
+                "goal": None,
+                "value": None,
+            }
+        )
+    if rounds.get("rss_per_1000_results_mib") is not None:
+        out.append(
+            {
+                "compared": f"peak RSS of the Inference rounds against their results ({len(rounds['sizes'])} sizes)",
+                "figures": f"line fit {rounds['rss_fixed_mib']:.0f} MiB + "
+                f"{rounds['rss_per_1000_results_mib']:.1f} MiB per 1,000 results",
+                "ratio": rounds["rss_per_1000_results_mib"],
+                "ratio_text": f"{rounds['rss_per_1000_results_mib']:.1f} MiB per 1,000 results",
+                "goal": "mlcommons_round_rss_per_1000_results_mib",
+                "value": rounds["rss_per_1000_results_mib"],
             }
         )
     return out

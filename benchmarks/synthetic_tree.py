@@ -16,6 +16,17 @@ source file, since every copy has the same bytes.
 
 A "result" here is one training run log (`training/result_<i>.txt`) or one
 inference run folder (`<scenario>/<mode>/`), the units the checker judges.
+
+    round = InferenceRound(corpus / "inference_results_v4.1", tmp / "inference_results_v4.1")
+    round.grow(200)            # every submitter folder 200 times: closed/Lenovo, closed/Lenovo-0001, ...
+    round.results, round.files
+
+An MLCommons Inference round of thousands of results, made the same way from
+the published corpus: each submitter folder (results, compliance tests,
+measurements, systems) filed again under a new submitter name, hard links
+again. A result there is one results/<system>/<model>/<Scenario>/ folder, the
+unit `levelfield check` scores. The checker keeps no cache keyed by a file's
+content, so a copy costs what a different file of the same size would.
 """
 
 from __future__ import annotations
@@ -115,3 +126,38 @@ def training_only(source: Path, root: Path) -> list[str]:
         lines.append(f"{_sha256(root / path)}  {path}\n")
     (root / L.MANIFEST).write_text("".join(lines), encoding="utf-8")
     return [p for p in kept if p.split("/")[-2] == L.TRAINING]
+
+
+class InferenceRound:
+    """Copies of an MLCommons Inference tree's submitter folders (<division>/<submitter>/), hard-linked."""
+
+    def __init__(self, source: Path, root: Path):
+        self.source, self.root = Path(source), Path(root)
+        self.submitters = sorted(p.relative_to(self.source) for p in self.source.glob("*/*") if p.is_dir())
+        self.paths = {
+            s: sorted(p.relative_to(self.source / s) for p in (self.source / s).rglob("*") if p.is_file())
+            for s in self.submitters
+        }
+        self.copies = 0
+        self.files = 0
+        self.results = 0
+        self.linked = True
+
+    def grow(self, copies: int) -> None:
+        """Add copies of every submitter folder until there are `copies` of each (the first keeps its name)."""
+        for index in range(self.copies, copies):
+            for submitter in self.submitters:
+                name = submitter if index == 0 else submitter.with_name(f"{submitter.name}-{index:04d}")
+                for path in self.paths[submitter]:
+                    target = self.root / name / path
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    try:
+                        os.link(self.source / submitter / path, target)
+                    except OSError:  # another file system: copy the bytes
+                        shutil.copyfile(self.source / submitter / path, target)
+                        self.linked = False
+                    self.files += 1
+                self.results += len(
+                    {p.parts[:4] for p in self.paths[submitter] if p.parts[0] == "results" and len(p.parts) > 4}
+                )
+        self.copies = max(self.copies, copies)

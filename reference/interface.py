@@ -221,7 +221,8 @@ class Implementation(abc.ABC):
         (reference/frameworks/<framework>/steps.py). The trainer logs it once per run."""
 
     def peak_device_memory_mib(self) -> float | None:
-        """Peak memory the framework allocated on its accelerator so far, MiB; None on a CPU."""
+        """Peak memory the framework allocated on its accelerator since this implementation was built (each
+        run builds its own), MiB; None on a CPU."""
         return None
 
     def hyperparameters(self) -> dict:

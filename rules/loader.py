@@ -49,6 +49,9 @@ class Task:
     # tasks are all tiny, so an absent size class means tiny and an absent family is unstated (None).
     family: str | None = None
     size_class: str = "tiny"
+    # Rules 1.2: training throughput as a result kind of its own (step counts, repeats, batch sizes); None in
+    # a version without throughput results (1.0, 1.1), where a throughput-only run is never a result.
+    throughput: dict | None = None
 
     def for_profile(self, profile: str) -> Task:
         """The task as a run with `profile` sees it: the profile's training, quality target and
@@ -75,6 +78,19 @@ class Task:
     def training_settings(self, profile: str) -> dict:
         """The task's training section with the profile's overrides applied."""
         return {**self.training, **self.profiles[profile]["training"]}
+
+    def throughput_settings(self, profile: str) -> dict | None:
+        """A throughput result's rules under `profile`: the task's throughput section with the profile's step
+        counts and repeats over it; None where the rules have no throughput results."""
+        if self.throughput is None:
+            return None
+        return {**self.throughput, **self.profiles[profile].get("throughput", {})}
+
+    @property
+    def precisions(self) -> list[str]:
+        """The precisions the closed-division recipe allows: the fixed one, or the tunable one's choices."""
+        hp = self.hyperparameters
+        return [hp["fixed"]["precision"]] if "precision" in hp["fixed"] else list(hp["tunable"]["precision"]["choices"])
 
     def loadgen_settings(self, profile: str, scenario: str) -> dict:
         """The scenario's constraints merged with the profile's run lengths for it."""
@@ -345,6 +361,46 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
     problems += _cross_check_convergence(raw, suite_raw)
     problems += _cross_check_profiles(raw, suite_raw)
     problems += _cross_check_table_cap(raw)
+    problems += _cross_check_throughput(raw, suite_raw)
+    return problems
+
+
+def _cross_check_throughput(raw: dict, suite_raw: dict) -> list[str]:
+    """Rules 1.2 throughput results: their batch sizes allowed by the recipe, and each profile's warm-up and
+    timed steps within a full run's steps (a throughput run trains the first steps of a full run, at its
+    learning rates): at every allowed batch size on a submittable profile, at the profile's own or the
+    recipe's default batch on the others."""
+    throughput = raw.get("throughput")
+    if throughput is None:
+        return []
+    problems = []
+    batch = raw["hyperparameters"]["tunable"].get("global_batch_size")
+    for size in throughput["global_batch_sizes"]:
+        allowed = batch is not None and (
+            size in batch["choices"] if "choices" in batch else batch.get("min", 1) <= size <= batch.get("max", size)
+        )
+        if not allowed:
+            problems.append(
+                f"$.throughput.global_batch_sizes: {size} found / expected a global batch size the tunable "
+                f"global_batch_size allows ({batch})"
+            )
+    for profile, spec in raw["profiles"].items():
+        if profile not in suite_raw["profiles"]:
+            continue  # _cross_check_profiles reports it
+        counts = {**throughput, **spec.get("throughput", {})}
+        training = {**raw["training"], **spec["training"]}
+        rows = training.get("train_samples", raw["dataset"]["train_samples"])
+        if suite_raw["profiles"][profile]["submittable"]:
+            sizes = throughput["global_batch_sizes"]
+        else:
+            sizes = [training.get("global_batch_size", batch["default"] if batch else 1)]
+        for size in sizes:
+            most = training["max_epochs"] * (rows // size)
+            if counts["warmup_steps"] + counts["timed_steps"] > most:
+                problems.append(
+                    f"$.profiles.{profile}.throughput: {counts['warmup_steps']} warm-up + {counts['timed_steps']} "
+                    f"timed steps found / expected at most {most}, the steps of a full run at global batch {size}"
+                )
     return problems
 
 

@@ -19,7 +19,7 @@ from levelfield.reference.interface import Recipe
 from levelfield.rules import load_suite
 
 # Every framework by default. LEVELFIELD_TEST_FRAMEWORKS=pytorch,jax compares a subset: the device check
-# (tools/device_check) sets it on a GPU node that has no TensorFlow; CI never sets it.
+# (`levelfield device-check`) sets it on a GPU node that has no TensorFlow; CI never sets it.
 _NAMED = tuple(
     name.strip()
     for name in os.environ.get("LEVELFIELD_TEST_FRAMEWORKS", "pytorch,tensorflow,jax,onnxruntime").split(",")

@@ -152,7 +152,14 @@ def test_quick_mlcommons_benchmark(tmp_path):
     for entry in result["folders"].values():
         assert entry["logs"] >= 3 and entry["levelfield_s"] > 0 and entry["mlperf_logging_s"] > 0
         assert entry["speedup"] == entry["mlperf_logging_s"] / entry["levelfield_s"]
-    assert_table(markdown, "mlcommons", rows=len(result["folders"]) + (result["inference_levelfield_s"] is not None))
+    rounds = result["inference_rounds"]
+    if rounds is not None:  # the corpus's Inference tree, copied into rounds of growing size
+        assert [s["results"] for s in rounds["sizes"]] == [5 * s["copies"] for s in rounds["sizes"]]
+        for size in rounds["sizes"]:
+            assert size["rows"] == size["scored"] == size["results"] and size["peak_rss_mib"] > 0
+        assert rounds["rss_per_1000_results_mib"] is not None
+    extra = (result["inference_levelfield_s"] is not None) + (len(rounds["sizes"]) + 1 if rounds else 0)
+    assert_table(markdown, "mlcommons", rows=len(result["folders"]) + extra)
 
 
 def test_unknown_benchmark_is_refused(tmp_path):

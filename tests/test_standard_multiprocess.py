@@ -5,7 +5,8 @@
 One command per framework, the cheapest that exercises what is new (issue 35, items 5 and 7):
 image-resnet50-standard at full size, the only standard task with an input pipeline, so each rank's own
 pipeline feeds its share of the global batch; the smoke profile (global batch 4: 2 rows per rank, 16
-images), one timed step; `--scaling`, so the same run on 1 process is timed first (into
+images), its one warm-up step and one timed step, one run (`--runs 1`: the rules' 3 repeats of a throughput
+result would triple the cost and test nothing more here); `--scaling`, so the same run on 1 process is timed first (into
 OUT/scaling_reference/) and each log records the scaling efficiency against it; and `--set precision=bf16`
 (rules 1.2), so the same logs show bf16 mixed precision logged and judged by TRN008 at full size. PyTorch runs
 eager and TensorFlow and JAX compiled, as tests/test_standard_smoke.py (its EAGER table says why).
@@ -54,7 +55,7 @@ def scaled(tmp_path_factory):
             result = run_cli(
                 *("train", "--task", TASK, "--framework", framework, "--rules-version", RULES_VERSION),
                 *("--profile", "smoke", "--seed", str(SEED), "--eager" if framework in EAGER else "--compile"),
-                *("--throughput-only", "--steps", str(STEPS), "--nproc", str(NPROC), "--scaling"),
+                *("--throughput-only", "--steps", str(STEPS), "--runs", "1", "--nproc", str(NPROC), "--scaling"),
                 *("--set", "precision=bf16", "--out", str(out)),
                 timeout_s=TIMEOUT_S,
             )

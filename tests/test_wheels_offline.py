@@ -226,7 +226,7 @@ def test_node_sh_installs_into_a_folder_of_its_own(tmp_path, folder_node, checko
         text=True,
         timeout=600,
     )
-    assert done.returncode == 0 and "device_check" in done.stdout, done.stderr[-3000:]
+    assert done.returncode == 0 and "levelfield device-check" in done.stdout, done.stderr[-3000:]
     _assert_node_image(python, tmp_path)  # the node's own environment is left as it was
     node_env = _offline_env(PYTHONPATH=str(site), PYTHONSAFEPATH="1")
     _assert_levelfield_works([str(python), "-m", "levelfield"], checkout, node_env)

@@ -10,8 +10,11 @@ holding result.json an inference run (task, framework, scenario, mode from
 it). A performance run folder holds its repeats in run_1/ .. run_N/, each
 with LoadGen's summary and detail logs; a folder without them (written
 before `levelfield infer` ran repeats) or with a gap in their numbering is
-refused, and so is a throughput-only training log (`levelfield train
---throughput-only`: no evaluation, no target). Files are copied into the
+refused. A throughput-only training log (`levelfield train --throughput-only`:
+no evaluation, no target) is a training-throughput result under rules that
+have them (1.2: its task's `throughput` section), filed under
+<framework>/throughput/ beside training/, and refused under rules without
+them (1.0, 1.1), where it is never a result. Files are copied into the
 layout of `levelfield/ground/layout.py`, never edited; the tree is built
 in a temporary folder beside --out, its MANIFEST written last, and renamed
 into place, so an interrupted package leaves no partial tree and two
@@ -26,6 +29,7 @@ the division (`plugin_divisions`: the open division in rules 1.2).
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -79,6 +83,7 @@ class TrainingLog:
     framework: str
     environment: dict | None
     rules_version: str | None
+    kind: str = L.TRAINING  # L.TRAINING (time to train) or L.THROUGHPUT (a training-throughput result)
 
 
 @dataclass
@@ -128,13 +133,31 @@ def _training_log(path: Path) -> TrainingLog:
             f"{path}: no submission_benchmark / levelfield_framework lines (expected a log written by levelfield train)"
         )
     mark = throughput_only_mark(log)
+    version = log.value(LK.RULES_VERSION)
+    kind = L.TRAINING
     if mark is not None:  # trained N steps with no evaluation and no target: nothing to rank by time to train
-        raise UserError(
-            f"{path}: line {mark[0].lineno} holds {mark[1]}: a throughput-only run "
-            f"(levelfield train --throughput-only) is never a time-to-accuracy result",
-            hint=f"leave {path.parent} out of --runs; package the folders of time-to-accuracy runs",
-        )
-    return TrainingLog(path, task, framework, log.value(LK.ENVIRONMENT), log.value(LK.RULES_VERSION))
+        if not has_throughput_results(version, task):
+            raise UserError(
+                f"{path}: line {mark[0].lineno} holds {mark[1]}: a throughput-only run "
+                f"(levelfield train --throughput-only) is never a time-to-accuracy result, and rules "
+                f"{version!r} have no training-throughput results for {task!r}",
+                hint=f"leave {path.parent} out of --runs; package the folders of time-to-accuracy runs, "
+                "or train throughput under rules that rank it (--rules-version 1.2)",
+            )
+        kind = L.THROUGHPUT
+    return TrainingLog(path, task, framework, log.value(LK.ENVIRONMENT), version, kind)
+
+
+@functools.cache
+def has_throughput_results(rules_version: object, task: str) -> bool:
+    """Whether the shipped rules `rules_version` rank training throughput for `task` (its `throughput` section)."""
+    from levelfield.rules import load_suite
+
+    try:
+        suite = load_suite(rules_version) if isinstance(rules_version, str) else None
+    except UserError:
+        return False
+    return suite is not None and task in suite.tasks and suite.task(task).throughput is not None
 
 
 def _inference_run(path: Path) -> InferenceRunDir:
@@ -239,10 +262,10 @@ def plan(options: PackageOptions) -> dict[str, Path | Compressed | str]:
     environments: dict[tuple, list] = defaultdict(list)
     by_result: dict[tuple, list[TrainingLog]] = defaultdict(list)
     for log in trainings:
-        by_result[(log.task, log.framework)].append(log)
+        by_result[(log.task, log.framework, log.kind)].append(log)
         environments[(log.task, log.framework)].append(log.environment)
-    for (task, framework), logs in sorted(by_result.items()):
-        folder = f"{L.result_dir(base, system_id, task, framework)}/{L.TRAINING}"
+    for (task, framework, kind), logs in sorted(by_result.items()):
+        folder = f"{L.result_dir(base, system_id, task, framework)}/{kind}"
         for index, log in enumerate(logs):  # renumbered 0..N-1 in discovery order
             files[f"{folder}/result_{index}.txt"] = log.source
     seen: dict[tuple, Path] = {}

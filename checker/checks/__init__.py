@@ -10,8 +10,9 @@
 | TRN | log_order.py | the order of each MLLOG log's events, timestamps and epoch numbers, one rule per code |
 | TRN | log_values.py | each training log's values no rule sets, in the domains the trainer writes |
 | TRN | process_shares.py | each process's share of the global batch and the batch-norm span against the rules |
-| TRN | throughput.py | each log's throughput figures against the log's own clock; throughput-only logs |
-| TRN | run_identity.py | one build, mode, device, size across a result's runs; the metric; a training framework |
+| TRN | throughput.py | each log's throughput figures against the log's own clock; throughput-only logs, no result |
+| TRN | throughput_result.py | 1.2: figures from the step windows; throughput results' steps, repeats, batch |
+| TRN | run_identity.py | one build, mode, device and size across a result's runs; the metric; a training framework |
 | TRN | convergence.py | epochs to target against the rules' reference convergence (Welch for 1.0, RCPs for 1.1) |
 | REP | reproducibility.py | seeds, environment and dataset identity across runs |
 | RUL | rules_version.py | the rules version a submission was produced under |
@@ -49,5 +50,6 @@ from levelfield.checker.checks import (  # noqa: F401 - imported to register
     summary_file,
     system,
     throughput,
+    throughput_result,
     training,
 )

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from levelfield.checker.checks.training import training_results
 from levelfield.checker.context import Context
 from levelfield.checker.findings import WARNING, Finding, check
 from levelfield.ground import mllog_keys as LK
@@ -15,7 +16,7 @@ from levelfield.ground.submission.records import Submission
 
 def environment_records(sub: Submission) -> Iterator[tuple[tuple[str, str, str], str, int | None, Any]]:
     """(result key, path, line, environment) of every environment a log or result.json recorded."""
-    for training in sub.trainings:
+    for training in training_results(sub):
         for log in training.logs:
             line = log.first(LK.ENVIRONMENT)
             if line is not None:
@@ -90,7 +91,7 @@ def dataset_digest_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     from levelfield.reference.datasets import expected_digests
 
-    for training in sub.trainings:
+    for training in training_results(sub):
         want = expected_digests(ctx.task(training.task))
         for log in training.logs:
             line = log.first(LK.DATASET_DIGEST)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from levelfield.checker.checks.training import training_results
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
@@ -32,7 +33,7 @@ def rules_version_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
             expected=version,
             hint="check with a levelfield release that ships this rules version",
         )
-    for training in sub.trainings:
+    for training in training_results(sub):
         for log in training.logs:
             line = log.first(LK.RULES_VERSION)
             if line is not None and line.value != version:

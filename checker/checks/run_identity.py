@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from levelfield.checker.checks.training import runs_after_first, training_logs
+from levelfield.checker.checks.training import runs_after_first, training_logs, training_results
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, same_value
@@ -81,7 +81,7 @@ def run_identity_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """
     recipe_keys = set(ctx.suite.hyperparameter_log_keys.values())  # compared by TRN016
     keys = [key for key in IDENTITY_KEYS if key not in recipe_keys]
-    for training in sub.trainings:
+    for training in training_results(sub):
         for first, log in runs_after_first(training):
             for key in keys:
                 want, line = _logged(first, key), _logged(log, key)

@@ -16,6 +16,7 @@ check is one line and tests can call a rule without a submission tree.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -97,8 +98,14 @@ def _loaded_set(loaded: object, want: int, total: int, *, exact: bool) -> list[D
     performance run; an accuracy run loads the eval set in turns of at most `want`, and the log keeps the last."""
     if loaded is None:
         return []  # not logged
-    indices = [i for i in loaded if plain_int(i) and 0 <= i < total] if isinstance(loaded, list) else []
-    distinct = len(set(indices))  # MultiStream pads the set to whole queries by repeating samples
+    # The common case in C-level passes instead of a call per index: every item an int (type() is exact:
+    # not a bool), and the distinct ones all indices of the eval set.
+    distinct_items = set(loaded) if isinstance(loaded, list) and set(map(type, loaded)) == {int} else None
+    if distinct_items is not None and distinct_items <= _eval_indices(total):
+        indices, distinct = loaded, len(distinct_items)
+    else:
+        indices = [i for i in loaded if plain_int(i) and 0 <= i < total] if isinstance(loaded, list) else []
+        distinct = len(set(indices))  # MultiStream pads the set to whole queries by repeating samples
     size_ok = distinct == want if exact else 0 < distinct <= want
     if isinstance(loaded, list) and len(indices) == len(loaded) and size_ok:
         return []
@@ -109,6 +116,12 @@ def _loaded_set(loaded: object, want: int, total: int, *, exact: bool) -> list[D
     )
     size = f"{want}" if exact else f"at most {want}"
     return [("loaded_qsl_set", found, f"{size} distinct indices in [0, {total})")]
+
+
+@functools.cache
+def _eval_indices(total: int) -> frozenset[int]:
+    """{0, ..., total - 1}: the indices of an eval set of `total` samples."""
+    return frozenset(range(total))
 
 
 def samples_per_query_differences(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from levelfield.checker.checks.training import training_logs
+from levelfield.checker.checks.training import training_logs, training_results
 from levelfield.checker.context import Context
 from levelfield.checker.findings import Finding, check
 from levelfield.ground import layout as L
@@ -100,7 +100,7 @@ def unknown_system(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
 def observed_fingerprints(sub: Submission) -> Iterator[tuple[str, int | None, str, Any]]:
     """(path, line, system id, fingerprint) of every fingerprint a training log or result.json recorded."""
-    for training in sub.trainings:
+    for training in training_results(sub):
         for log in training.logs:
             line = log.first(LK.SYSTEM_FINGERPRINT)
             if line is not None:

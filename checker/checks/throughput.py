@@ -1,4 +1,5 @@
-"""A training log's throughput figures against the log's own clock (TRN023); a throughput-only log (TRN024).
+"""A training log's throughput figures against the log's own clock (TRN023); a throughput-only log that is no
+result (TRN024). A rules 1.2 training-throughput result's own checks are in throughput_result.py.
 
 The trainer logs the timed steps' samples per second and median step time
 (levelfield/harness/throughput.py). Both come from timers inside the training
@@ -26,6 +27,7 @@ from mlperf_logging.mllog import constants as K
 
 from levelfield.checker.checks.training import training_logs
 from levelfield.checker.findings import Finding, check
+from levelfield.ground import layout as L
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.parse import MllogFile, finite_number, plain_int
 from levelfield.ground.training_log import throughput_only_mark
@@ -104,24 +106,75 @@ def throughput_beyond_the_log(sub: Submission, ctx: Context) -> Iterator[Finding
 
 @check("TRN024", "throughput-only-run", area="training")
 def throughput_only_run(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: a training log holds levelfield_throughput_only (or a run_stop with reason "throughput only"): it
-    was written by `levelfield train --throughput-only --steps N`, which trains N steps after the warm-up with
-    no evaluation and no target.
-    Why: such a run measures samples/s and step time alone; it has no time to train, so it is never a
-    time-to-accuracy result and must not reach the leaderboard as one (`levelfield package` refuses it).
+    """What: a throughput-only log (it holds levelfield_throughput_only, or a run_stop with reason "throughput
+    only": `levelfield train --throughput-only`, which trains a fixed number of steps with no evaluation and
+    no target) where it is no result: in training/, whose logs are times to a target; in throughput/ under
+    rules without training-throughput results for its task (1.0, 1.1: no `throughput` section); made with a
+    profile that is not submittable (smoke, demo) while a submittable one is checked. Also a log in
+    throughput/ that is not a throughput-only run's.
+    Why: such a run has no time to train, so it must never rank as one; under rules 1.2 it is a result of
+    its own kind, in its own folder and table, with rules of its own (TRN027-TRN031); a smoke run's few
+    steps are no result (checked as the smoke profile, it is that profile's, as every smoke log).
     Bad: training/result_0.txt with `levelfield_throughput_only` 200 and run_stop aborted, reason
-    "throughput only".
-    Fix: submit the logs of time-to-accuracy runs: `levelfield train` without --throughput-only.
+    "throughput only"; throughput/result_0.txt in a rules 1.1 tree; a smoke run's throughput/ log checked
+    as a submission.
+    Fix: file time-to-accuracy logs in training/ and, under rules 1.2, throughput-only logs in throughput/
+    (`levelfield package` does both); train throughput with the submission profile.
     """
-    for _training, log in training_logs(sub):
+    for training, log in training_logs(sub):
         mark = throughput_only_mark(log)
-        if mark is not None:
-            line, said = mark
-            yield Finding.at(
-                log.path,
-                f"a throughput-only run's log ({said}): no evaluation, no target, never a time-to-accuracy result",
-                line=line.lineno,
-                found=said,
-                expected=f"a time-to-accuracy log, without {LK.THROUGHPUT_ONLY}",
-                hint="submit the logs of `levelfield train` runs made without --throughput-only",
-            )
+        if training.kind != L.THROUGHPUT:
+            if mark is not None:
+                line, said = mark
+                yield Finding.at(
+                    log.path,
+                    f"a throughput-only run's log ({said}): no evaluation, no target, never a time-to-accuracy result",
+                    line=line.lineno,
+                    found=said,
+                    expected=f"a time-to-accuracy log, without {LK.THROUGHPUT_ONLY}",
+                    hint="submit the logs of `levelfield train` runs made without --throughput-only; under rules "
+                    "1.2 a throughput-only log is a result of its own, in throughput/ (`levelfield package`)",
+                )
+            continue
+        yield from _not_a_throughput_result(training, log, mark, ctx)
+
+
+def _not_a_throughput_result(training, log: MllogFile, mark, ctx: Context) -> Iterator[Finding]:
+    """Why a log in throughput/ is no training-throughput result, if it is not one."""
+    task = ctx.task(training.task)
+    if task.throughput is None:
+        yield Finding.at(
+            log.path,
+            f"rules {ctx.suite.version} have no training-throughput results for {training.task}",
+            found=f"{L.THROUGHPUT}/{log.path.rsplit('/', 1)[-1]}",
+            expected=f"no {L.THROUGHPUT}/ folder (rules 1.2 and later rank training throughput)",
+            hint=f"{task.path.name} has no `throughput` section; train throughput under rules that rank it",
+        )
+        return
+    if mark is None:
+        yield Finding.at(
+            log.path,
+            "a log in throughput/ that is not a throughput-only run's",
+            found=f"no {LK.THROUGHPUT_ONLY} line and no run_stop with reason 'throughput only'",
+            expected="a log of `levelfield train --throughput-only`",
+            hint="file time-to-accuracy logs in training/ (`levelfield package` does)",
+        )
+        return
+    profile = log.first(LK.PROFILE)
+    profiles = ctx.suite.profiles
+    checked_submittable = profiles[ctx.profile]["submittable"]
+    if (
+        profile is not None
+        and isinstance(profile.value, str)  # an edited value may be anything; TRN010 names it
+        and profile.value in profiles
+        and not profiles[profile.value]["submittable"]
+        and checked_submittable
+    ):
+        yield Finding.at(
+            log.path,
+            f"a throughput-only run of the {profile.value} profile, which is not submittable: never a result",
+            line=profile.lineno,
+            found=profile.value,
+            expected=f"the {ctx.profile} profile",
+            hint="train throughput with the submission profile (the default)",
+        )

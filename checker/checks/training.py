@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 from mlperf_logging.mllog import constants as K
 
@@ -46,11 +47,27 @@ def required_keys(ruleset_path: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def training_results(sub: Submission) -> tuple[TrainingResult, ...]:
+    """Every result `levelfield train` wrote: the time-to-train results (training/), then the rules 1.2
+    training-throughput results (throughput/). What holds for every log of a run (header, recipe, seeds,
+    order, environment) is checked on both; times to target and convergence on training/ only."""
+    return (*sub.trainings, *sub.throughputs)
+
+
 def training_logs(sub: Submission) -> Iterator[tuple[TrainingResult, MllogFile]]:
-    """(training result, log) for every log of every training result; the TRN checks' walk."""
-    for training in sub.trainings:
+    """(result, log) for every log of every training and throughput result; the TRN checks' walk."""
+    for training in training_results(sub):
         for log in training.logs:
             yield training, log
+
+
+def ruleset_path(suite_path: Path, training: TrainingResult) -> str:
+    """The MLLOG ruleset a result's logs follow: mllog/training.yaml, or for a throughput result (rules 1.2)
+    mllog/throughput.yaml, where the rules have one."""
+    throughput = suite_path / "mllog" / "throughput.yaml"
+    if training.kind == L.THROUGHPUT and throughput.is_file():
+        return str(throughput)
+    return str(suite_path / "mllog" / "training.yaml")
 
 
 def runs_after_first(training: TrainingResult) -> Iterator[tuple[MllogFile, MllogFile]]:
@@ -62,15 +79,15 @@ def runs_after_first(training: TrainingResult) -> Iterator[tuple[MllogFile, Mllo
 
 @check("TRN001", "missing-log-key", area="training")
 def missing_log_key(sub: Submission, ctx: Context) -> Iterator[Finding]:
-    """What: a key the rules' MLLOG ruleset (rules/<version>/mllog/training.yaml) requires is absent, or a
-    key required exactly once appears several times.
+    """What: a key the rules' MLLOG ruleset (rules/<version>/mllog/training.yaml; for a training-throughput
+    result mllog/throughput.yaml) requires is absent, or a key required exactly once appears several times.
     Why: time to train, the seed, the recipe and the fingerprints are read from these keys; a missing
     one makes the run unverifiable.
     Bad: a log without `seed`, or with two `run_start` lines.
     Fix: produce logs with `levelfield train`, which writes every required key.
     """
-    keys = required_keys(str(ctx.suite.path / "mllog" / "training.yaml"))
-    for _, log in training_logs(sub):
+    for training, log in training_logs(sub):
+        keys = required_keys(ruleset_path(ctx.suite.path, training))
         counts = {}
         for line in log.lines:
             counts[line.key] = counts.get(line.key, 0) + 1
@@ -236,7 +253,7 @@ def nonunique_seed(sub: Submission, ctx: Context) -> Iterator[Finding]:
     Bad: result_0.txt and result_3.txt both with "seed": 1234.
     Fix: give each run its own seed (`levelfield train --seed S` uses S, S+1, ...).
     """
-    for training in sub.trainings:
+    for training in training_results(sub):
         seen: dict = {}
         for log in training.logs:
             line = log.first("seed")
@@ -345,7 +362,7 @@ def hyperparameters_differ_between_runs(sub: Submission, ctx: Context) -> Iterat
     Fix: train every run of a result with one command line (`levelfield train --runs N`).
     """
     keys = sorted(set(ctx.suite.hyperparameter_log_keys.values()))
-    for training in sub.trainings:
+    for training in training_results(sub):
         for first, log in runs_after_first(training):
             for key in keys:
                 want, line = first.first(key), log.first(key)

@@ -8,8 +8,11 @@
 Layout: `<division>/<submitter>/` (or one submitter folder as the root) holding
 `results/<system>/<model>/<Scenario>/{performance/run_1/, accuracy/}`,
 `compliance/<system>/<model>/<Scenario>/TEST0x/` and `systems/<system>.json`;
-`measurements/` is not read. Files are read once, through the checker's
-bounded reader (no link followed, sizes capped).
+`measurements/` is not read. The tree is listed once by the checker's bounded
+reader (no link followed, sizes capped) and each file is read when its result
+is judged, then dropped: what stays in memory per result is its row, its
+findings and the few detail-log values the second pass reads, so a round of
+thousands of results is judged in bounded memory.
 
 Each result is read in two passes. The first reads every file and computes
 the run's LoadGen metric from its detail log (MLLOG lines) as levelfield
@@ -49,6 +52,7 @@ CODE_PREFIX = "MLI"
 SUMMARY, DETAIL = "mlperf_log_summary.txt", "mlperf_log_detail.txt"
 ACCURACY_LOG, ACCURACY_TXT = "mlperf_log_accuracy.json", "accuracy.txt"
 RUN = "performance/run_1"
+CHANGED = "no longer a regular file within the size limit (changed after the tree was listed)"
 LOWER_SCENARIO = {name: lower for lower, name in SCENARIO_NAMES.items()}
 # LoadGen's reasons for INVALID: the detail log's result flags and how the summary words them.
 VALIDITY_FLAGS = {
@@ -145,10 +149,15 @@ def _listing(tree: Tree) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def _file(tree: Tree, path: str, findings: list, missing_is_finding: bool = True) -> bytes | None:
-    file = tree.files.get(path)
-    if file is None and missing_is_finding:
-        findings.append(finding("MLI002", path, "missing"))
-    return None if file is None else file.data
+    """The file's bytes, read now (the tree is lazy: nothing is kept after its result is judged)."""
+    if path not in tree.files:
+        if missing_is_finding:
+            findings.append(finding("MLI002", path, "missing"))
+        return None
+    data = tree.read(path)
+    if data is None:
+        findings.append(finding("MLI001", path, f"not read: {CHANGED}"))
+    return data
 
 
 def _detail(tree: Tree, path: str, findings: list, sub: Submission) -> MllogFile | None:
@@ -360,8 +369,11 @@ def _check_compliance(tree: Tree, result: Result, findings: list, sub: Submissio
             )
         judged = []
         for path in verify:
-            verdict, lineno = lf.parse_verify(tree.files[path].data)
-            if verdict is None:
+            raw = _file(tree, path, findings)
+            verdict, lineno = (None, None) if raw is None else lf.parse_verify(raw)
+            if raw is None:
+                pass  # MLI001 already: the file changed after the listing
+            elif verdict is None:
                 findings.append(finding("MLI001", path, "no 'TEST PASS' or 'TEST FAIL' line"))
             elif verdict == "FAIL":
                 findings.append(
@@ -415,7 +427,12 @@ def _check_result(tree: Tree, result: Result, rules: dict, sub: Submission) -> t
         "compliance": _check_compliance(tree, result, findings, sub),
         "errors": {},
     }
-    read = official.Read(result.folder, f"{result.folder}/{RUN}/{DETAIL}", run.scenario, run.values)
+    # Of the detail log's values the second pass needs only the keys a round's figure may be (not, e.g., the
+    # loaded_qsl_set's thousands of indices): what a judged result keeps in memory is its row and these.
+    read = official.Read(
+        result.folder, f"{result.folder}/{RUN}/{DETAIL}", run.scenario, official.figure_values(run.values)
+    )
+    read.logged = bool(run.values)
     read.accuracy_path, read.accuracy_text = f"{result.folder}/accuracy/{ACCURACY_TXT}", accuracy.get("text")
     return findings, row, read
 
@@ -444,11 +461,13 @@ def _systems(tree: Tree, sub: Submission) -> list[Finding]:
     findings = []
     for system in sorted({r.system for r in sub.results}):
         path = f"{sub.prefix}systems/{system}.json"
-        file = tree.files.get(path)
-        if file is None:
+        if path not in tree.files:
             findings.append(finding("MLI008", path, "missing: the results' system has no description"))
             continue
-        data, error = parse_json(file.data)
+        raw = _file(tree, path, findings)
+        if raw is None:
+            continue
+        data, error = parse_json(raw)
         if error or not isinstance(data, dict):
             findings.append(finding("MLI008", path, f"not a JSON object: {error or type(data).__name__}"))
     return findings
@@ -457,7 +476,14 @@ def _systems(tree: Tree, sub: Submission) -> list[Finding]:
 def check_inference_tree(root: Path, ruleset: str | None = None) -> Report:
     """Findings and scores of an MLCommons Inference tree (see the module docstring); `ruleset` names the round
     (--mlcommons-ruleset: "4.1" or "v4.1"), else the path or the LoadGen versions tell it."""
-    tree = read_tree(root)
+    tree = read_tree(root, lazy=True)  # listed now, each file read when its result is judged
+    try:
+        return _check_tree(root, tree, ruleset)
+    finally:
+        tree.close()
+
+
+def _check_tree(root: Path, tree: Tree, ruleset: str | None) -> Report:
     submissions = _submissions(Path(root), tree)
     if not any(sub.results for sub in submissions):
         raise UserError(f"{root}: no results/<system>/<model>/<Scenario>/ below a submitter folder")
@@ -472,7 +498,7 @@ def check_inference_tree(root: Path, ruleset: str | None = None) -> Report:
     scores, reads, mappings = [], [], []
     for sub in submissions:
         report.findings.extend(_systems(tree, sub))
-        mapping = official.model_mapping(tree.files, sub.prefix)
+        mapping = official.model_mapping(tree, sub.prefix)
         for result in sub.results:
             findings, row, read = _check_result(tree, result, rules, sub)
             report.findings.extend(findings)

@@ -20,6 +20,7 @@ from levelfield.checker.findings import ERROR, Finding
 from levelfield.checker.mlcommons import rounds
 from levelfield.checker.mlcommons.codes import finding
 from levelfield.ground.parse import parse_json
+from levelfield.ground.submission.tree import Tree
 
 # A row's official part before the round is applied (or when it cannot be).
 UNSCORED = {"round": None, "benchmark": None, "field": None, "metric": None, "value": None, "accuracy_judged": []}
@@ -35,7 +36,8 @@ class Read:
     folder: str  # <prefix>results/<system>/<model>/<scenario>
     detail_path: str  # its performance run's detail log
     scenario: str | None  # the scenario LoadGen ran
-    values: dict = field(default_factory=dict, repr=False)  # the detail log's {key: last value}
+    values: dict = field(default_factory=dict, repr=False)  # of the detail log's {key: last value}, figure_values
+    logged: bool = False  # the detail log holds any value at all
     accuracy_path: str = ""
     accuracy_text: str | None = None  # accuracy.txt, None when absent or unreadable (already a finding)
 
@@ -53,10 +55,17 @@ def the_round(root: Path, ruleset: str | None, versions: list[str]) -> tuple[str
     return f"MLPerf Inference {name} (round from {how})", rounds.load_round(name), []
 
 
-def model_mapping(files: dict, prefix: str) -> dict:
+def figure_values(values: dict) -> dict:
+    """Of a detail log's {key: value}, the keys any round's figure may be read from (every key with a unit in
+    rules/mlcommons/inference.yaml; rounds.load_round refuses a round table naming another)."""
+    keys = rounds.figure_keys()
+    return {key: value for key, value in values.items() if key in keys}
+
+
+def model_mapping(tree: Tree, prefix: str) -> dict:
     """The submitter's model_mapping.json ({folder name: benchmark}), {} when absent or not such an object."""
-    file = files.get(f"{prefix}{MODEL_MAPPING}")
-    data, error = (None, "absent") if file is None else parse_json(file.data)
+    raw = tree.read(f"{prefix}{MODEL_MAPPING}")
+    data, error = (None, "absent") if raw is None else parse_json(raw)
     if error or not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
@@ -98,7 +107,7 @@ def score(rnd: rounds.Round | None, row: dict, read: Read, mapping: dict) -> lis
         return unknown
     row["benchmark"] = benchmark
     findings = []
-    if read.scenario is not None and read.values and (figure := rnd.figure(benchmark, read.scenario, read.values)):
+    if read.scenario is not None and read.logged and (figure := rnd.figure(benchmark, read.scenario, read.values)):
         row.update(field=figure.field, metric=figure.metric, value=figure.value)
         if figure.value is None and row["loadgen_value"] is not None:  # else the first pass said the log lacks it
             message = f"no finite {figure.field}: the key the {rnd.name} checker reads for {benchmark} {read.scenario}"

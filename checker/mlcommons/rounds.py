@@ -132,6 +132,13 @@ class Round:
         ]
 
 
+@functools.cache
+def figure_keys() -> frozenset[str]:
+    """Every detail-log key a round's figure may be read from: those with a unit in the shared rules file."""
+    shared = yaml.safe_load(SHARED_FILE.read_text(encoding="utf-8"))
+    return frozenset(shared["result_units"])
+
+
 def known_rounds() -> list[str]:
     return sorted(
         (p.stem.removeprefix("inference_") for p in RULES_DIR.glob(ROUND_FILE.format(name="v*"))), key=_version_key

@@ -4,6 +4,7 @@
     rows = read_accuracy_log(Path("out/mlperf_log_accuracy.json"), "ctr-dlrm", n=1024)  # float32 [1024]
     result = score_accuracy_log(path, task, labels)   # {"metric", "value", "reference_value", ...}
     result = score_entries(entries, task, labels)     # the same from an already parsed (bounded) log
+                                                      # (a list of entry dicts, or accuracy_log.AccuracyEntries)
 
 The log is a JSON array of {"seq_id", "qsl_idx", "data"}: `data` is the hex of
 the response bytes, which the runner makes the response row of sample
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from levelfield.ground.accuracy_log import AccuracyEntries, loadgen_layout
 from levelfield.ground.registry import task_module
 
 if TYPE_CHECKING:  # annotations only: the ground floor imports no stage
@@ -60,6 +62,8 @@ def _read_bounded(path: Path, limit_bytes: int) -> object:
         raise ValueError(
             f"{path}: larger than {limit_bytes} bytes, the most an accuracy log of its samples can take; not reading it"
         )
+    if (entries := loadgen_layout(data)) is not None:  # LoadGen's own layout, read as arrays
+        return entries
     try:
         entries = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -96,7 +100,8 @@ def _check_n(n) -> None:
 
 
 def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *, source: str = "accuracy log") -> np.ndarray:
-    """Response rows [n, *RESPONSE_SHAPE] from a parsed accuracy log (a list of entry dicts).
+    """Response rows [n, *RESPONSE_SHAPE] from a parsed accuracy log (a list of entry dicts, or the
+    AccuracyEntries accuracy_log.py reads LoadGen's layout into).
 
     ValueError (naming `source` and the entry) when `entries` is not a list of
     {"qsl_idx": int, "data": hex} objects, when `data` is not the hex of exactly
@@ -107,6 +112,11 @@ def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *, sour
     _check_n(n)
     dtype, shape = np.dtype(spec.RESPONSE_DTYPE), tuple(spec.RESPONSE_SHAPE)
     row_bytes = _row_bytes(spec)
+    if isinstance(entries, AccuracyEntries):
+        rows = _rows_of_arrays(entries, n, row_bytes)
+        if rows is not None:
+            return np.frombuffer(rows.tobytes(), dtype=dtype).reshape((n,) + shape)
+        entries = entries.as_json()  # something is wrong: the checks below find the first entry it is in
     if not isinstance(entries, list):
         raise ValueError(f"{source}: expected a JSON array of accuracy entries, found {type(entries).__name__}")
     row_hex: list[str | None] = [None] * n
@@ -137,6 +147,25 @@ def decode_entries(entries: object, task_id_or_task: str | Task, n: int, *, sour
     if missing:
         raise ValueError(f"{source}: {len(missing)} of {n} samples have no entry (first: qsl_idx {missing[0]})")
     return np.frombuffer(bytes.fromhex("".join(row_hex)), dtype=dtype).reshape((n,) + shape)
+
+
+def _rows_of_arrays(entries: AccuracyEntries, n: int, row_bytes: int) -> np.ndarray | None:
+    """The response bytes [n, row_bytes] by qsl_idx when the entries pass every check of decode_entries
+    (LoadGen's layout already gives integer ids >= 0 and hex data); None when any fails."""
+    qsl, data = entries.qsl_idx, entries.data
+    if data.shape[1] != row_bytes or not len(qsl) or qsl.min() < 0 or qsl.max() >= n:
+        return None
+    order = np.argsort(qsl, kind="stable")
+    by_sample, rows = qsl[order], data[order]
+    first = np.ones(len(by_sample), dtype=bool)  # the first entry of each sample, in file order
+    first[1:] = by_sample[1:] != by_sample[:-1]
+    if first.sum() != n:  # every id is in [0, n): n distinct ids are all of them
+        return None
+    # A sample answered twice must repeat its bytes: each entry against its sample's first entry.
+    leader = np.maximum.accumulate(np.where(first, np.arange(len(first)), 0))
+    if not (rows == rows[leader]).all():
+        return None
+    return rows[first]
 
 
 def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:

@@ -13,6 +13,8 @@
     <root>/<division>/<org>/results/<system>/<task>/<framework>/
         environment.json                                   software the runs used (from their logs)
         training/result_<i>.txt                            MLLOG, one per run
+        throughput/result_<i>.txt                          rules 1.2: a training-throughput result, MLLOG,
+                                                           one per repeat (levelfield train --throughput-only)
         <scenario>/performance/{result.json, settings.json}                 the repeats' summary and settings
         <scenario>/performance/run_<i>/{mlperf_log_summary.txt, mlperf_log_detail.txt}
                                                            LoadGen's files of repeat i = 1..N (N: the
@@ -23,7 +25,10 @@
 A performance result is N timed LoadGen runs (`levelfield infer` writes them
 into run_1/ .. run_N/, as MLPerf names its performance/run_1/); its
 result.json holds every repeat's metric and their mean, stdev and 95% CI. An
-accuracy run is one LoadGen run, its files flat in accuracy/.
+accuracy run is one LoadGen run, its files flat in accuracy/. A training-throughput
+result (rules 1.2) is its own kind beside the time-to-train result: one log per
+repeat, each with its warm-up and timed step windows, in throughput/; never
+mixed with training/, whose logs are times to a target.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ PLUGINS_FILE = "plugins.json"  # code/plugins.json: each plugin a result ran (ru
 PLUGINS = "plugins"  # code/plugins/<distribution>/: that plugin's installed files
 ENVIRONMENT = "environment.json"
 TRAINING = "training"
+THROUGHPUT = "throughput"  # rules 1.2: training-throughput results, result_<i>.txt like training/
 TRAINING_LOG = re.compile(r"^result_(\d{1,4})\.txt$")
 PERFORMANCE, ACCURACY = "performance", "accuracy"
 MODES = (PERFORMANCE, ACCURACY)

@@ -25,6 +25,9 @@ DATASET_DIGEST = "levelfield_dataset_digest"  # {file or array label: SHA-256}
 # target, so it is never a time-to-accuracy result (`levelfield package` refuses it, TRN024 reports it);
 # absent from every time-to-accuracy log
 THROUGHPUT_ONLY = "levelfield_throughput_only"
+# Rules 1.2 throughput results: the steps trained after run_start and before the timed ones, excluded from the
+# figure (the rules' warmup_steps for the profile); absent from every other log
+WARMUP_STEPS = "levelfield_warmup_steps"
 
 # -- the software and hardware that ran it --------------------------------------------------------
 FRAMEWORK = "levelfield_framework"  # pytorch | tensorflow | jax
@@ -82,6 +85,13 @@ STEP_TIME_MS = "levelfield_step_time_ms"
 # Throughput-only runs: the optimizer steps the framework reported having run (one loss each) over the
 # timed calls, counted as they returned, which must equal THROUGHPUT_ONLY's N
 TIMED_STEPS = "levelfield_timed_steps"
+# Rules 1.2: every call of train_steps inside run_start..run_stop as two lines, an INTERVAL_START and an
+# INTERVAL_END, each with the value {"phase": "warmup" | "timed", "first_step": the run's step index (from 0)
+# of the call's first step, "steps": its steps, "time_s": the clock reading (time.time(), s) before / after
+# the call} and the line's time_ms cut from that same reading; the figures above are computed from the timed
+# windows' readings, and the checker recomputes them (levelfield/ground/step_windows.py, TRN027, TRN028)
+STEP_WINDOW_START = "levelfield_step_window_start"
+STEP_WINDOW_STOP = "levelfield_step_window_stop"
 # `levelfield train --throughput-only --nproc N --scaling` (levelfield/ground/scaling.py): the 1-process
 # reference timed just before, side by side ({"world_size": 1, "train_samples_per_s": its median, "runs",
 # "seeds", "folder": where its logs are, relative to the run's --out}), logged at init; and the run's own
@@ -112,6 +122,7 @@ LOG_KEYS = (
     QUALITY_TARGET,
     DATASET_DIGEST,
     THROUGHPUT_ONLY,
+    WARMUP_STEPS,
     FRAMEWORK,
     FRAMEWORK_VERSION,
     COMPILE_MODE,
@@ -143,6 +154,8 @@ LOG_KEYS = (
     TRAIN_SAMPLES_PER_S,
     STEP_TIME_MS,
     TIMED_STEPS,
+    STEP_WINDOW_START,
+    STEP_WINDOW_STOP,
     SCALING_REFERENCE,
     SCALING_EFFICIENCY,
     LOSS,

@@ -36,7 +36,7 @@ def _has_long_digits(text: str) -> bool:
     return _LONG_DIGITS in text.encode("utf-8", "surrogatepass").translate(_DIGIT_MAP)
 
 
-@dataclass
+@dataclass(slots=True)
 class MllogLine:
     lineno: int
     key: str
@@ -135,21 +135,29 @@ def parse_json_text(text: str, *, finite: bool = False) -> tuple[Any, str | None
     of levelfield's files produces one, and every check's arithmetic (float(), math.isclose) would
     overflow on it. finite=True also refuses NaN, Infinity and overflowing floats (levelfield's JSON
     files; MLLOG lines keep them, as mlperf_logging writes a diverged value as NaN)."""
-    too_deep = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    return _parse_text(text, finite, _has_long_digits(text))
+
+
+def _parse_text(text: str, finite: bool, long_digits: bool) -> tuple[Any, str | None]:
+    """parse_json_text, told whether `text` may hold a run of digits as long as the largest double's
+    (`long_digits`: False only when a search of the text, or of a file holding it, found none)."""
     try:
         data = _DECODERS[finite, False].decode(text)
-        if _has_long_digits(text):  # rare, so only then is every integer parsed through Python
+        if long_digits:  # rare, so only then is every integer parsed through Python
             _DECODERS[finite, True].decode(text)
     except _DuplicateKey as e:
         return None, f"invalid JSON: {e}"
     except RecursionError:  # a nesting bomb: the C parser stops at the interpreter's recursion limit
-        return None, too_deep
+        return None, _TOO_DEEP
     except ValueError as e:
         return None, f"invalid JSON: {str(e)[:200]}"
     # Fewer brackets than the limit cannot nest deeper than it (every MLLOG line): no walk needed.
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        return None, too_deep
+        return None, _TOO_DEEP
     return data, None
+
+
+_TOO_DEEP = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
 
 
 def _decoder(finite: bool, bounded_int: bool) -> json.JSONDecoder:
@@ -192,15 +200,21 @@ def parse_mllog(raw: bytes, path: str, *, read_interleaved: bool = False) -> Mll
     An MLLOG line that another process's output precedes on the same line (`[:::MLLOG {...}`, raw
     stdout of published MLCommons logs) is an error, unless `read_interleaved`: then its MLLOG part is
     read, as mlperf_logging's parser reads it, and its line number kept in `interleaved`."""
+    global _LAST_PARSED
     out = MllogFile(path)
     text, error = decode(raw)
     if error:
         out.errors.append((0, error))
         return out
+    # One search of the whole file instead of one per line: a line can hold a run of 309 digits only
+    # if the file does (a detail log's ~100 lines cost ~15% less to read).
+    long_digits = _has_long_digits(text)
+    parsed = []  # (lineno, object) of every line that starts with the token and parses: mllog_objects()
     # Lines end at "\n" (what editors and the writers count); str.splitlines() would also break a line at
     # "\r", "\x1c" or U+2028, which are legal inside a JSON string, and shift every later line number.
     for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.startswith(MLLOG_PREFIX):
+        starts = line.startswith(MLLOG_PREFIX)
+        if not starts:
             if read_interleaved and MLLOG_PREFIX in line:
                 out.interleaved.append(lineno)
                 line = line[line.index(MLLOG_PREFIX) :]
@@ -211,29 +225,73 @@ def parse_mllog(raw: bytes, path: str, *, read_interleaved: bool = False) -> Mll
         if len(line) > MAX_LINE_CHARS:
             out.errors.append((lineno, f"line of {len(line)} characters (limit {MAX_LINE_CHARS})"))
             continue
-        entry, problem = parse_json_text(line[len(MLLOG_PREFIX) :])
-        if problem:
-            out.errors.append((lineno, problem))
-            continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+        payload = line[_PREFIX_CHARS:]
+        entry = _scan_object(payload) if not long_digits else None
+        if entry is None:  # not a plain object line, or not one at all: the full parse, and its word for why
+            entry, problem = _parse_text(payload, False, long_digits)
+            if problem:
+                out.errors.append((lineno, problem))
+                continue
+        if starts and entry.__class__ is dict:
+            parsed.append((lineno, entry))
+        if entry.__class__ is not dict or entry.get("key").__class__ is not str:
             out.errors.append((lineno, "an MLLOG line without a string 'key'"))
             continue
-        metadata = entry.get("metadata")
-        time_ms = _finite(entry.get("time_ms"))
-        if time_ms is None and entry.get("time_ms") is not None:  # 1e999, NaN, a 400-digit integer, "12"
+        logged_ms = entry.get("time_ms")
+        time_ms = logged_ms if logged_ms.__class__ is float and math.isfinite(logged_ms) else _finite(logged_ms)
+        if time_ms is None and logged_ms is not None:  # 1e999, NaN, a 400-digit integer, "12"
             out.errors.append((lineno, "time_ms is not a finite number of milliseconds"))
             continue
+        metadata, event_type = entry.get("metadata"), entry.get("event_type")
         out.lines.append(
             MllogLine(
-                lineno=lineno,
-                key=entry["key"],
-                value=entry.get("value"),
-                metadata=metadata if isinstance(metadata, dict) else {},
-                time_ms=time_ms,
-                event_type=entry.get("event_type") if isinstance(entry.get("event_type"), str) else None,
+                lineno,
+                entry["key"],
+                entry.get("value"),
+                metadata if metadata.__class__ is dict else {},
+                time_ms,
+                event_type if event_type.__class__ is str else None,
             )
         )
+    _LAST_PARSED = (raw, parsed)
     return out
+
+
+_SCAN = _DECODERS[False, False].scan_once  # the C scanner behind json.loads: one value at an index
+
+
+def _scan_object(payload: str) -> dict | None:
+    """The object a line's payload is, when it is exactly one JSON object with nothing around it and no
+    deeper than the limit allows (every line LoadGen or mllog writes); None for anything else, which
+    _parse_text then reads (its answer for such a payload is the same object, or why there is none)."""
+    if not payload.startswith("{") or not payload.endswith("}"):
+        return None
+    try:
+        entry, end = _SCAN(payload, 0)
+    except (StopIteration, ValueError, RecursionError):  # _DuplicateKey is a ValueError
+        return None
+    if end != len(payload) or payload.count("[") + payload.count("{") > MAX_JSON_DEPTH:
+        return None
+    return entry
+
+
+_PREFIX_CHARS = len(MLLOG_PREFIX)
+# The parsed objects of the MLLOG file read last, kept so that checking the same bytes' shapes
+# (shapes.shape_problems, right after the loader's parse_mllog) does not parse every line again.
+_LAST_PARSED: tuple[bytes, list[tuple[int, dict]]] | None = None
+
+
+def mllog_objects(raw: bytes) -> list[tuple[int, dict]] | None:
+    """(line number, parsed JSON object) of every line of `raw` that starts with `:::MLLOG ` (within the line
+    limit) and parses into an object, in order; None when `raw` is not UTF-8. A pure function of `raw`:
+    answered without parsing again when `raw` is the object parse_mllog read last."""
+    last = _LAST_PARSED
+    if last is None or last[0] is not raw:
+        if decode(raw)[1]:
+            return None
+        parse_mllog(raw, "")
+        last = _LAST_PARSED
+    return last[1]
 
 
 def _finite(value: Any) -> float | None:

@@ -68,8 +68,12 @@ class TrainOptions:
     # With stop_at_target False: stop once an eval reaches this value instead (calibration curves that
     # reach past any target worth proposing, without paying for every remaining epoch; never a result).
     calibration_stop: float | None = None
-    # N: a throughput-only run of exactly N optimizer steps, no evaluation, no target (never a result);
-    # None: a time-to-accuracy run
+    # A throughput-only run (`--throughput-only`): no evaluation, no target. Under rules with throughput
+    # results (1.2) a result of its own, whose warm-up and timed steps and repeats are the rules' for the
+    # profile (throughput_only.plan); under rules without them (1.0, 1.1) never a result, and it needs N.
+    throughput_only: bool = False
+    # N (`--steps N`): the timed steps of a throughput-only run (setting it implies throughput_only); None:
+    # the rules' timed steps, or a time-to-accuracy run
     throughput_steps: int | None = None
     # The 1-process reference of `--throughput-only --nproc N --scaling`, timed just before these runs
     # (levelfield/ground/scaling.py reference_record); each run logs it and its efficiency against it

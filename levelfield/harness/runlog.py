@@ -73,8 +73,10 @@ class RunLog:
         )
         self.closed = False
 
-    # time_ms: the line's time (ms since the epoch, as mllog writes it); None: now. The trainer stamps
-    # run_start, and the lines that close a run with run_stop, with the times it prices the run by.
+    # time_ms: the line's time (ms since the epoch, as mllog writes it); None: now. Given where a line records
+    # a reading taken earlier: run_start and the lines that close a run carry the times the trainer prices the
+    # run by, a step window's lines its clock readings (levelfield/harness/throughput.py), so that each
+    # line's time_ms and its reading agree.
     def event(self, key: str, value: Any = None, metadata: dict | None = None, time_ms: int | None = None) -> None:
         self._write(self._mllog.event, key, value, metadata, time_ms)
 

@@ -18,8 +18,10 @@ with `srun`/`mpirun levelfield train` (one per manager task), each with its `Wor
 each rank trains on its share of every global batch, only rank 0 logs, evaluates and saves; the stop decision is
 broadcast so all ranks stop together.
 
-`--throughput-only --steps N` (throughput_only.py): the same init and warm-up (no
-predict), then N timed steps, no evaluation or target; a throughput figure, never a result.
+`--throughput-only [--steps N]` (throughput_only.py): the same init and warm-up (no predict), then
+(rules 1.2) the rules' warm-up steps and N timed steps, no evaluation or target: a throughput result of
+its own under rules that have them, never a time to train. Under rules 1.2 every call of train_steps in
+the timed run is logged as a step window (levelfield/ground/step_windows.py), the figures' evidence.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from levelfield.ground.eval_cadence import EvalCadence
 from levelfield.ground.registry import task_module
 from levelfield.ground.scaling import scaling_efficiency, scaling_figures
 from levelfield.ground.stats import spread, time_to_train
+from levelfield.ground.step_windows import TIMED, WARMUP
 from levelfield.ground.training_log import reaches_target
 from levelfield.harness import throughput_only
 from levelfield.harness.options import TrainOptions
@@ -51,7 +54,7 @@ from levelfield.harness.progress import EpochProgress
 from levelfield.harness.run_meter import GPU_DEVICE, open_meter, sample_interval_ms, training_figures
 from levelfield.harness.run_outcome import RunOutcome
 from levelfield.harness.runlog import NullLog, RunLog
-from levelfield.harness.throughput import Throughput
+from levelfield.harness.throughput import StepClock, Throughput
 from levelfield.harness.world import SINGLE
 from levelfield.reference.interface import Recipe
 from levelfield.reference.schedule import batch_order, learning_rates
@@ -156,13 +159,18 @@ class Trainer:
         admit_framework(self.suite, options.task_id, options.framework, options.division)
         self.task = self.suite.task(options.task_id).for_profile(options.profile)  # the profile's target too
         self.settings = self.task.training
-        self.runs = len(options.seeds) if options.seeds else options.runs or self.settings["runs"]
         try:
             self.recipe = Recipe.from_task(self.task, **options.overrides)
         except ValueError as e:
             raise UserError(f"{self.task.path}: {e}") from None
         if (batch := self.recipe.global_batch_size) > (rows := self.task.train_samples):  # no step in an epoch
             raise UserError(f"{self.task.path}: global_batch_size {batch} found, expected <= {rows} training rows")
+        # Throughput only: the steps each run trains and, under rules with throughput results, their repeats.
+        self.plan = throughput_only.plan(options, self.task, self.recipe, self.settings["max_epochs"])
+        default_runs = self.plan.runs if self.plan is not None and self.plan.runs else self.settings["runs"]
+        self.runs = len(options.seeds) if options.seeds else options.runs or default_runs
+        # Rules with throughput results (1.2) have every train_steps call of the timed run logged as a step window.
+        self.step_windows = self.task.throughput is not None
         self.impl_class = load_implementation(options.task_id, options.framework)
         if not self.impl_class.trains:  # a plugin serving inference only (docs/plugins.md)
             raise UserError(
@@ -180,10 +188,9 @@ class Trainer:
         self.spec_module = task_module(self.task, "model_spec")
         base = options.seed if options.seed is not None else secrets.randbelow(LK.SEED_LIMIT - self.runs)
         self.seeds = list(options.seeds) if options.seeds else [base + i for i in range(self.runs)]
-        if options.throughput_steps is not None:
-            throughput_only.check_options(options, self.task, self.recipe, self.settings["max_epochs"])
         self.world = SINGLE
         self.timed = Throughput(self.recipe.global_batch_size)  # this run's timed steps (rank 0)
+        self.clock = StepClock(NullLog(), windows=False)  # each run's own, with its log (run_one)
         self.interrupted_by = None
         self._finishing = False  # while a run's end is logged, a signal is recorded, not raised
 
@@ -203,8 +210,10 @@ class Trainer:
         log.event(LK.RULES_VERSION, self.suite.version)
         log.event(LK.PROFILE, self.o.profile)
         log.event(LK.SUBMITTABLE, self.suite.profiles[self.o.profile]["submittable"])
-        if self.o.throughput_steps is not None:  # first thing a reader learns: this log is no result
-            log.event(LK.THROUGHPUT_ONLY, self.o.throughput_steps)
+        if self.plan is not None:  # first thing a reader learns: this log is no time to train
+            log.event(LK.THROUGHPUT_ONLY, self.plan.timed_steps)
+            if self.plan.result:  # rules 1.2: a throughput result, whose warm-up steps the figure excludes
+                log.event(LK.WARMUP_STEPS, self.plan.warmup_steps)
         log.event(LK.QUALITY_METRIC, self.task.quality["metric"])
         log.event(LK.QUALITY_TARGET, self.task.quality["target"])
 
@@ -217,6 +226,7 @@ class Trainer:
         impl = meter = run_start_ms = None
         stopped = False  # run_stop logged
         self.timed = Throughput(self.recipe.global_batch_size)
+        self.clock = StepClock(log, windows=self.step_windows)
         self._finishing = False
         try:
             # Init, not timed: data, model, initial weights, compilation.
@@ -233,7 +243,7 @@ class Trainer:
             log.start(K.RUN_START, time_ms=run_start_ms)
             meter = self._meter(impl)  # the run's memory, CPU, the host's load, energy: until run_stop
             run_started = time.perf_counter()
-            if self.o.throughput_steps is None:
+            if self.plan is None:
                 self._train_to_target(log, outcome, impl, data, schedule)
             else:
                 self._train_fixed_steps(log, outcome, impl, schedule)
@@ -327,7 +337,7 @@ class Trainer:
         started = time.perf_counter()
         impl.train_steps(self.world.share(schedule.batches(0)[:1]), schedule.lrs[:1])
         outcome.time_to_first_step_s = time.perf_counter() - started  # now: an interrupted run reports it too
-        if self.world.primary and self.o.throughput_steps is None:
+        if self.world.primary and self.plan is None:
             impl.predict(data.eval_inputs)
         impl.load(weights)
 
@@ -349,10 +359,12 @@ class Trainer:
                     return
 
     def _train_fixed_steps(self, log: RunLog, outcome: RunOutcome, impl, schedule: Schedule) -> None:
-        """Throughput only: the first N steps of a time-to-accuracy run (its batches and learning rates, over
-        as many epochs as they span), no evaluation, no target; the run stays aborted, never a result."""
+        """Throughput only: the first W + N steps of a time-to-accuracy run (its batches and learning rates,
+        over as many epochs as they span), the W warm-up steps untimed (rules 1.2), no evaluation, no target;
+        the run stays aborted, never a time to train."""
         outcome.reason = throughput_only.REASON
-        spans = throughput_only.step_spans(schedule.steps_per_epoch, self.o.throughput_steps)
+        warmup = self.plan.warmup_steps
+        spans = throughput_only.step_spans(schedule.steps_per_epoch, warmup + self.plan.timed_steps)
         with EpochProgress(
             self.task.id, self.o.framework, outcome.index, len(spans), schedule.steps_per_epoch
         ) as progress:
@@ -360,7 +372,12 @@ class Trainer:
                 outcome.epochs = epoch
                 log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
                 order = self.world.share(schedule.batches(epoch))[:steps]
-                self._train_segment(impl, progress, epoch, order, schedule.epoch_lrs(epoch)[:steps])
+                lrs, first = schedule.epoch_lrs(epoch)[:steps], (epoch - 1) * schedule.steps_per_epoch
+                cut = min(max(warmup - first, 0), steps)  # this epoch's warm-up steps come first
+                if cut:
+                    self._train_segment(impl, progress, epoch, order[:cut], lrs[:cut], first, WARMUP)
+                if cut < steps:
+                    self._train_segment(impl, progress, epoch, order[cut:], lrs[cut:], first + cut)
                 log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
         log.event(LK.TIMED_STEPS, self.timed.steps)  # counted from the losses the framework returned
 
@@ -381,9 +398,10 @@ class Trainer:
         log.start(K.EPOCH_START, metadata={K.EPOCH_NUM: epoch})
         order = self.world.share(schedule.batches(epoch))
         epoch_lrs = schedule.epoch_lrs(epoch)
+        first = (epoch - 1) * schedule.steps_per_epoch  # the run's index of the epoch's first step
         closed = reached = False
         for start, end, epoch_num in schedule.segments(epoch):
-            self._train_segment(impl, progress, epoch, order[start:end], epoch_lrs[start:end])
+            self._train_segment(impl, progress, epoch, order[start:end], epoch_lrs[start:end], first + start)
             if epoch_num is None:
                 continue
             if end == schedule.steps_per_epoch:
@@ -399,14 +417,26 @@ class Trainer:
             log.end(K.EPOCH_STOP, metadata={K.EPOCH_NUM: epoch})
         return reached
 
-    def _train_segment(self, impl, progress: EpochProgress, epoch: int, order: np.ndarray, lrs: np.ndarray) -> None:
-        """The steps between two evaluations: this rank's share of every global batch (all of them in one
-        process), in chunks that move rank 0's progress bar; the other ranks train them in one call."""
+    def _train_segment(
+        self,
+        impl,
+        progress: EpochProgress,
+        epoch: int,
+        order: np.ndarray,
+        lrs: np.ndarray,
+        first_step: int,
+        phase: str = TIMED,
+    ) -> None:
+        """Steps between two evaluations (or a throughput run's warm-up or timed steps), the first of them the
+        run's step `first_step` (from 0): this rank's share of every global batch (all of them in one
+        process), in chunks that move rank 0's progress bar; the other ranks train them in one call. Each
+        call is timed (and under rules 1.2 logged as a step window); only timed ones count in the figures."""
         chunks = progress.steps(epoch, order, lrs) if self.world.primary else [(order, lrs)]
-        for rows in chunks:
-            started = time.perf_counter()
-            losses = impl.train_steps(*rows)  # on the host: the steps have run
-            self.timed.add(len(losses), time.perf_counter() - started)  # one loss per step the framework ran
+        for rows, chunk_lrs in chunks:
+            steps, seconds = self.clock.call(impl.train_steps, rows, chunk_lrs, phase=phase, first_step=first_step)
+            first_step += len(rows)
+            if phase == TIMED:
+                self.timed.add(steps, seconds)  # one loss per step the framework ran
 
     def _evaluate(self, log: RunLog, impl, data: RunData, epoch_num: int | float) -> float | None:
         """The quality metric on the eval rows, scored by the task's numpy metric (the one the checker uses),
@@ -517,12 +547,14 @@ class Trainer:
             "quality_metric": self.task.quality["metric"],
             "quality_target": self.task.quality["target"],
             "runs_requested": self.runs,
-            "throughput_only_steps": self.o.throughput_steps,  # None: time-to-accuracy runs
+            "throughput_only_steps": None if self.plan is None else self.plan.timed_steps,  # None: time to accuracy
+            # rules 1.2: a throughput result, and the warm-up steps its figures exclude (None: not one)
+            "throughput_warmup_steps": self.plan.warmup_steps if self.plan is not None and self.plan.result else None,
             "interrupted_by": self.interrupted_by,
             "runs": [asdict(o) for o in outcomes],
             # None for throughput-only runs, which have no time to train (not even a failed one)
             "time_to_train_s": time_to_train_figures(outcomes, self.settings["olympic_drop"])
-            if outcomes and self.o.throughput_steps is None
+            if outcomes and self.plan is None
             else None,
             "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,
             "throughput": throughput_only.figures(outcomes),  # median and range over the runs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device check on a GPU node with no package index (tools/device_check/__init__.py):
+# The device check (`levelfield device-check`) on a GPU node with no package index (tools/device_check/__init__.py):
 #   bash tools/device_check/node.sh WHEELS_DIR OUT_DIR [TIME_LIMIT_S]
 # run from a levelfield checkout. Installs the wheels of `make wheels` and this checkout into a folder of
 # their own (LEVELFIELD_NODE_SITE, default /tmp/levelfield-site) with --no-index and --no-deps, beside the
@@ -22,5 +22,5 @@ rm -rf "$site"
     --find-links "$wheels/build" --target "$site" "$wheels"/*.whl .
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 # PYTHONSAFEPATH: the checkout's levelfield/ folder must not shadow the installed namespace package.
-PYTHONSAFEPATH=1 exec "$python" -m levelfield.tools.device_check --out "$out" --time-limit-s "$limit" --repo "$PWD" \
+PYTHONSAFEPATH=1 exec "$python" -m levelfield device-check --out "$out" --time-limit-s "$limit" --repo "$PWD" \
     ${LEVELFIELD_CHECK_ARGS:-}

@@ -86,6 +86,29 @@ def training_figure(rows: list[dict], colours: dict[str, str]) -> str:
     )
 
 
+def throughput_figure(rows: list[dict], colours: dict[str, str]) -> str:
+    """Training throughput (issue 35): one bar per throughput result, labelled as the other charts are, with
+    the global batch where the rows' batches differ (a figure depends on it)."""
+    named, system = labels(rows)
+    batches = len({r["global_batch_size"] for r in rows}) > 1
+    bars = [
+        Bar(
+            f"{label}{SEPARATOR}batch {r['global_batch_size']}" if batches else label,
+            r["train_samples_per_s"]["mean"],
+            r["train_samples_per_s"]["ci95_low"],
+            r["train_samples_per_s"]["ci95_high"],
+            r["framework"],
+            line,
+        )
+        for r, (label, line) in zip(rows, named, strict=True)
+    ]
+    return figure(
+        bar_chart("Training throughput", bars, unit="samples/s", colours=colours),
+        "Training throughput (samples/s). Bar: mean of the repeats; whisker: 95% CI; higher is better.",
+        system,
+    )
+
+
 def inference_figures(table: Table, colours: dict[str, str]) -> list[str]:
     figures = []
     for scenario, metric in table.scenarios():

@@ -12,7 +12,9 @@ CPU-only table is not padded with empty columns. A result whose runs shared the
 host with other work above the rules' threshold is marked `loaded` in the
 host-load column (rules 1.2's checks.host_load_max_others_share; SYS009).
 An inference scenario shows `mean [CI low-high]` of its repeats and, beside
-it, its Welch mark against the best framework on the system.
+it, its Welch mark against the best framework on the system; a training-
+throughput row (rules 1.2) the same of its repeats' samples/s, in its own
+table beside the time-to-train one, never in it.
 CSV and JSON carry every field, unrounded (render_csv.py, document.py).
 """
 
@@ -210,6 +212,48 @@ INFERENCE_COST_COLUMNS = [
 ]
 
 
+def spread_ci(figures: dict) -> str:
+    """`mean [low-high]` of a spread (the mean alone without a CI, e.g. one repeat)."""
+    return mean_ci(figures)
+
+
+def vs_fastest_throughput(row: dict) -> str:
+    """A throughput row's mark: fastest among its peers, within noise of the fastest (≈), or slower."""
+    return welch_mark(row.get("vs_fastest"), "fastest", "fastest")
+
+
+def _steps(row: dict) -> str:
+    """`warm-up + timed` steps of each repeat."""
+    if row["timed_steps"] is None:
+        return DASH
+    return f"{row['warmup_steps'] if row['warmup_steps'] is not None else DASH} + {row['timed_steps']}"
+
+
+THROUGHPUT_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
+    Column(
+        "batch",
+        "batch",
+        lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
+        numeric=True,
+    ),
+    Column("precision", "precision", lambda r: r["precision"] or DASH),
+    Column("steps", "steps (warm-up + timed)", _steps, numeric=True),
+    Column("repeats", "repeats", lambda r: str(r["repeats"]), numeric=True),
+    Column(
+        "samples-per-s", "train samples/s mean [95% CI]", lambda r: spread_ci(r["train_samples_per_s"]), numeric=True
+    ),
+    Column("step-time", "step ms mean [95% CI]", lambda r: spread_ci(r["step_time_ms"]), numeric=True),
+    Column(
+        "vs-fastest",
+        "vs fastest on system, batch, precision (Welch)",
+        vs_fastest_throughput,
+        noise=lambda r: _within_noise(r.get("vs_fastest")),
+    ),
+    Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
+    Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"), optional=True, numeric=True),
+]
+
+
 def metric_unit(metric: str | None) -> str:
     """`p90_latency_ms` -> `p90 ms`, `samples_per_s` -> `samples/s` (the unit a header shows)."""
     if metric is None:
@@ -285,13 +329,14 @@ def scenario_columns(scenario: str, metric: str | None) -> list[Column]:
 
 @dataclass
 class Table:
-    """One task of one division under one rules version: its training and inference rows."""
+    """One task of one division under one rules version: its training, throughput and inference rows."""
 
     rules_version: str
     division: str
     task: str
     training: list[dict] = field(default_factory=list)
     inference: list[dict] = field(default_factory=list)
+    throughput: list[dict] = field(default_factory=list)  # rules 1.2 training-throughput results
     comparisons: list[dict] = field(default_factory=list)
 
     @property
@@ -304,6 +349,9 @@ class Table:
 
     def training_columns(self) -> list[Column]:
         return _present(TRAINING_COLUMNS, self.training)
+
+    def throughput_columns(self) -> list[Column]:
+        return _present(THROUGHPUT_COLUMNS, self.throughput)
 
     def scenarios(self) -> list[tuple[str, str | None]]:
         """(scenario, metric name) of every scenario some row has, in the rules' order."""
@@ -343,6 +391,8 @@ def tables(doc: dict) -> list[Table]:
 
     for row in doc["training"]:
         table(row).training.append(row)
+    for row in doc.get("throughput", []):
+        table(row).throughput.append(row)
     for row in doc["inference"]:
         table(row).inference.append(row)
     for test in doc["comparisons"]:

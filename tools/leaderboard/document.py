@@ -23,8 +23,10 @@ from levelfield.tools.leaderboard.collect import CleanTree, Collected
 from levelfield.tools.leaderboard.columns import TABLE_KEY
 from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
 from levelfield.tools.leaderboard.rows import inference_rows, training_rows
+from levelfield.tools.leaderboard.throughput_rows import mark_vs_fastest_throughput, throughput_order, throughput_rows
 
-SCHEMA_VERSION = "1.0"
+# 1.1: training-throughput rows (rules 1.2 results), their own list beside training and inference.
+SCHEMA_VERSION = "1.1"
 # Frameworks are compared only where everything else is equal: one system of one org, one task.
 SAME_SYSTEM = ("rules_version", "division", "org", "system", "task")
 # Training results are peers only on the same processes too: 1 process against 2 compares two layouts,
@@ -184,13 +186,16 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
 
     builder = git_state()  # the checkout building this page
     training = [row for tree in collected.clean for row in training_rows(tree)]
+    throughput = [row for tree in collected.clean for row in throughput_rows(tree)]
     inference = [row for tree in collected.clean for row in inference_rows(tree)]
-    _refuse_duplicates(training)
-    _refuse_duplicates(inference)
+    for rows in (training, throughput, inference):
+        _refuse_duplicates(rows)
     training.sort(key=_training_order)
+    throughput.sort(key=lambda row: (*(row[k] for k in TABLE_KEY), *throughput_order(row)))
     inference.sort(key=_inference_order)
     tests = comparisons(training, alpha)
     mark_vs_fastest(training, tests)
+    mark_vs_fastest_throughput(throughput, alpha)
     mark_vs_best(inference, alpha)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -206,6 +211,10 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
             "confidence": CONFIDENCE,
             "inference": "mean over the performance repeats (run_<i>/) of each scenario, the metric read from "
             "each repeat's LoadGen detail log; stdev and CI over the repeats",
+            "throughput": "training throughput (rules 1.2 results, never mixed with time to train): mean over "
+            "the repeats of each repeat's samples/s, recomputed from its log's timed step windows (global batch x "
+            "steps over their time, the warm-up steps excluded); stdev and CI over the repeats; Welch against "
+            "the fastest framework on the same system, task, processes, global batch size and precision",
             "test": "Welch's unequal-variance t-test (two-sided) on successful run times, same system, task and "
             "processes; "
             "for inference on the repeats' values against the best framework's (highest samples/s, "
@@ -230,6 +239,7 @@ def build_document(collected: Collected, alpha: float = ALPHA) -> dict:
             {"path": tree.path, "rules_version": tree.rules_version, "codes": tree.codes} for tree in collected.excluded
         ],
         "training": training,
+        "throughput": throughput,
         "inference": inference,
         "comparisons": tests,
         **({"mlcommons_training": mlcommons_training(collected.mlcommons)} if collected.mlcommons else {}),

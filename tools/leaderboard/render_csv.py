@@ -4,8 +4,11 @@
     text = render_csv(doc)
 
 One file so a spreadsheet gets everything: the `table` column says what a
-line is (`training`, `inference`, `mlcommons-training`, `mlcommons-inference`,
-`excluded`); fields a kind lacks are empty.
+line is (`training`, `training-throughput`, `inference`, `mlcommons-training`,
+`mlcommons-inference`, `excluded`); fields a kind lacks are empty. A
+training-throughput line (rules 1.2) fills the `throughput_*` columns: the
+mean, stdev, 95% CI and count of its repeats' samples/s and step time, each
+repeat's samples/s (space-separated) and its Welch mark.
 An inference scenario gets a group of columns named `<scenario>_<metric>_...`:
 the mean, stdev, 95% CI and count of its repeats, each repeat's value
 (space-separated, run_1 first) and its Welch mark against the best framework.
@@ -74,6 +77,24 @@ TRAINING = {
     "cpu_energy_per_run_j": ("cpu_energy_per_run_j",),
     "price_per_run_usd": ("price_per_run_usd",),
 }
+# Training-throughput rows: column -> the row's key (a tuple: a key inside a spread or vs_fastest).
+THROUGHPUT = {
+    "precision": ("precision",),
+    "throughput_warmup_steps": ("warmup_steps",),
+    "throughput_timed_steps": ("timed_steps",),
+    "throughput_repeats": ("repeats",),
+    "throughput_samples_per_s_mean": ("train_samples_per_s", "mean"),
+    "throughput_samples_per_s_stdev": ("train_samples_per_s", "stdev"),
+    "throughput_samples_per_s_ci95_low": ("train_samples_per_s", "ci95_low"),
+    "throughput_samples_per_s_ci95_high": ("train_samples_per_s", "ci95_high"),
+    "throughput_samples_per_s_runs": ("run_values",),
+    "throughput_step_time_ms_mean": ("step_time_ms", "mean"),
+    "throughput_step_time_ms_ci95_low": ("step_time_ms", "ci95_low"),
+    "throughput_step_time_ms_ci95_high": ("step_time_ms", "ci95_high"),
+    "throughput_vs_fastest_framework": ("vs_fastest", "framework"),
+    "throughput_vs_fastest_p_value": ("vs_fastest", "p_value"),
+    "throughput_within_noise_of_fastest": ("vs_fastest", "within_noise"),
+}
 # Per scenario: column suffix -> the scenario entry's key (a tuple: a key inside vs_best).
 SCENARIO = {
     "mean": ("mean",),
@@ -137,6 +158,7 @@ def render_csv(doc: dict) -> str:
         "profile",
         *IDENTITY,
         *TRAINING,
+        *THROUGHPUT,
         *(name for name, _, _, _ in scenarios),
         "accuracy_metric",
         "accuracy",
@@ -154,6 +176,16 @@ def render_csv(doc: dict) -> str:
             "source": row["source"],
         }
         lines.append(line)
+    for row in doc.get("throughput", []):
+        lines.append(
+            {
+                "table": "training-throughput",
+                **{k: row.get(k) for k in IDENTITY},
+                **{k: row.get(k) for k in ("processes", "process_nodes", "global_batch_size", "peak_host_memory_mib")},
+                **{name: _get(row, keys) for name, keys in THROUGHPUT.items()},
+                "source": row["source"],
+            }
+        )
     for row in doc["inference"]:
         line = {
             "table": "inference",

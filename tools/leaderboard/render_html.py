@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from levelfield.tools.leaderboard.charts import cost_figures, inference_figures, training_figure
+from levelfield.tools.leaderboard.charts import cost_figures, inference_figures, throughput_figure, training_figure
 from levelfield.tools.leaderboard.columns import DASH, Column, Table, number, p_value, tables
 from levelfield.tools.leaderboard.mlcommons import COLUMNS as MLC_COLUMNS
 from levelfield.tools.leaderboard.mlcommons import INFERENCE_COLUMNS, benchmark_tables, scenario_tables
@@ -173,6 +173,12 @@ def section(table: Table, colours: dict[str, str]) -> list[str]:
                     comparison_rows(table.comparisons),
                 ),
             ]
+    if table.throughput:
+        out += [
+            "<h3>Training throughput (samples/s; not a time to train)</h3>",
+            throughput_figure(table.throughput, colours),
+            html_table(f"throughput-{table.anchor}", table.throughput_columns(), table.throughput),
+        ]
     if table.inference:
         out += [
             "<h3>Inference (LoadGen)</h3>",
@@ -209,8 +215,9 @@ def render_html(doc: dict) -> str:
             '<a href="#excluded">Not included</a>.</p>'
         ),
         (
-            f'<p class="note">Time to target: {escape(stats["time_to_target"])}. Inference: '
-            f"{escape(stats['inference'])}. CI: {stats['confidence']:.0%} "
+            f'<p class="note">Time to target: {escape(stats["time_to_target"])}. '
+            + (f"Training throughput: {escape(stats['throughput'])}. " if stats.get("throughput") else "")
+            + f"Inference: {escape(stats['inference'])}. CI: {stats['confidence']:.0%} "
             f"Student-t interval of the mean. {escape(stats['test'])}; within noise when p &ge; "
             f"{stats['alpha']}.</p>"
         ),
@@ -224,7 +231,7 @@ def render_html(doc: dict) -> str:
         )
     else:
         out.append("<p>No clean submission: nothing to rank.</p>")
-    colours = colours_for(r["framework"] for r in doc["training"] + doc["inference"])
+    colours = colours_for(r["framework"] for r in doc["training"] + doc.get("throughput", []) + doc["inference"])
     for table in groups:
         out += section(table, colours)
     for heading, columns, groups_of in (

@@ -111,7 +111,9 @@ def intro(doc: dict) -> list[str]:
     lines += [
         "",
         (
-            f"Time to target: {stats['time_to_target']}. Inference: {stats['inference']}. "
+            f"Time to target: {stats['time_to_target']}. "
+            + (f"Training throughput: {stats['throughput']}. " if stats.get("throughput") else "")
+            + f"Inference: {stats['inference']}. "
             f"CI: {stats['confidence']:.0%} Student-t interval of the mean. Welch: {stats['test']}; "
             f"within noise when p >= {stats['alpha']}."
         ),
@@ -168,6 +170,13 @@ def render_markdown(doc: dict) -> str:
             ]
             if t.comparisons:
                 out += ["", "Welch tests, frameworks on the same system:", "", comparison_table(t.comparisons)]
+        if t.throughput:
+            out += [
+                "",
+                "### Training throughput (samples/s; not a time to train)",
+                "",
+                table(t.throughput_columns(), t.throughput),
+            ]
         if t.inference:
             out += ["", "### Inference (LoadGen)", "", table(t.inference_columns(), t.inference)]
     for title, rows in benchmark_tables(doc):
@@ -179,7 +188,7 @@ def render_markdown(doc: dict) -> str:
     note = loaded_note(doc)
     if note:
         out += ["", f"**{escape(note)}**"]
-    if not doc["training"] and not doc["inference"] and not clean_mlcommons_trees(doc):
+    if not doc["training"] and not doc.get("throughput") and not doc["inference"] and not clean_mlcommons_trees(doc):
         out += ["", "No clean submission: nothing to rank."]
     out += ["", "## Submissions", ""]
     if clean_mlcommons_trees(doc):

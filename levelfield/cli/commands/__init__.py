@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "calibrate",
     "leaderboard",
     "demo",
+    "device_check",  # `levelfield device-check`: a module name cannot hold the hyphen
 ]
 
 

@@ -23,7 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "implementation on this machine and judge the submission against the reproduction. Training: the "
         "submission's olympic mean of epochs to target must not be below what the reproduction allows "
         "(rules 1.1's reference-convergence test, the reproduction as reference), and on the same hardware "
-        "its time to target must not be faster beyond the runs' noise. Inference: the accuracy from the "
+        "its time to target must not be faster beyond the runs' noise. Training throughput (rules 1.2, on the "
+        "same hardware only): the submission's mean samples/s may exceed the reproduction's by at most the "
+        "rules' replication tolerance. Inference: the accuracy from the "
         "weights the tree names by SHA-256 must match exactly. Environment differences are listed first. "
         "Writes OUT/reproduction.json and prints a one-paragraph verdict. docs/audit.md has the workflow.",
         examples=[
@@ -31,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "levelfield reproduce submissions/example --result trn-5c1e0a7f9b --out repro",
             "levelfield reproduce TREE --result trn-... --seeds fresh --out repro   new seeds, same recipe",
             "levelfield reproduce TREE --result inf-... --weights weights_0.npz --out repro",
+            "levelfield reproduce TREE --result tpt-... --out repro        a training-throughput result, same host",
         ],
     )
     parser.add_argument("tree", type=Path, metavar="TREE", help="a submission tree")
@@ -40,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--seeds",
         choices=SEED_CHOICES,
         default="recorded",
-        help="training: replay the logged seeds (default) or draw fresh ones",
+        help="training and training throughput: replay the logged seeds (default) or draw fresh ones",
     )
     parser.add_argument("--weights", type=Path, metavar="FILE", help="inference: the weights file the result used")
     parser.add_argument(
@@ -62,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if args.result is None:
         tree = open_tree(args.tree, args.rules_dir)
         for result in tree.results.values():
-            print(f"{result.id}  {result.kind:9}  {result.system}  {result.task}  {result.framework}")
+            print(f"{result.id}  {result.kind:10}  {result.system}  {result.task}  {result.framework}")
         return EXIT_OK
     if args.out is None:
         raise UserError("--out DIR is required with --result (the reproduction's runs and report go there)")

@@ -41,9 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train one task in one framework until the rules' quality target, N times with distinct "
         "seeds. Each run writes result_<i>.txt (MLLOG); summary.json holds each run's time to "
         "target, the olympic mean (a failed run counting as the slowest, as the leaderboard scores "
-        "it) and the successful runs' mean with its 95%% confidence interval. With --throughput-only "
-        "--steps N, each run trains exactly N steps with no evaluation and no target and reports its "
-        "samples/s and step time only: a throughput figure, never a time-to-accuracy result.",
+        "it) and the successful runs' mean with its 95%% confidence interval. With --throughput-only, "
+        "each run trains a fixed number of steps with no evaluation and no target and reports its "
+        "samples/s and step time only, never a time to train: under rules 1.2 a training-throughput "
+        "result of its own (the rules' warm-up steps, timed steps and repeats; `levelfield package` "
+        "files it under throughput/), under 1.0 and 1.1 a figure for --steps N timed steps, never a result.",
         examples=[
             "levelfield train --task fmnist-resnet --framework pytorch --profile smoke --out runs/smoke",
             "levelfield train --task ctr-dlrm --framework jax --runs 5 --seed 100 --out runs/ctr-jax",
@@ -58,7 +60,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
             "levelfield train --task ctr-dlrm --framework jax --nnodes 2 --node-rank 1 "
             "--rdzv-endpoint 198.18.0.1:29400 --profile smoke --seed 7 --out runs/ctr-2n",
-            "# training throughput alone (no target, never a result): 200 timed steps, 3 runs; then on 2 processes",
+            "# a training-throughput result (rules 1.2: the rules' warm-up, timed steps and 3 repeats)",
+            "levelfield train --task image-resnet50-standard --framework jax --rules-version 1.2 --throughput-only "
+            "--out runs/rn50-tput",
+            "# training throughput alone under rules 1.1 (never a result): 200 timed steps, 3 runs; then 2 processes",
             "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
             "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
             "# the same on 2 processes and, first, on 1: the scaling efficiency (docs/scale.md)",
@@ -121,14 +126,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--throughput-only",
         action="store_true",
-        help="time exactly --steps optimizer steps after the usual warm-up: no evaluation, no target; reports "
-        "samples/s and step time (docs/training.md, Throughput only); never a result to package",
+        help="train a fixed number of steps after the usual warm-up: no evaluation, no target; reports "
+        "samples/s and step time (docs/training.md, Throughput only): under rules 1.2 a throughput result "
+        "with the rules' step counts and repeats, under 1.0 and 1.1 --steps N timed steps, never a result",
     )
     parser.add_argument(
         "--steps",
         type=int,
         metavar="N",
-        help="with --throughput-only (required there): the timed steps of each run, the first N of a full run",
+        help="with --throughput-only: the timed steps of each run (required under rules 1.0 and 1.1; under 1.2 "
+        "the rules' count by default, and another N is not the rules' result: TRN029)",
     )
     parser.add_argument(
         "--scaling",
@@ -230,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         save_weights=args.save_weights,
         overrides=dict(args.overrides),
+        throughput_only=args.throughput_only,
         throughput_steps=args.steps if args.throughput_only else None,
     )
     host_load.warn_if_busy()
@@ -277,23 +285,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_throughput_only(args: argparse.Namespace) -> None:
-    """--throughput-only needs --steps, --steps needs it, and it refuses what only a result has."""
+    """--steps needs --throughput-only, and that refuses what only a time-to-accuracy result has. (Whether the
+    rules fix the steps or --steps must, the trainer decides: throughput_only.plan.)"""
     from levelfield.ground.errors import UserError
 
-    if args.throughput_only and args.steps is None:
-        raise UserError(
-            "--throughput-only: needs --steps N, the number of timed optimizer steps of each run",
-            hint="for example --throughput-only --steps 200",
-        )
     if args.steps is not None and not args.throughput_only:
         raise UserError(
             f"--steps {args.steps}: only with --throughput-only; a time-to-accuracy run trains until the target",
             hint="add --throughput-only, or leave --steps out",
         )
-    if args.throughput_only and args.steps < 1:
+    if args.throughput_only and args.steps is not None and args.steps < 1:
         raise UserError(f"--steps {args.steps}: expected a positive number of steps")
     if args.throughput_only and args.save_weights:
-        raise UserError("--save-weights: a throughput-only run is never a result and keeps no weights")
+        raise UserError("--save-weights: a throughput-only run is never a time-to-accuracy result and keeps no weights")
 
 
 def _check_scaling(args: argparse.Namespace, layout, place) -> None:
@@ -343,7 +347,7 @@ def print_throughput_summary(summary: dict, out: Path) -> None:
     ]
     headers = ["run", "seed", "reason", "train samples/s", "step ms", "first step s", "peak RSS MiB"]
     print(tabulate(rows, headers=headers, tablefmt="github"))
-    steps, tput = summary["throughput_only_steps"], summary["throughput"]
+    steps, tput, warmup = summary["throughput_only_steps"], summary["throughput"], summary["throughput_warmup_steps"]
     for name, unit, digits in (("train_samples_per_s", "samples/s", 1), ("step_time_ms", "ms", 2)):
         f = tput[name]
         if f["n"]:
@@ -353,10 +357,17 @@ def print_throughput_summary(summary: dict, out: Path) -> None:
             )
     if summary.get("scaling"):
         print(scaling_line(summary["scaling"]))
-    print(
-        f"throughput only: {steps} timed steps per run after the warm-up, no evaluation, no target; "
-        f"not a time-to-accuracy result (`levelfield package` refuses these logs)"
-    )
+    if warmup is None:
+        print(
+            f"throughput only: {steps} timed steps per run after the warm-up, no evaluation, no target; "
+            f"not a time-to-accuracy result (`levelfield package` refuses these logs)"
+        )
+    else:
+        print(
+            f"training-throughput result (rules {summary['rules_version']}): {warmup} warm-up and {steps} timed "
+            f"steps per run, {len(summary['runs'])} repeat(s), no evaluation, no target; not a time to train "
+            f"(`levelfield package` files these logs under throughput/)"
+        )
     if summary["interrupted_by"]:
         print(f"interrupted by {summary['interrupted_by']}: the interrupted run is logged as aborted")
     print(f"logs and summary.json in {out}/")

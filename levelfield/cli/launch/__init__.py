@@ -76,7 +76,7 @@ def launch(options: TrainOptions, layout: Layout) -> str | None:
 def _run_identity(options: TrainOptions) -> dict:
     """What every host must agree on to be part of the same run (the rendezvous compares it)."""
     keys = ("task_id", "framework", "profile", "runs", "seeds", "mode", "division", "rules_version", "overrides")
-    keys += ("throughput_steps",)  # a throughput-only run and a time-to-accuracy run are not one run
+    keys += ("throughput_only", "throughput_steps")  # a throughput-only run and a time-to-accuracy run are not one run
     return {key: getattr(options, key) for key in keys}
 
 

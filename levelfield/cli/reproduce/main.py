@@ -5,7 +5,8 @@
     doc["reproduced"]            # True / False; a UserError when it could not run
 
 Writes `out/reproduction.json` (the document) beside the reproduction's own
-files (`out/training/result_<i>.txt`, or the LoadGen runs under `out/inference/`).
+files (`out/training/result_<i>.txt`, `out/throughput/result_<i>.txt` for a
+training-throughput result, or the LoadGen runs under `out/inference/`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def reproduce(options: ReproduceOptions) -> dict:
     _prepare(options.out, options.force)
     if result.kind == "training":
         document = _training(tree, result, options)
+    elif result.kind == "throughput":
+        from levelfield.cli.reproduce.throughput import reproduce_throughput
+
+        document = reproduce_throughput(tree, result, options)
     else:
         from levelfield.cli.reproduce.inference import reproduce_inference
 

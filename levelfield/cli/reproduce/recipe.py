@@ -29,14 +29,15 @@ if TYPE_CHECKING:
 
 @dataclass
 class TreeResult:
-    """One (system, task, framework) of a tree: its training runs and its inference runs."""
+    """One (system, task, framework) of a tree and one kind: its training runs (time to train), its
+    training-throughput repeats (rules 1.2, throughput/), or its inference runs."""
 
     id: str
-    kind: str  # training | inference
+    kind: str  # training | throughput | inference
     system: str
     task: str
     framework: str
-    training: TrainingResult | None = None
+    training: TrainingResult | None = None  # the logs of a training or a throughput result
     inferences: list[InferenceRun] = field(default_factory=list)
 
 
@@ -75,11 +76,13 @@ def open_tree(root: Path, rules_dir: str | None = None) -> OpenTree:
     def add(kind: str, system: str, task: str, framework: str) -> TreeResult:
         identity = {"rules_version": suite.version, "division": sub.division, "org": sub.org}
         identity |= {"system": system, "task": task, "framework": framework}
-        rid = row_id("trn" if kind == "training" else "inf", identity)
+        rid = row_id({"training": "trn", "throughput": "tpt"}.get(kind, "inf"), identity)
         return results.setdefault(rid, TreeResult(rid, kind, system, task, framework))
 
     for training in sub.trainings:
         add("training", training.system, training.task, training.framework).training = training
+    for throughput in sub.throughputs:
+        add("throughput", throughput.system, throughput.task, throughput.framework).training = throughput
     for run in sub.inferences:
         add("inference", run.system, run.task, run.framework).inferences.append(run)
     return OpenTree(root, sub, suite, dict(sorted(results.items(), key=lambda kv: (kv[1].kind, kv[1].task, kv[0]))))
@@ -119,7 +122,8 @@ def run_index(log: MllogFile) -> int:
 
 
 def training_recipe(result: TreeResult, suite: Suite) -> TrainingRecipe:
-    """The settings of a training result, from its logs (the first run's settings; every run's seed)."""
+    """The settings of a training or throughput result, from its logs (the first run's settings; every run's
+    seed)."""
     logs = sorted(result.training.logs, key=run_index) if result.training else []
     if not logs:
         raise UserError(f"result {result.id}: no training logs to replay")

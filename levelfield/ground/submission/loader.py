@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from levelfield.ground import layout as L
+from levelfield.ground.accuracy_log import parse_accuracy_log
 from levelfield.ground.parse import decode, gunzip, parse_json, parse_mllog
 from levelfield.ground.submission.records import (
     REPEAT_FILE_ATTRIBUTE,
@@ -162,7 +163,7 @@ def _classify(sub: Submission, suite) -> None:
     prefix = sub.base + "/"
     if suite.plugin_divisions:  # rules that know plugins: their declared frameworks may name result folders
         sub.plugin_frameworks = declared_plugin_frameworks(sub)
-    training_logs = defaultdict(list)
+    training_logs = defaultdict(list)  # (system, task, framework, training | throughput) -> logs
     runs: dict[tuple, InferenceRun] = {}
     for path in sorted(sub.tree.files):
         if not path.startswith(prefix):
@@ -204,9 +205,10 @@ def _classify(sub: Submission, suite) -> None:
                 _attach(sub, run, name, path)
             else:
                 _read_loadgen_log(sub, _repeat(run, index), name, path)
-    for (system, task, framework), logs in sorted(training_logs.items()):
-        folder = L.result_dir(sub.base, system, task, framework) + f"/{L.TRAINING}"
-        sub.trainings.append(TrainingResult(system, task, framework, folder, logs))
+    for (system, task, framework, kind), logs in sorted(training_logs.items()):
+        folder = L.result_dir(sub.base, system, task, framework) + f"/{kind}"
+        results = sub.trainings if kind == L.TRAINING else sub.throughputs
+        results.append(TrainingResult(system, task, framework, folder, logs, kind))
     for run in runs.values():
         run.repeats.sort(key=lambda r: r.index)
     sub.inferences = [runs[k] for k in sorted(runs)]
@@ -242,7 +244,7 @@ def _attach(sub: Submission, run: InferenceRun, name: str, path: str) -> None:
         if error:
             sub.malformed.append((path, None, error))
         else:
-            data, error = parse_json(raw)
+            data, error = parse_accuracy_log(raw)  # parse_json's answer; LoadGen's own layout as arrays
             if error:
                 sub.malformed.append((path, None, error))
         run.accuracy_log = JsonFile(path, data)
@@ -297,13 +299,13 @@ def _place(parts: list[str], sub: Submission, suite):
         )
     if rest == [L.ENVIRONMENT]:
         return "environment", (system, task, framework)
-    if len(rest) == 2 and rest[0] == L.TRAINING:
+    if len(rest) == 2 and rest[0] in (L.TRAINING, L.THROUGHPUT):
         if L.TRAINING_LOG.match(rest[1]):
-            return "training", (system, task, framework)
-        return f"unexpected in {L.TRAINING}/ (expected result_<i>.txt files)"
+            return "training", (system, task, framework, rest[0])
+        return f"unexpected in {rest[0]}/ (expected result_<i>.txt files)"
     if len(rest) in (3, 4):
         return _place_inference(rest, suite.tasks[task], (system, task, framework))
-    return "unexpected here (expected environment.json, training/ or <scenario>/<mode>/ files)"
+    return "unexpected here (expected environment.json, training/, throughput/ or <scenario>/<mode>/ files)"
 
 
 def _place_inference(rest: list[str], task, result_key: tuple):

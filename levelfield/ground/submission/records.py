@@ -30,11 +30,15 @@ class SystemRecord:
 
 @dataclass
 class TrainingResult:
+    """The logs of one training/ folder (time to train), or of one throughput/ folder (rules 1.2: a
+    training-throughput result, one log per repeat; kind "throughput")."""
+
     system: str
     task: str
     framework: str
     folder: str
     logs: list[MllogFile] = field(default_factory=list)
+    kind: str = "training"  # "training" | "throughput": the folder's name (levelfield/ground/layout.py)
 
 
 # The InferenceRun attribute holding each file directly in a <scenario>/<mode>/ folder.
@@ -82,7 +86,9 @@ class InferenceRun:
     result: JsonFile | None = None
     settings: JsonFile | None = None
     accuracy: JsonFile | None = None
-    accuracy_log: JsonFile | None = None  # the parsed JSON array of {seq_id, qsl_idx, data}
+    # The parsed JSON array of {seq_id, qsl_idx, data}; in LoadGen's own layout, the same as arrays
+    # (ground/accuracy_log.py AccuracyEntries), which accuracy scoring reads alike.
+    accuracy_log: JsonFile | None = None
     repeats: list[Repeat] = field(default_factory=list)  # performance mode: run_<i>/ folders, by index
 
     @property
@@ -115,6 +121,7 @@ class Submission:
     base: str = ""  # "<division>/<org>"
     systems: dict[str, SystemRecord] = field(default_factory=dict)
     trainings: list[TrainingResult] = field(default_factory=list)
+    throughputs: list[TrainingResult] = field(default_factory=list)  # rules 1.2 training-throughput results
     inferences: list[InferenceRun] = field(default_factory=list)
     environments: dict[tuple, JsonFile] = field(default_factory=dict)  # (system, task, framework) -> file
     code_ref: JsonFile | None = None
@@ -136,5 +143,5 @@ class Submission:
 
     def result_keys(self) -> set[tuple]:
         """(system, task, framework) of every result present, training or inference."""
-        keys = {(t.system, t.task, t.framework) for t in self.trainings}
+        keys = {(t.system, t.task, t.framework) for t in (*self.trainings, *self.throughputs)}
         return keys | {(r.system, r.task, r.framework) for r in self.inferences}

@@ -35,6 +35,7 @@ from levelfield.reference.ctr_dlrm.pytorch.weights import export_neutral, load_n
 from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     peak_device_memory_mib,
+    reset_peak_device_memory,
     torch_device,
 )
 from levelfield.reference.frameworks.pytorch.steps import (
@@ -59,6 +60,7 @@ class Implementation(BaseImplementation):
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = torch_device(device)
+        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = self._build_loss(recipe)

@@ -52,6 +52,7 @@ from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     distributed,
     peak_device_memory_mib,
+    reset_peak_device_memory,
     torch_device,
 )
 from levelfield.reference.frameworks.pytorch.steps import (
@@ -76,6 +77,7 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = torch_device(device)
+        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         if distributed() and torch.device(self.device).type == "cuda":
             # Batch statistics of the global batch (all ranks), as one process computes them.

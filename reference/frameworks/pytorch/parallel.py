@@ -58,8 +58,15 @@ def torch_device(requested: str | None) -> str:
     return f"cuda:{index}"
 
 
+def reset_peak_device_memory(device: str) -> None:
+    """Start the peak count afresh on a CUDA device (an implementation being built: a new run), so that
+    `peak_device_memory_mib` is its own even where the process ran others before (`levelfield device-check`)."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
 def peak_device_memory_mib(device: str) -> float | None:
-    """PyTorch's peak allocation on a CUDA device in MiB; None on a CPU."""
+    """PyTorch's peak allocation on a CUDA device in MiB since the last reset; None on a CPU."""
     if torch.device(device).type != "cuda":
         return None
     return torch.cuda.max_memory_allocated(device) / _BYTES_PER_MIB

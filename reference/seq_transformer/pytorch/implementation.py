@@ -30,6 +30,7 @@ from levelfield.reference import interface
 from levelfield.reference.frameworks.pytorch.parallel import (
     data_parallel,
     peak_device_memory_mib,
+    reset_peak_device_memory,
     torch_device,
 )
 from levelfield.reference.frameworks.pytorch.steps import (
@@ -60,6 +61,7 @@ class Implementation(interface.Implementation):
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
         self.device = torch_device(device)
+        reset_peak_device_memory(self.device)  # this run's peak, in a process that may have run others
         self.model = self._build_model(recipe).to(self.device)
         self.criterion = self._build_loss(recipe)
         # bf16 (seq-transformer-standard's inference, rules 1.2): PyTorch's AMP idiom, the forward under
