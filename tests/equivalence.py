@@ -169,3 +169,34 @@ def spread_weights(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, n
             value = 0.2 * rng.standard_normal(shape)
         weights[name] = value.astype(np.float32)
     return weights
+
+
+def bulk_worst_pair(results: dict[str, tuple[np.ndarray, dict]], quantile: float) -> tuple[float, str]:
+    """Largest, over every pair of runs, of the `quantile` of |difference| over all their weights pooled."""
+    worst, pair = 0.0, ""
+    for a, b in itertools.combinations(results, 2):
+        wa, wb = results[a][1], results[b][1]
+        pooled = np.concatenate([np.abs(wa[n].astype(np.float64) - wb[n]).ravel() for n in sorted(wa)])
+        value = float(np.quantile(pooled, quantile))
+        if value > worst or not pair:
+            worst, pair = value, f"{a} vs {b}"
+    return worst, pair
+
+
+def assert_mixed_step_agrees(
+    results: dict[str, tuple[np.ndarray, dict]],
+    *,
+    loss_atol: float,
+    param_atol: float,
+    bulk_atol: float,
+    quantile: float,
+) -> None:
+    """One mixed-precision training step (the standard tasks' bf16, rules 1.2) against the others and fp32:
+    `results` {run name: (losses, exported weights)}, pairwise: the losses within loss_atol, every weight
+    within param_atol, and `quantile` of all weights pooled within bulk_atol (a low precision rounds a few
+    weights' updates far more than the bulk's; the equivalence tests' docstrings give the measured worst)."""
+    assert_training_equivalent(results, loss_atol, param_atol)
+    worst, pair = bulk_worst_pair(results, quantile)
+    assert worst <= bulk_atol, (
+        f"{quantile:.1%} of the weights: max abs diff {worst:.3g} ({pair}) exceeds {bulk_atol:.3g}"
+    )

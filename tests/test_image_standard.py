@@ -12,6 +12,7 @@ prefetcher turn the same decisions into the same float32 batches as the numpy re
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -190,6 +191,11 @@ def test_the_torch_dataloader_cuts_the_reference_batches_bit_for_bit(arrays, wor
 def test_input_workers_default_from_the_cores_and_a_bad_setting_is_one_line(monkeypatch):
     monkeypatch.delenv(augment.WORKERS_ENV, raising=False)
     assert 1 <= augment.input_workers() <= 8
+    # Half the CPUs this process may run on: under --nproc N a rank's share, not the host's cores.
+    for cpus, workers in ((1, 1), (2, 1), (8, 4), (32, 8)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cpus: set(range(n)))
+        monkeypatch.setattr(os, "cpu_count", lambda: 64)
+        assert augment.input_workers() == workers, cpus
     monkeypatch.setenv(augment.WORKERS_ENV, "3")
     assert augment.input_workers() == 3
     monkeypatch.setenv(augment.WORKERS_ENV, "many")

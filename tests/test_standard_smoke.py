@@ -126,15 +126,3 @@ def test_a_loadgen_smoke_run_of_the_full_size_model_is_valid(task, framework, tm
     assert record["compile_mode"] == mode(task, framework, "infer")
     assert [run["result_validity"] for run in record["runs"]] == ["VALID"]
     assert record["samples_per_s"] > 0
-
-
-@pytest.mark.parametrize("task, framework", CASES)
-def test_a_standard_task_refuses_several_processes_before_any_work(task, framework, tmp_path):
-    result = run_cli(
-        *("train", "--task", task, "--rules-version", RULES_VERSION, "--framework", framework),
-        *("--profile", "smoke", "--nproc", "2", "--out", str(tmp_path / "o")),
-    )
-    assert_user_error(result, f"--nproc 2 --nnodes 1: {task}/{framework} trains in one process only")
-    assert "expected --nproc 1 --nnodes 1" in result.stderr
-    assert len([line for line in result.stderr.splitlines() if line.startswith("levelfield: ")]) == 2  # and a hint
-    assert not (tmp_path / "o").exists()

@@ -51,6 +51,7 @@ from levelfield.ground.fsutil import (
     sha256_file,
 )
 from levelfield.ground.parse import parse_json, parse_mllog
+from levelfield.ground.scaling import REFERENCE_FOLDER
 from levelfield.ground.signing import private_key_paths
 from levelfield.ground.training_log import throughput_only_mark
 from levelfield.tools.package_plugins import plugin_code
@@ -99,7 +100,9 @@ class InferenceRunDir:
 
 def _regular_files(folder: Path):
     for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs.sort()
+        # A `--scaling` run's 1-process reference (scaling_reference/) is that result's yardstick, logged in
+        # its every log, not a result of its own: its runs would join the N-process ones in one folder.
+        dirs[:] = sorted(d for d in dirs if d != REFERENCE_FOLDER)
         for name in sorted(files):
             path = Path(root) / name
             if not path.is_symlink():

@@ -5,7 +5,8 @@ hyperparameters, sample counts); this one holds the values no rule sets to
 the only values the trainer can write: a seed it can draw, process and node
 counts of at least one, times and memory that are finite and not negative,
 the starter of the processes it can name, shares of the host's CPU time
-between 0 and 1, energy that is a number or "not measured".
+between 0 and 1, energy that is a number or "not measured", a scaling
+efficiency above 0 against a 1-process reference of the shape it logs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from levelfield.ground import mllog_keys as LK
 from levelfield.ground.cluster_managers import LAUNCHER_DOMAIN, valid_launcher_record
 from levelfield.ground.meter import NOT_MEASURED
 from levelfield.ground.parse import finite_number, plain_int
+from levelfield.ground.scaling import REFERENCE_DOMAIN, valid_reference_record
 
 if TYPE_CHECKING:
     from levelfield.checker.context import Context
@@ -65,6 +67,8 @@ DOMAINS: dict[str, tuple[str, Callable[[object], bool]]] = {
     LK.TRAIN_SAMPLES_PER_S: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.STEP_TIME_MS: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
     LK.LAUNCHER: (LAUNCHER_DOMAIN, valid_launcher_record),
+    LK.SCALING_EFFICIENCY: ("a finite number > 0", lambda v: finite_number(v) and v > 0),
+    LK.SCALING_REFERENCE: (REFERENCE_DOMAIN, valid_reference_record),
 }
 
 
@@ -73,9 +77,10 @@ def log_value_out_of_domain(sub: Submission, ctx: Context) -> Iterator[Finding]:
     """What: a training log holds a value the trainer cannot have written: a seed outside [0, 2^31),
     a run index below 0, a process or node count below 1, a submittable flag that is not a boolean, a time,
     memory, price or energy figure that is negative or not a finite number (energy may say "not measured"),
-    a share of the host's CPU time outside [0, 1], a sample interval below 1 ms, or a levelfield_launcher
+    a share of the host's CPU time outside [0, 1], a sample interval below 1 ms, a levelfield_launcher
     that names no starter levelfield knows (slurm, openmpi, torchrun, levelfield) or lacks a workload
-    manager's job id.
+    manager's job id, or a scaling efficiency (`--scaling`) that is not above 0 or a 1-process reference
+    not of the shape the trainer logs.
     Why: the trainer writes these from what it measured or drew; a value outside the domain is an edit
     (or a corrupted file), and the figures shown next to the time to train would be made up.
     Bad: seed -1; levelfield_peak_rss_mib "1.0" (a string); levelfield_launcher {"name": "pbs", ...}.

@@ -92,6 +92,12 @@ TIMED_STEPS = "levelfield_timed_steps"
 # windows' readings, and the checker recomputes them (levelfield/ground/step_windows.py, TRN027, TRN028)
 STEP_WINDOW_START = "levelfield_step_window_start"
 STEP_WINDOW_STOP = "levelfield_step_window_stop"
+# `levelfield train --throughput-only --nproc N --scaling` (levelfield/ground/scaling.py): the 1-process
+# reference timed just before, side by side ({"world_size": 1, "train_samples_per_s": its median, "runs",
+# "seeds", "folder": where its logs are, relative to the run's --out}), logged at init; and the run's own
+# samples/s over N x the reference's, logged beside its samples/s. Absent from every other log
+SCALING_REFERENCE = "levelfield_scaling_reference"
+SCALING_EFFICIENCY = "levelfield_scaling_efficiency"
 
 # -- the recipe's parts MLPerf has no key for (the rules' hyperparameter_log_keys name them) --------
 LOSS = "levelfield_loss"  # e.g. "softmax_cross_entropy"
@@ -150,6 +156,8 @@ LOG_KEYS = (
     TIMED_STEPS,
     STEP_WINDOW_START,
     STEP_WINDOW_STOP,
+    SCALING_REFERENCE,
+    SCALING_EFFICIENCY,
     LOSS,
     PRECISION,
     LABEL_SMOOTHING,

@@ -75,3 +75,6 @@ class TrainOptions:
     # N (`--steps N`): the timed steps of a throughput-only run (setting it implies throughput_only); None:
     # the rules' timed steps, or a time-to-accuracy run
     throughput_steps: int | None = None
+    # The 1-process reference of `--throughput-only --nproc N --scaling`, timed just before these runs
+    # (levelfield/ground/scaling.py reference_record); each run logs it and its efficiency against it
+    scaling_reference: dict | None = None

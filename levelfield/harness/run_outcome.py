@@ -35,6 +35,9 @@ class RunOutcome:
     # before the first timed step.
     train_samples_per_s: float | None = None
     step_time_ms: float | None = None
+    # `--scaling` (levelfield/ground/scaling.py): train_samples_per_s over N x the 1-process reference's; None
+    # without a reference, on ranks other than 0, and before the first timed step
+    scaling_efficiency: float | None = None
     # The cost of the timed run (levelfield/harness/run_meter.py): the levelfield_* figures its log holds,
     # by their names without the prefix (peak_tree_rss_mib, others_cpu_share, cpu_energy_j, ...); None on
     # ranks other than 0 and for a run that failed before run_start.

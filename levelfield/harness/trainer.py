@@ -44,6 +44,7 @@ from levelfield.ground.environment import environment_fingerprint
 from levelfield.ground.errors import UserError
 from levelfield.ground.eval_cadence import EvalCadence
 from levelfield.ground.registry import task_module
+from levelfield.ground.scaling import scaling_efficiency, scaling_figures
 from levelfield.ground.stats import spread, time_to_train
 from levelfield.ground.step_windows import TIMED, WARMUP
 from levelfield.ground.training_log import reaches_target
@@ -308,6 +309,8 @@ class Trainer:
         if self.world.size > 1:
             log.event(LK.DISTRIBUTED_BACKEND, self.world.backend)
         log.event(LK.LAUNCHER, self.world.launcher)
+        if self.o.scaling_reference is not None:  # --scaling: the 1-process runs timed just before these
+            log.event(LK.SCALING_REFERENCE, self.o.scaling_reference)
         if impl.batch_norm_spans:
             log.event(K.MODEL_BN_SPAN, self._bn_span(impl))
         if impl.input_workers is not None:
@@ -489,6 +492,9 @@ class Trainer:
             outcome.peak_device_memory_mib = impl.peak_device_memory_mib()
         if self.world.primary:
             outcome.train_samples_per_s, outcome.step_time_ms = self.timed.samples_per_s(), self.timed.step_time_ms()
+            if self.o.scaling_reference is not None:
+                reference = self.o.scaling_reference["train_samples_per_s"]
+                outcome.scaling_efficiency = scaling_efficiency(outcome.train_samples_per_s, self.world.size, reference)
         cost: list[tuple[str, object]] = []
         if meter is not None and run_start_ms is not None:
             figures = meter.stop()
@@ -503,6 +509,7 @@ class Trainer:
             (LK.DEVICE_MEMORY_USED_MIB, outcome.device_memory_used_mib),
             (LK.TRAIN_SAMPLES_PER_S, outcome.train_samples_per_s),
             (LK.STEP_TIME_MS, outcome.step_time_ms),
+            (LK.SCALING_EFFICIENCY, outcome.scaling_efficiency),
             *cost,
         ):
             if value is not None:  # absent, never made up: no GPU, or no step timed
@@ -551,6 +558,10 @@ class Trainer:
             else None,
             "time_to_first_step_s": spread([o.time_to_first_step_s for o in outcomes]) if outcomes else None,
             "throughput": throughput_only.figures(outcomes),  # median and range over the runs
+            # --scaling: these runs' median samples/s over N x the 1-process reference's (ground/scaling.py)
+            "scaling": None
+            if self.o.scaling_reference is None
+            else scaling_figures([o.train_samples_per_s for o in outcomes], self.world.size, self.o.scaling_reference),
         }
 
 

@@ -248,6 +248,14 @@ def _steps(row: dict) -> str:
     return f"{row['warmup_steps'] if row['warmup_steps'] is not None else DASH} + {row['timed_steps']}"
 
 
+def _scaling(row: dict) -> str:
+    """`--scaling` results: N-process samples/s over N x the 1-process figure, and that figure."""
+    scaling = row.get("scaling")
+    if not scaling or scaling["efficiency"] is None:
+        return DASH
+    return f"{scaling['efficiency']:.2f} ({scaling['reference_samples_per_s']:.4g})"
+
+
 THROUGHPUT_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
     Column(
         "batch",
@@ -267,6 +275,9 @@ THROUGHPUT_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
         "vs fastest on system, batch, precision (Welch)",
         vs_fastest_throughput,
         noise=lambda r: _within_noise(r.get("vs_fastest")),
+    ),
+    Column(
+        "scaling-efficiency", "scaling efficiency vs 1 process (its samples/s)", _scaling, optional=True, numeric=True
     ),
     Column("peak-host-memory", "peak host memory MiB", _num("peak_host_memory_mib"), numeric=True),
     Column("peak-device-memory", "peak device memory MiB", _num("peak_device_memory_mib"), optional=True, numeric=True),

@@ -94,6 +94,8 @@ THROUGHPUT = {
     "throughput_vs_fastest_framework": ("vs_fastest", "framework"),
     "throughput_vs_fastest_p_value": ("vs_fastest", "p_value"),
     "throughput_within_noise_of_fastest": ("vs_fastest", "within_noise"),
+    "throughput_scaling_efficiency": ("scaling", "efficiency"),
+    "throughput_scaling_reference_samples_per_s": ("scaling", "reference_samples_per_s"),
 }
 # Per scenario: column suffix -> the scenario entry's key (a tuple: a key inside vs_best).
 SCENARIO = {

@@ -7,7 +7,10 @@
 A row's number is the mean over its repeats of each repeat's samples/s, with
 their stdev and 95% CI; each repeat's figure is the one its step windows give
 (levelfield.ground.step_windows.log_figures: what the checker recomputes and
-held the logged figure to, TRN027), never a number read elsewhere. Peers, for
+held the logged figure to, TRN027), never a number read elsewhere. A result
+trained with `--scaling` also shows its scaling efficiency: the row's mean
+samples/s over its processes times the 1-process reference every repeat
+logged (levelfield/ground/scaling.py), recomputed here. Peers, for
 the Welch marks, are the frameworks on one system and task at the same
 processes, global batch size and precision: a throughput at another batch or
 precision measures another workload. These rows are never mixed with the time-to-train
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from levelfield.ground import mllog_keys as LK
+from levelfield.ground.scaling import scaling_efficiency, valid_reference_record
 from levelfield.ground.stats import ALPHA, spread, welch_test
 from levelfield.ground.step_windows import log_figures
 from levelfield.tools.leaderboard.rows import (
@@ -89,7 +93,24 @@ def throughput_row(tree: CleanTree, result: TrainingResult) -> dict:
         "peak_host_memory_mib": _max_of(repeats, "peak_host_memory_mib"),
         "peak_device_memory_mib": _max_of(repeats, "peak_device_memory_mib"),
         "run_details": repeats,
+        "scaling": scaling(logs, spread(_values(repeats, "train_samples_per_s"))["mean"]),
         "source": tree.path,
+    }
+
+
+def scaling(logs: list[MllogFile], mean_samples_per_s: float | None) -> dict | None:
+    """A `--scaling` result's efficiency: its mean samples/s over (processes x the 1-process reference's
+    median), with that reference; None for a result without one, or whose repeats logged different ones."""
+    references = [log.value(LK.SCALING_REFERENCE) for log in logs]
+    first = references[0] if references else None
+    if not valid_reference_record(first) or any(r != first for r in references):
+        return None
+    processes = _int(logs[0].value(LK.WORLD_SIZE))
+    efficiency = scaling_efficiency(mean_samples_per_s, processes, first["train_samples_per_s"]) if processes else None
+    return {
+        "efficiency": efficiency,
+        "reference_samples_per_s": first["train_samples_per_s"],
+        "reference_runs": first["runs"],
     }
 
 

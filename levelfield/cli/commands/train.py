@@ -24,6 +24,7 @@ from levelfield.cli.commands import (
 )
 from levelfield.ground import host_load
 from levelfield.ground.cluster_managers import managed_rank
+from levelfield.ground.scaling import REFERENCE_FOLDER
 from levelfield.harness.world import MAX_NODES, MAX_NPROC  # imports no framework
 
 
@@ -71,6 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "# training throughput alone under rules 1.1 (never a result): 200 timed steps, 3 runs; then 2 processes",
             "levelfield train --task fmnist-resnet --framework jax --throughput-only --steps 200 --runs 3 --out runs/t",
             "levelfield train --task ctr-dlrm --framework pytorch --throughput-only --steps 500 --nproc 2 --out runs/2",
+            "# the same on 2 processes and, first, on 1: the scaling efficiency (docs/scale.md)",
+            "levelfield train --task image-resnet50-standard --framework jax --throughput-only --steps 20 --nproc 2 "
+            "--scaling --out runs/rn50-2",
             "# ranks a workload manager starts, one per task (docs/distributed.md, Slurm and Open MPI):",
             "srun --nodes 2 --ntasks-per-node 2 levelfield train --task ctr-dlrm --framework jax --out runs/ctr-s",
             "mpirun -n 2 levelfield train --task ctr-dlrm --framework tensorflow --profile smoke --out runs/ctr-m",
@@ -125,6 +129,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="with --throughput-only: the timed steps of each run (required under rules 1.0 and 1.1; under 1.2 "
         "the rules' count by default, and another N is not the rules' result: TRN029)",
+    )
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="with --throughput-only --nproc N (N >= 2): first train the same runs on 1 process, on one rank's "
+        "share of this host, into OUT/scaling_reference/, then the N-process runs, and record their scaling "
+        "efficiency (N-process samples/s / (N x 1-process samples/s)) in their logs and summary.json",
     )
     parser.add_argument("--force", action="store_true", help="replace results already in --out")
     parser.add_argument(
@@ -187,7 +198,10 @@ def run(args: argparse.Namespace) -> int:
             "its own device (the launcher gives rank r GPU r where there are GPUs)",
             hint="drop --device, or train in one process",
         )
+    _check_scaling(args, layout, place)
     existing = sorted(args.out.glob("result_*.txt")) if args.out.is_dir() else []
+    if args.scaling:  # the reference's logs too
+        existing += sorted((args.out / REFERENCE_FOLDER).glob("result_*.txt"))
     if existing and not args.force:
         raise UserError(
             f"{args.out}: already holds {len(existing)} result file(s); not overwriting them",
@@ -238,6 +252,13 @@ def run(args: argparse.Namespace) -> int:
 
         summary_file = args.out / "summary.json"
         summary_file.unlink(missing_ok=True)  # replaced below only by this launch's rank 0
+        if args.scaling:  # the 1-process reference first, into OUT/scaling_reference/
+            from levelfield.cli.launch.reference import time_reference
+
+            options, stopped_by = time_reference(options, layout)
+            if stopped_by:
+                print(f"interrupted by {stopped_by} during the 1-process reference; its logs in {options.out}/")
+                return 128 + getattr(signal, stopped_by).value
         interrupted_by = launch(options, layout)  # rank 0 writes the logs and summary.json
         if layout.node_rank:  # rank 0 lives on node 0: this host has no files of its own
             print(f"node {layout.node_rank} of {layout.nnodes}: done; node 0 holds the logs and summary.json")
@@ -272,6 +293,32 @@ def _check_throughput_only(args: argparse.Namespace) -> None:
         raise UserError("--save-weights: a throughput-only run is never a time-to-accuracy result and keeps no weights")
 
 
+def _check_scaling(args: argparse.Namespace, layout, place) -> None:
+    """--scaling times N processes against 1 on this host: throughput-only, N >= 2, one host, levelfield's starter."""
+    from levelfield.ground.errors import UserError
+
+    if not args.scaling:
+        return
+    if not args.throughput_only:
+        raise UserError(
+            "--scaling: only with --throughput-only; it compares training throughput, which a time-to-accuracy "
+            "run does not measure alone",
+            hint="add --throughput-only --steps N",
+        )
+    if place is not None:
+        raise UserError(
+            "--scaling: under Slurm or Open MPI the manager starts the ranks, and levelfield cannot start the "
+            "1-process reference beside them",
+            hint="train the 1-process runs as a job step of their own, with the same --seed",
+        )
+    if layout.nnodes > 1 or layout.world_size < 2:
+        raise UserError(
+            f"--scaling with --nproc {layout.nproc} --nnodes {layout.nnodes}: expected --nproc 2 or more on one "
+            "host (--nnodes 1), the processes its 1-process reference is compared with",
+            hint="for example --nproc 2 --scaling",
+        )
+
+
 def print_throughput_summary(summary: dict, out: Path) -> None:
     """Throughput-only runs: each run's samples/s and step time, then their median and range."""
     from tabulate import tabulate
@@ -301,6 +348,8 @@ def print_throughput_summary(summary: dict, out: Path) -> None:
                 f"{name}: median {f['median']:.{digits}f} {unit} over {f['n']} run(s) "
                 f"(min {f['min']:.{digits}f}, max {f['max']:.{digits}f})"
             )
+    if summary.get("scaling"):
+        print(scaling_line(summary["scaling"]))
     if warmup is None:
         print(
             f"throughput only: {steps} timed steps per run after the warm-up, no evaluation, no target; "
@@ -374,3 +423,18 @@ def print_summary(summary: dict, out: Path) -> None:
     if summary["interrupted_by"]:
         print(f"interrupted by {summary['interrupted_by']}: the interrupted run is logged as aborted")
     print(f"logs and summary.json in {out}/")
+
+
+def scaling_line(scaling: dict) -> str:
+    """summary.json's `scaling` in one line: the efficiency, both medians, where the reference's logs are."""
+    ref = scaling["reference"]
+
+    def rate(value) -> str:
+        return "-" if value is None else f"{value:.1f} samples/s"
+
+    efficiency = "-" if scaling["efficiency"] is None else f"{scaling['efficiency']:.3f}"
+    n = scaling["world_size"]
+    return (
+        f"scaling efficiency: {efficiency} = {n} processes' median {rate(scaling['train_samples_per_s'])} / "
+        f"({n} x 1 process's median {rate(ref['train_samples_per_s'])}, {ref['runs']} run(s) in {ref['folder']}/)"
+    )

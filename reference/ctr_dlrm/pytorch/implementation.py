@@ -33,7 +33,13 @@ from levelfield.reference.ctr_dlrm.common.inputs import check_inputs, pad_rows, 
 from levelfield.reference.ctr_dlrm.pytorch import weights
 from levelfield.reference.ctr_dlrm.pytorch.model import DLRMSmall
 from levelfield.reference.frameworks.pytorch.base import FrameworkImplementation
-from levelfield.reference.frameworks.pytorch.parallel import data_parallel
+from levelfield.reference.frameworks.pytorch.parallel import (
+    data_parallel,
+)
+from levelfield.reference.frameworks.pytorch.steps import (
+    autocast,
+    precision_in_use,
+)
 from levelfield.reference.interface import COMPILED, Recipe
 
 
@@ -50,6 +56,10 @@ class Implementation(FrameworkImplementation):
         self.model = self._build_model(recipe).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = self._build_loss(recipe)
+        # bf16 (ctr-dlrm-standard's inference, rules 1.2): the forward under torch.autocast, float32
+        # parameters and tables (reference/frameworks/pytorch/steps.py); fp16's scale (the base's GradScaler)
+        # never enabled.
+        self._autocast = autocast(self.device, recipe.precision)
         self._new_optimizer()
         if mode == COMPILED:
             # Training: forward + loss as one graph, fixed batch shape, so static shapes (a new batch size
@@ -93,7 +103,7 @@ class Implementation(FrameworkImplementation):
         n = check_inputs(inputs)
         self.model.eval()
         outputs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast:
             for start, stop, size in predict_chunks(n):
                 if self.mode != COMPILED:
                     size = stop - start
@@ -120,7 +130,8 @@ class Implementation(FrameworkImplementation):
     def _batch_loss(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
         this method, forward and loss in one graph (__init__)."""
-        return self.criterion(self.train_model(dense, sparse), labels)
+        with self._autocast:  # binary_cross_entropy_with_logits is on autocast's float32 list
+            return self.criterion(self.train_model(dense, sparse), labels)
 
     def optimizer_hyperparameters(self) -> dict:
         """The optimizer's settings by rules name, read back from its param group."""
@@ -129,7 +140,6 @@ class Implementation(FrameworkImplementation):
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
-        precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
@@ -140,5 +150,5 @@ class Implementation(FrameworkImplementation):
                 if type(self.criterion) is torch.nn.BCEWithLogitsLoss and self.criterion.reduction == "mean"
                 else repr(self.criterion)
             ),
-            "precision": precision,
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

@@ -37,7 +37,11 @@ from levelfield.reference.frameworks.tensorflow.base import FrameworkImplementat
 from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdam
 from levelfield.reference.frameworks.tensorflow.parallel import scale_loss_for_distribution, strategy_scope
-from levelfield.reference.frameworks.tensorflow.steps import train_step
+from levelfield.reference.frameworks.tensorflow.steps import (
+    DTYPE_POLICIES,
+    precision_in_use,
+    train_step,
+)
 from levelfield.reference.interface import COMPILED, Recipe
 
 
@@ -48,6 +52,9 @@ class Implementation(FrameworkImplementation):
     implements = {"optimizer": "adam", "loss": "sigmoid_binary_cross_entropy"}  # precisions: fp32 only (the default)
     multiprocess_devices = ("cpu", "cuda")
     spec: model_spec.DLRMSpec = model_spec.SPEC  # the network's shapes (ctr-dlrm-standard: its own spec)
+    # Under --nproc N, the tables' gradients all-gathered as tf.IndexedSlices (the looked-up rows) rather than
+    # densified and all-reduced (frameworks/tensorflow/steps.py train_step); Adam updates every row anyway
+    sparse_embeddings = False
 
     def __init__(self, recipe: Recipe, *, mode: str = COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)
@@ -59,12 +66,13 @@ class Implementation(FrameworkImplementation):
             self.optimizer.build(self.model.trainable_variables)
         self.loss_fn = self._build_loss(recipe)
         # (dense, sparse, labels, rows, lr) -> loss
-        self._step = train_step(self._gradients, self._apply, mode == COMPILED)
+        self._step = train_step(self._gradients, self._apply, mode == COMPILED, sparse_gradients=self.sparse_embeddings)
         self._forward = tf.function(self._predict_batch, jit_compile=True) if mode == COMPILED else self._predict_batch
 
     def _build_model(self, recipe: Recipe) -> keras.Model:
-        """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
-        return build_model(self.spec)
+        """The network at this task's spec under the precision's dtype policy (bf16: mixed_bfloat16), variables
+        created (in __init__'s device and strategy scope)."""
+        return build_model(self.spec, DTYPE_POLICIES[recipe.precision])
 
     def _build_loss(self, recipe: Recipe) -> keras.losses.Loss:
         """Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form)."""
@@ -145,7 +153,6 @@ class Implementation(FrameworkImplementation):
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
-        precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
         loss = self.loss_fn.get_config()
         loss_name = (
             "sigmoid_binary_cross_entropy"
@@ -160,5 +167,5 @@ class Implementation(FrameworkImplementation):
             **self.optimizer_hyperparameters(),
             "weight_decay": opt.weight_decay or 0.0,
             "loss": loss_name,
-            "precision": precision,
+            "precision": precision_in_use(self.model, opt),
         }

@@ -10,8 +10,14 @@ Everything but the shapes and the optimizer is ctr-dlrm's (reference/ctr_dlrm/
 pytorch/implementation.py): the loss under torch.compile, predict in padded
 power-of-two chunks. The optimizer is torch.optim.SGD without momentum or
 decay (MLPerf DLRM v1's reference recipe) on sparse table gradients, so each
-step writes only the looked-up rows of the 1.07 GiB of tables. One process
-only: sparse gradients under DDP are not tried here.
+step writes only the looked-up rows of the 1.07 GiB of tables.
+
+Several processes (`levelfield train --nproc N`) on a CPU: DDP all-reduces the
+tables' sparse gradients as sparse tensors (gloo's sparse all-reduce: the
+looked-up rows, never the whole tables) and the MLPs' dense ones as usual, so
+every rank applies the global batch's mean gradient. Not on CUDA: NCCL has no
+sparse all-reduce, and the idioms there (dense table gradients, or tables
+split over the GPUs as TorchRec's model parallelism) are not implemented.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from levelfield.reference.interface import Recipe
 
 class Implementation(SmallImplementation):
     task_id = "ctr-dlrm-standard"
-    implements = IMPLEMENTS  # precisions: fp32 only (the default)
-    multiprocess_devices = ()  # one process: see above
+    # bf16 too, for inference (rules 1.2): torch.autocast, in the tiny task's predict and forward.
+    precisions = ("fp32", "bf16")
+    implements = IMPLEMENTS
+    multiprocess_devices = ("cpu",)  # gloo's sparse all-reduce; NCCL has none (see above)
     spec = SPEC
     sparse_embeddings = True
 

@@ -12,7 +12,12 @@ tf.function(jit_compile=True), predict in padded power-of-two chunks. The
 optimizer is Keras' SGD without momentum (p -= lr * g, torch's update when
 there is no momentum buffer), MLPerf DLRM v1's reference recipe; the tables'
 gradients are tf.IndexedSlices, so it scatters into the looked-up rows only.
-One process only: the all-reduce of IndexedSlices is not tried here.
+
+Several processes (`levelfield train --nproc N`): MultiWorkerMirroredStrategy,
+the tables' IndexedSlices kept sparse (`sparse_embeddings`): each rank's
+looked-up rows and their gradients are all-gathered, and every rank scatters
+all of them, duplicates summed, as one process scatters its batch's
+(reference/frameworks/tensorflow/steps.py `train_step`).
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ from levelfield.reference.interface import Recipe
 
 class Implementation(SmallImplementation):
     task_id = "ctr-dlrm-standard"
-    implements = IMPLEMENTS  # precisions: fp32 only (the default)
-    multiprocess_devices = ()  # one process: see above
+    # bf16 too, for inference (rules 1.2): the Keras dtype policy mixed_bfloat16, in the tiny task's model.
+    precisions = ("fp32", "bf16")
+    implements = IMPLEMENTS
+    multiprocess_devices = ("cpu", "cuda")
+    sparse_embeddings = True  # under --nproc N: all-gather the tables' looked-up rows, not all-reduce the tables
     spec = SPEC
 
     def _build_optimizer(self, recipe: Recipe) -> keras.optimizers.Optimizer:

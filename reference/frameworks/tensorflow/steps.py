@@ -77,6 +77,7 @@ def train_step(
     apply: Callable[[list, tf.Tensor], None],
     compiled: bool,
     input_signature: list[tf.TensorSpec] | None = None,
+    sparse_gradients: bool = False,
 ) -> Callable[..., tf.Tensor]:
     """The train step `step(*data, rows, lr) -> loss` from `gradients(*data, rows) -> (loss, grads)` and
     `apply(grads, lr)` (the optimizer update); `compiled`: under tf.function(jit_compile=True).
@@ -84,7 +85,9 @@ def train_step(
     One process: one function, the whole step XLA-compiled. N processes: every rank runs the step in its
     replica; only `gradients` is XLA-compiled (the all-reduce inside `apply` stays out of XLA), and the
     loss returned is the rank's own mean loss. `gradients` must return the loss Keras divides by N under
-    a strategy (tf_parallel.scale_loss_for_distribution where Keras does not).
+    a strategy (tf_parallel.scale_loss_for_distribution where Keras does not). `sparse_gradients`: under a
+    strategy, an embedding's gradient (tf.IndexedSlices) stays sparse and travels as an all-gather of the
+    looked-up rows (else it is made dense and all-reduced: below).
     """
 
     def step(*args):
@@ -99,8 +102,13 @@ def train_step(
     def dense_gradients(*inputs):
         # An embedding's gradient (tf.IndexedSlices) would travel as two all-gathers of its rows; the
         # optimizers here densify it anyway (torch's Adam and AdamW update every row), and one dense
-        # all-reduce of these small tables is faster: ctr-dlrm, 2 ranks, 24 -> 5 ms per step.
+        # all-reduce of these small tables is faster: ctr-dlrm, 2 ranks, 24 -> 5 ms per step. Not so for
+        # ctr-dlrm-standard (sparse_gradients): its plain SGD writes the looked-up rows only, and a dense
+        # gradient would all-reduce its 1.07 GiB of tables every step, where the all-gather carries the
+        # batch's rows (2,048 x 26 x 128 floats per rank, 27 MB).
         loss, grads = gradients(*inputs)
+        if sparse_gradients:
+            return loss, grads
         return loss, [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
 
     compute = tf.function(dense_gradients, jit_compile=True) if compiled else dense_gradients

@@ -84,9 +84,11 @@ WORKERS_ENV = "LEVELFIELD_INPUT_WORKERS"
 def input_workers() -> int:
     """How many workers (processes or threads) each framework's input pipeline gets: a system setting, not a
     hyperparameter. $LEVELFIELD_INPUT_WORKERS when set (0: in the training process itself, no prefetch),
-    else half this machine's cores, at least 1 and at most 8: the framework's own compute threads use
-    every core too, and the pipeline's work per sample (a crop, a flip, a normalisation) is light beside a
-    ResNet-50 step. The trainer logs the count (levelfield_input_workers)."""
+    else half the CPUs this process may run on, at least 1 and at most 8: the framework's own compute
+    threads use every one of them too, and the pipeline's work per sample (a crop, a flip, a normalisation)
+    is light beside a ResNet-50 step. Under `levelfield train --nproc N` each rank is pinned to its share
+    of the host's CPUs before this is asked (levelfield/cli/launch/worker.py), so each rank's own pipeline
+    gets half of its share. The trainer logs the count (levelfield_input_workers)."""
     import os
 
     from levelfield.ground.errors import UserError
@@ -96,4 +98,4 @@ def input_workers() -> int:
         if not value.isdigit() or int(value) > 64:
             raise UserError(f"${WORKERS_ENV}: found {value!r}, expected a whole number of workers from 0 to 64")
         return int(value)
-    return max(1, min(8, (os.cpu_count() or 2) // 2))
+    return max(1, min(8, len(os.sched_getaffinity(0)) // 2))

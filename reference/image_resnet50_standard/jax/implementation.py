@@ -26,6 +26,14 @@ XLA runs the previous steps, and handed to the shared step loop
 (jax_steps.run_steps); the crops and flips are common/augment.py's decisions
 for (step, row), step counted from the last load(). predict normalises the
 uint8 centre crops inside its jitted function.
+
+Several processes (`levelfield train --nproc N`): each rank runs its own
+input pipeline, on its own share of the host's CPUs, over the rows
+`train_steps` hands it, its contiguous share of every global batch (rank r:
+rows r*B/N to (r+1)*B/N - 1 of the one data order). Crops and flips are
+decided per (step, row), so the N shares together are exactly the batch one
+process would build, and the global batch stays the rules' B. Batch norm is
+fmnist-resnet's: global (the step sees the global batch as one sharded array).
 """
 
 from __future__ import annotations
@@ -74,9 +82,6 @@ class Implementation(SmallImplementation):
     task_id = "image-resnet50-standard"
     implements = IMPLEMENTS
     spec: ResNetSpec = SPEC  # the sizes (the equivalence tests set a reduced spec on a subclass)
-    # One process only: fmnist-resnet's multi-process paths (inherited) are untried with a pipeline feeding
-    # each rank's share; the trainer refuses --nproc until they are (docs/scale.md).
-    multiprocess_devices = ()
 
     def __init__(self, recipe: interface.Recipe, *, mode: str = interface.COMPILED, device: str | None = None):
         super().__init__(recipe, mode=mode, device=device)

@@ -28,8 +28,15 @@ from torch import nn
 
 from levelfield.reference import interface
 from levelfield.reference.frameworks.pytorch.base import FrameworkImplementation
-from levelfield.reference.frameworks.pytorch.parallel import data_parallel
-from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, compiled_forwards
+from levelfield.reference.frameworks.pytorch.parallel import (
+    data_parallel,
+)
+from levelfield.reference.frameworks.pytorch.steps import (
+    ENOUGH_GRAPHS,
+    autocast,
+    compiled_forwards,
+    precision_in_use,
+)
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.pytorch import weights
@@ -51,6 +58,11 @@ class Implementation(FrameworkImplementation):
         super().__init__(recipe, mode=mode, device=device)
         self.model = self._build_model(recipe).to(self.device)
         self.criterion = self._build_loss(recipe)
+        # bf16 (seq-transformer-standard's inference, rules 1.2): PyTorch's AMP idiom, the forward under
+        # torch.autocast, float32 parameters; training's forward runs under it too (reference/frameworks/
+        # pytorch/steps.py). fp16's loss scale (the base's GradScaler) is never enabled: no task lets this
+        # code run fp16.
+        self._autocast = autocast(self.device, recipe.precision)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         # One compiled callable (and one for DDP's wrapper under torchrun).
         self._forward, self._train_forward = compiled_forwards(self.model, self.train_model, mode == interface.COMPILED)
@@ -91,7 +103,7 @@ class Implementation(FrameworkImplementation):
         tokens = inputs["tokens"]
         self.model.eval()
         outputs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast:
             for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
                 logits = self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start]
                 outputs.append(logits.argmax(-1).to(torch.int32) if self.predict_argmax else logits)
@@ -111,12 +123,12 @@ class Implementation(FrameworkImplementation):
 
     def _batch_loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
-        logits = self._train_forward(tokens)  # [B, 12, 10]
-        return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
+        with self._autocast:  # cross_entropy is on autocast's float32 list: the loss is float32
+            logits = self._train_forward(tokens)  # [B, 12, 10]
+            return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
-        dtypes = {p.dtype for p in self.model.parameters()}
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
@@ -131,5 +143,5 @@ class Implementation(FrameworkImplementation):
                 and self.criterion.label_smoothing == 0.0
                 else repr(self.criterion)
             ),
-            "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

@@ -8,7 +8,8 @@
 
 Everything is seq-transformer's (reference/seq_transformer/jax/
 implementation.py): the Flax encoder, optax.adamw in a TrainState, one
-jax.jit'd step with the state donated. Only the sizes (this task's
+jax.jit'd step with the state donated, data parallel over `--nproc N`
+processes, the modules' bfloat16 dtype for bf16. Only the sizes (this task's
 TransformerSpec, one Flax module and predict program per spec) and predict
 differ: chunks of at most 32 rows, the argmax taken inside the jitted predict.
 """
@@ -22,8 +23,8 @@ from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
 
 class Implementation(SmallImplementation):
     task_id = "seq-transformer-standard"
-    # One process only: several processes at this size are untried (docs/scale.md), so --nproc is refused.
-    multiprocess_devices = ()
+    # bf16 too, for inference (rules 1.2): the Flax modules' dtype, in the tiny task's model.
+    precisions = ("fp32", "bf16")
     spec = SPEC
     max_predict_batch = MAX_PREDICT_BATCH
     predict_argmax = True
