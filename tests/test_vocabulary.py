@@ -30,7 +30,9 @@ A framework that serves inference only (ONNX Runtime: registry.INFERENCE_ONLY)
 is held to the same rules: its roles are those ROLES gives it (the network,
 `_build_model`, here the ONNX graph; the forward, `_forward`, the session's
 run), under the same names and in their one form; a training role there fails,
-and its `train_steps` (which refuses) needs no step loop.
+and its `train_steps` (which refuses) needs no step loop. It has a base like
+the others (reference/frameworks/onnxruntime/base.py: the session, load,
+export, the refusal to train), which holds `_forward` (set at load).
 
 A copy of the tree with a planted misspelling proves each check fails. Two
 more keep the shape honest: no module under a task's package only re-exports
@@ -129,6 +131,7 @@ ROLES: dict[str, Role] = {
     "_forward": Role(
         "the forward predict calls: compiled, or the eager one (ONNX Runtime: the session's run, set at load)",
         _every(ATTRIBUTE, inference=True),
+        base=(ORT,),
     ),
     "_jax_device": Role("JAX: the jax.Device this process computes on", {JX: ATTRIBUTE}, base=(JX,)),
 }
@@ -452,7 +455,7 @@ def test_the_tables_are_consistent():
 def test_every_framework_base_is_read_and_subclassed():
     """Each framework's base exists and every implementation of that framework descends from it."""
     every, bases = implementations(ROOT), framework_bases(ROOT)
-    assert {PT, TF, JX} <= set(bases)
+    assert set(FRAMEWORKS) <= set(bases)  # the inference-only ones too (ONNX Runtime's session, load, export)
     for names in every.values():
         if names.framework in bases:
             assert _chain(names, every, bases)[-1] is bases[names.framework], names.path
@@ -579,12 +582,14 @@ def test_a_planted_training_role_in_an_inference_only_framework_fails(tree):
 
 
 def test_a_planted_misspelled_forward_of_an_inference_only_framework_fails(tree):
-    path = tree / "reference" / "seq_transformer" / "onnxruntime" / "implementation.py"
-    text = path.read_text()
-    path.write_text(text.replace("self._forward", "self._run"))
+    base = tree / "reference" / "frameworks" / "onnxruntime" / "base.py"
+    base.write_text(base.read_text().replace("self._forward", "self._run"))
     found = "\n".join(vocabulary_findings(tree))
-    assert "`_run` (attribute) is not in the vocabulary" in found
-    assert "no `_forward`, which every onnxruntime implementation has" in found
+    assert "frameworks/onnxruntime/base.py" in found and "`_run` (attribute) is no onnxruntime role" in found
+    assert "no `_forward`, which ROLES puts in the onnxruntime base" in found
+    # Every ONNX Runtime implementation inherits the session's run from the base, and now lacks it.
+    assert "seq_transformer/onnxruntime/implementation.py: no `_forward`, which every onnxruntime" in found
+    assert "seq_transformer/onnxruntime/implementation.py:" in found and "`self._forward` is used but" in found
 
 
 def test_a_later_framework_is_read_and_must_state_its_forms(tree):
