@@ -66,7 +66,7 @@ def measure(framework: str, config: dict) -> dict:
     import numpy as np
 
     from levelfield.ground.registry import load_implementation
-    from levelfield.reference.image_resnet50_standard.common.augment import decisions
+    from levelfield.reference.image_resnet50_standard.common.augment import step_plans
     from levelfield.reference.image_resnet50_standard.common.dataset import generate
     from levelfield.reference.image_resnet50_standard.common.model_spec import SPEC
     from levelfield.reference.interface import COMPILED, Recipe
@@ -88,7 +88,7 @@ def measure(framework: str, config: dict) -> dict:
     impl.train_steps(order, lrs)  # compiles, starts the workers: untimed
 
     pipeline = impl.pipeline
-    plans = [decisions(impl.step + k, rows, c.stored, c.crop) for k, rows in enumerate(order)]
+    plans = step_plans(impl.step, order, c.stored, c.crop)
     built = list(pipeline.batches(order, plans))  # framework tensors, as the pipeline hands them to the step
     if framework == "jax":
         import jax

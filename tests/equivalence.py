@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from levelfield.ground.registry import INFERENCE_ONLY, load_implementation
-from levelfield.reference.interface import Recipe
+from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.rules import load_suite
 
 # Every framework by default. LEVELFIELD_TEST_FRAMEWORKS=pytorch,jax compares a subset: the device check
@@ -200,3 +200,41 @@ def assert_mixed_step_agrees(
     assert worst <= bulk_atol, (
         f"{quantile:.1%} of the weights: max abs diff {worst:.3g} ({pair}) exceeds {bulk_atol:.3g}"
     )
+
+
+def reduced_runs(task_id: str, recipe: Recipe, overrides: dict) -> dict:
+    """{"<framework> <precision>": a compiled implementation of every training framework at `recipe`}, each a
+    subclass with `overrides` (a standard task's reduced `spec`, ...)."""
+    runs = {}
+    for fw in FRAMEWORKS:
+        cls = load_implementation(task_id, fw)
+        runs[f"{fw} {recipe.precision}"] = type(f"Reduced{cls.__name__}", (cls,), overrides)(recipe, mode=COMPILED)
+    return runs
+
+
+def one_step_each(
+    runs: dict, weights: dict, inputs: dict, labels: np.ndarray, batches: np.ndarray, learning_rates, adjust=None
+) -> dict[str, tuple[np.ndarray, dict]]:
+    """{run name: (losses, exported weights)} of `batches` trained by each run from a copy of `weights`; each
+    run's precision (the name's second word) read back from the framework and its master weights float32.
+    `adjust(name, exported)`: the export made comparable (PyTorch's unbiased batch-norm variance)."""
+    results = {}
+    for name, impl in runs.items():
+        impl.load({k: v.copy() for k, v in weights.items()})
+        impl.set_train_data(inputs, labels)
+        losses, exported = impl.train_steps(batches, learning_rates), impl.export()
+        assert impl.hyperparameters()["precision"] == name.split()[1], name  # read back from the framework
+        assert {v.dtype for v in exported.values()} == {np.dtype(np.float32)}, name  # float32 master weights
+        results[name] = (losses, exported if adjust is None else adjust(name, exported))
+    return results
+
+
+def assert_fp32_tolerances_reject(results: dict, low: str, reference: str, loss_atol: float, param_atol: float) -> None:
+    """The low precision ran: fp32's tolerances reject every framework's `low` step ("<fw> bf16") against
+    `reference` ("jax fp32")."""
+    import pytest
+
+    for fw in FRAMEWORKS:
+        pair = {f"{fw} {low}": results[f"{fw} {low}"], reference: results[reference]}
+        with pytest.raises(AssertionError, match="exceeds"):
+            assert_training_equivalent(pair, loss_atol, param_atol)

@@ -45,9 +45,12 @@ from equivalence import (
     INFERENCE_ONLY_FRAMEWORKS,
     PERTURBED,
     assert_close_across,
+    assert_fp32_tolerances_reject,
     assert_mixed_step_agrees,
     assert_training_equivalent,
+    one_step_each,
     predict_all,
+    reduced_runs,
     torch_var_as_biased,
     worst_pair,
 )
@@ -230,26 +233,13 @@ def test_one_bf16_sgd_step_through_each_pipeline_agrees_across_frameworks_and_wi
     y = labels(arrays, "train")
     batches = batch_order(seed=8, epoch=1, num_samples=len(y), batch_size=BATCH)[:1]
     bf16 = Recipe.from_task(load_suite("1.2").task(TASK), global_batch_size=32, precision="bf16")
-    runs = {}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(WORKERS_ENV, "0")  # the pipelines in this process, as the fp32 fixture's
-        for fw in FRAMEWORKS:
-            cls = load_implementation(TASK, fw)
-            runs[f"{fw} bf16"] = type(f"Reduced{cls.__name__}", (cls,), {"spec": SMALL})(bf16, mode=COMPILED)
-    runs["jax fp32"] = impls["jax"]
-    results = {}
-    for name, impl in runs.items():
-        impl.load({k: v.copy() for k, v in initial.items()})
-        impl.set_train_data(train, y)
-        losses, exported = impl.train_steps(batches, LEARNING_RATES[:1]), impl.export()
-        assert impl.hyperparameters()["precision"] == name.split()[1], name  # read back from the framework
-        assert {v.dtype for v in exported.values()} == {np.dtype(np.float32)}, name  # float32 master weights
-        if name.startswith("pytorch"):
-            exported = torch_var_as_biased(exported, initial, BATCH, 1)
-        results[name] = (losses, exported)
+        runs = {**reduced_runs(TASK, bf16, {"spec": SMALL}), "jax fp32": impls["jax"]}
+
+    def biased(name: str, exported: dict) -> dict:
+        return torch_var_as_biased(exported, initial, BATCH, 1) if name.startswith("pytorch") else exported
+
+    results = one_step_each(runs, initial, train, y, batches, LEARNING_RATES[:1], biased)
     assert_mixed_step_agrees(results, **BF16)
-    for fw in FRAMEWORKS:  # the low precision ran: fp32's tolerances reject every framework's bf16 step
-        with pytest.raises(AssertionError, match="exceeds"):
-            assert_training_equivalent(
-                {f"{fw} bf16": results[f"{fw} bf16"], "jax fp32": results["jax fp32"]}, LOSS_ATOL, PARAM_ATOL
-            )
+    assert_fp32_tolerances_reject(results, "bf16", "jax fp32", LOSS_ATOL, PARAM_ATOL)

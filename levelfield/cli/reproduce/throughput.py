@@ -27,14 +27,12 @@ from levelfield.cli.reproduce.recipe import run_index, training_recipe
 from levelfield.cli.reproduce.report import document_head, environment_differences, log_facts, same_hardware
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.errors import UserError
-from levelfield.ground.parse import parse_mllog, plain_int
+from levelfield.ground.parse import plain_int
 from levelfield.ground.step_windows import log_figures
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from levelfield.cli.reproduce.options import ReproduceOptions
-    from levelfield.cli.reproduce.recipe import OpenTree, TrainingRecipe, TreeResult
+    from levelfield.cli.reproduce.recipe import OpenTree, TreeResult
     from levelfield.ground.parse import MllogFile
 
 
@@ -43,44 +41,8 @@ def _rates(logs: list[MllogFile]) -> list[float | None]:
     return [None if f is None else f.train_samples_per_s for f in figures]
 
 
-def replay_throughput(
-    recipe: TrainingRecipe, timed_steps: int | None, out: Path, seeds: list[int], options: ReproduceOptions
-) -> list[MllogFile]:
-    """Train every repeat again (`levelfield train --throughput-only` with the recorded settings) and read back
-    the logs it wrote, in run order."""
-    from levelfield.harness.options import TrainOptions
-    from levelfield.harness.trainer import train
-
-    train_options = TrainOptions(
-        task_id=recipe.task,
-        framework=recipe.framework,
-        out=out,
-        profile=recipe.profile,
-        seeds=seeds,
-        mode=recipe.mode,
-        division=recipe.division,
-        data_dir=options.data_dir,
-        rules_dir=options.rules_dir,
-        rules_version=recipe.rules_version,
-        overrides=recipe.overrides,
-        throughput_only=True,
-        throughput_steps=timed_steps,
-    )
-    if recipe.world_size == 1:
-        interrupted_by = train(train_options)["interrupted_by"]
-    else:
-        from levelfield.cli.launch import launch
-        from levelfield.harness.world import Layout
-
-        interrupted_by = launch(train_options, Layout(nproc=recipe.world_size))
-    if interrupted_by:
-        raise KeyboardInterrupt
-    logs = [parse_mllog(path.read_bytes(), str(path)) for path in out.glob("result_*.txt")]
-    return sorted(logs, key=run_index)
-
-
 def reproduce_throughput(tree: OpenTree, result: TreeResult, options: ReproduceOptions) -> dict:
-    from levelfield.cli.reproduce.training import fresh_seeds
+    from levelfield.cli.reproduce.training import fresh_seeds, replay_training
     from levelfield.ground.sysinfo import collect_system_description, fingerprint
 
     tolerance = tree.suite.checks.get("replication_tolerance")
@@ -103,8 +65,15 @@ def reproduce_throughput(tree: OpenTree, result: TreeResult, options: ReproduceO
     timed = submitted[0].value(LK.THROUGHPUT_ONLY)
     seeds = recipe.seeds if options.seeds == "recorded" else fresh_seeds(len(recipe.seeds))
     print(f"reproducing {result.task} {result.framework} training throughput ({len(seeds)} repeats) ...", flush=True)
-    reproduced = replay_throughput(
-        recipe, timed if plain_int(timed) else None, options.out / "throughput", seeds, options
+    # Every repeat trained again (`levelfield train --throughput-only` with the recorded settings).
+    reproduced = replay_training(
+        recipe,
+        options.out / "throughput",
+        seeds,
+        options.data_dir,
+        options.rules_dir,
+        throughput_only=True,
+        throughput_steps=timed if plain_int(timed) else None,
     )
     differences = environment_differences(recorded, log_facts(reproduced[0]))
     judged = judge_performance("training", "train_samples_per_s", _rates(submitted), _rates(reproduced), tolerance)

@@ -63,10 +63,19 @@ def fresh_seeds(count: int) -> list[int]:
 
 
 def replay_training(
-    recipe: TrainingRecipe, out: Path, seeds: list[int], data_dir: str | None, rules_dir: str | None
+    recipe: TrainingRecipe,
+    out: Path,
+    seeds: list[int],
+    data_dir: str | None,
+    rules_dir: str | None,
+    *,
+    throughput_only: bool = False,
+    throughput_steps: int | None = None,
 ) -> list[MllogFile]:
     """Train every seed with the recipe (the reference implementation, as `levelfield train` would, on as
-    many processes of this host as the result used) and read back the logs it wrote, in run order."""
+    many processes of this host as the result used) and read back the logs it wrote, in run order.
+    `throughput_only`/`throughput_steps`: `train --throughput-only` (throughput.py's replay; None: the rules'
+    timed steps)."""
     from levelfield.harness.options import TrainOptions
     from levelfield.harness.trainer import train
 
@@ -82,6 +91,8 @@ def replay_training(
         rules_dir=rules_dir,
         rules_version=recipe.rules_version,
         overrides=recipe.overrides,
+        throughput_only=throughput_only,
+        throughput_steps=throughput_steps,
     )
     if recipe.world_size == 1:
         interrupted_by = train(options)["interrupted_by"]

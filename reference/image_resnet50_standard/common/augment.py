@@ -61,6 +61,13 @@ def decisions(step: int, rows: np.ndarray, stored: int, crop: int) -> np.ndarray
     return np.stack([top, left, flip], axis=1).astype(np.int32)
 
 
+def step_plans(first_step: int, batch_indices: np.ndarray, stored: int, crop: int) -> list[np.ndarray]:
+    """decisions() of each step's rows of batch_indices [S, B], the steps counted on from `first_step` (an
+    implementation's steps since its last load): one int32 [B, 3] plan per step, what every framework's
+    pipeline cuts."""
+    return [decisions(first_step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+
+
 def normalise(pixels: np.ndarray) -> np.ndarray:
     """float32 from uint8 [..., 3]: (pixel - MEAN) * INV_STD."""
     return (pixels.astype(np.float32) - MEAN) * INV_STD

@@ -53,7 +53,7 @@ from levelfield.reference.fmnist_resnet.jax.implementation import TrainState, _b
 from levelfield.reference.fmnist_resnet.jax.weights import to_neutral, to_variables
 from levelfield.reference.frameworks.jax.pipeline import Pipeline
 from levelfield.reference.frameworks.jax.steps import COMPUTE_DTYPES, host_rows, run_steps
-from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
+from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, input_workers, step_plans
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.jax.model import ResNet50
@@ -129,8 +129,7 @@ class Implementation(SmallImplementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        stored, crop = self.train_data[0].shape[1], self.spec.image_size
-        plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        plans = step_plans(self.step, batch_indices, self.train_data[0].shape[1], self.spec.image_size)
         # The step takes each batch as the pipeline cuts it: (state, x, y, lr), no training arrays to gather from.
         batches = self.pipeline.batches(batch_indices, plans)
         self.state, losses = run_steps(self._step, self.state, (), batch_indices, learning_rates, self.place, batches)

@@ -46,7 +46,7 @@ from levelfield.reference.fmnist_resnet.pytorch.implementation import Implementa
 from levelfield.reference.fmnist_resnet.pytorch.weights import export_neutral, load_neutral
 from levelfield.reference.frameworks.pytorch.pipeline import Pipeline
 from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, run_steps
-from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, decisions, input_workers
+from levelfield.reference.image_resnet50_standard.common.augment import INV_STD, MEAN, input_workers, step_plans
 from levelfield.reference.image_resnet50_standard.common.inputs import pad_rows, predict_chunks
 from levelfield.reference.image_resnet50_standard.common.model_spec import IMPLEMENTS, SPEC, ResNetSpec
 from levelfield.reference.image_resnet50_standard.pytorch.model import ResNet50
@@ -116,8 +116,7 @@ class Implementation(SmallImplementation):
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_data is None:
             raise RuntimeError("set_train_data() must be called before train_steps()")
-        stored, crop = self.train_data[0].shape[1], self.spec.image_size
-        plans = [decisions(self.step + k, rows, stored, crop) for k, rows in enumerate(batch_indices)]
+        plans = step_plans(self.step, batch_indices, self.train_data[0].shape[1], self.spec.image_size)
         # The DataLoader yields the batches of batch_indices in order, one per step.
         batches = self.pipeline.batches(batch_indices, plans)
         losses = run_steps(
