@@ -204,20 +204,8 @@ def scale(root: Path, config: Config, options: Options) -> dict:
     from benchmarks.synthetic_tree import ScaledTree
 
     tree = ScaledTree(EXAMPLE, root)
-    sizes = []
-    for copies in config.tree_copies:
-        started = time.perf_counter()
-        tree.grow(copies)
-        build_s = time.perf_counter() - started
-        size = run_in_child(
-            "benchmarks.checker_speed:check_in_child",
-            {"root": str(root), "tasks": ["ctr-dlrm"], "warmup_root": str(EXAMPLE)},
-            pstats_path=options.child_pstats(),
-        )
-        size.update(copies=copies, results=tree.results, files=tree.files, build_s=build_s, hard_links=tree.linked)
-        size["results_per_s"] = size["results"] / size["check_s"]
-        sizes.append(size)
-        options.report(format_size(size))
+    child_args = {"root": str(root), "tasks": ["ctr-dlrm"], "warmup_root": str(EXAMPLE)}
+    sizes = grown_sizes(tree, config.tree_copies, "benchmarks.checker_speed:check_in_child", child_args, options)
     out = {
         "result_unit": "one training log or one inference run folder (performance or accuracy)",
         "results_per_copy": sizes[0]["results"] // sizes[0]["copies"],
@@ -226,6 +214,23 @@ def scale(root: Path, config: Config, options: Options) -> dict:
     }
     options.report(format_growth(out))
     return out
+
+
+def grown_sizes(tree, copies_list, target: str, child_args: dict, options: Options, describe=None) -> list[dict]:
+    """A synthetic tree (benchmarks/synthetic_tree.py) grown to each of `copies_list` and checked at each size
+    by `target` in a fresh process: the child's figures with the tree's counts, its build time and
+    results/s; `describe(size)` (default format_size) reported per size."""
+    sizes = []
+    for copies in copies_list:
+        started = time.perf_counter()
+        tree.grow(copies)
+        build_s = time.perf_counter() - started
+        size = run_in_child(target, child_args, pstats_path=options.child_pstats())
+        size.update(copies=copies, results=tree.results, files=tree.files, build_s=build_s, hard_links=tree.linked)
+        size["results_per_s"] = size["results"] / size["check_s"]
+        sizes.append(size)
+        options.report((describe or format_size)(size))
+    return sizes
 
 
 def check_in_child(root: str, tasks: list[str], warmup_root: str) -> dict:

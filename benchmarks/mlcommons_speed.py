@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.child import REPO, run_in_child
+from benchmarks.child import REPO
 from benchmarks.options import Options, ratio
 
 TITLE = "MLCommons trees: levelfield check against mlperf_logging's result summarizer, per submitter folder"
@@ -135,31 +135,25 @@ def run(options: Options, config: Config) -> dict:
 # -- whole Inference rounds ---------------------------------------------------------------------------
 def inference_rounds(root: Path, config: Config, options: Options) -> dict:
     """check_inference_tree on rounds of growing size built from the corpus, each in a fresh process."""
+    from benchmarks.checker_speed import grown_sizes
     from benchmarks.synthetic_tree import InferenceRound
 
     tree = InferenceRound(INFERENCE, root)
-    sizes = []
-    for copies in config.round_copies:
-        started = time.perf_counter()
-        tree.grow(copies)
-        build_s = time.perf_counter() - started
-        size = run_in_child(
-            "benchmarks.mlcommons_speed:check_round_in_child",
-            {"root": str(root), "warmup_root": str(INFERENCE)},
-            pstats_path=options.child_pstats(),
-        )
-        size.update(copies=copies, results=tree.results, files=tree.files, build_s=build_s, hard_links=tree.linked)
-        size["results_per_s"] = size["results"] / size["check_s"]
-        sizes.append(size)
-        options.report(
-            f"Inference round of {size['results']:,} results ({size['files']:,} files): check {size['check_s']:.2f} s "
-            f"({size['cpu_s']:.2f} s CPU) = {size['results_per_s']:,.1f} results/s, peak RSS "
-            f"{size['peak_rss_mib']:,.0f} MiB ({size['rss_before_check_mib']:,.0f} MiB before the check)"
-        )
+    child_args = {"root": str(root), "warmup_root": str(INFERENCE)}
+    target = "benchmarks.mlcommons_speed:check_round_in_child"
+    sizes = grown_sizes(tree, config.round_copies, target, child_args, options, _describe_round)
     out = {"source": str(INFERENCE), "sizes": sizes, **_rss_growth(sizes)}
     if out["rss_per_1000_results_mib"] is not None:
         options.report(f"Inference rounds: peak RSS grows {out['rss_per_1000_results_mib']:.1f} MiB per 1,000 results")
     return out
+
+
+def _describe_round(size: dict) -> str:
+    return (
+        f"Inference round of {size['results']:,} results ({size['files']:,} files): check {size['check_s']:.2f} s "
+        f"({size['cpu_s']:.2f} s CPU) = {size['results_per_s']:,.1f} results/s, peak RSS "
+        f"{size['peak_rss_mib']:,.0f} MiB ({size['rss_before_check_mib']:,.0f} MiB before the check)"
+    )
 
 
 def check_round_in_child(root: str, warmup_root: str) -> dict:

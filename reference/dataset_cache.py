@@ -21,26 +21,21 @@ Where: $LEVELFIELD_DATASET_CACHE, else $XDG_CACHE_HOME/levelfield/datasets, else
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from levelfield.ground.fsutil import CACHE_OFF, user_cache_folder
+
 CACHE_ENV = "LEVELFIELD_DATASET_CACHE"
-OFF = "off"
+OFF = CACHE_OFF  # the value that switches it off
 
 
 def cache_root() -> Path | None:
     """The cache's folder, or None when switched off."""
-    value = os.environ.get(CACHE_ENV, "")
-    if value == OFF:
-        return None
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "levelfield" / "datasets"
+    return user_cache_folder(CACHE_ENV, "datasets")
 
 
 def folder(spec: dict) -> Path | None:

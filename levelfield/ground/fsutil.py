@@ -1,4 +1,4 @@
-"""File helpers every stage uses: bounded reads, atomic writes, digests.
+"""File helpers every stage uses: bounded reads, atomic writes, digests, the user's cache folders.
 
 Reads are bounded because levelfield reads files it did not write (submissions,
 user settings); writes are atomic so an interrupted command never leaves half a
@@ -89,3 +89,18 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(_HASH_CHUNK_BYTES):
             h.update(chunk)
     return h.hexdigest()
+
+
+CACHE_OFF = "off"  # a cache's environment variable set to this switches the cache off
+
+
+def user_cache_folder(env: str, name: str) -> Path | None:
+    """A levelfield cache's folder: $`env` where set, None where it is "off", else
+    $XDG_CACHE_HOME/levelfield/`name` (~/.cache/levelfield/`name` without XDG_CACHE_HOME)."""
+    value = os.environ.get(env, "")
+    if value == CACHE_OFF:
+        return None
+    if value:
+        return Path(value)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "levelfield" / name

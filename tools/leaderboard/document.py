@@ -22,7 +22,7 @@ from levelfield.ground.stats import ALPHA, CONFIDENCE, shown_time_to_train, welc
 from levelfield.tools.leaderboard.collect import CleanTree, Collected
 from levelfield.tools.leaderboard.columns import TABLE_KEY
 from levelfield.tools.leaderboard.mlcommons import mlcommons_inference, mlcommons_training
-from levelfield.tools.leaderboard.rows import inference_rows, training_rows
+from levelfield.tools.leaderboard.rows import against_best, inference_rows, training_rows
 from levelfield.tools.leaderboard.throughput_rows import mark_vs_fastest_throughput, throughput_order, throughput_rows
 
 # 1.1: training-throughput rows (rules 1.2 results), their own list beside training and inference.
@@ -145,18 +145,7 @@ def mark_vs_best(inference: list[dict], alpha: float = ALPHA) -> None:
         (best_row, best), *others = _best_first(members)
         best["vs_best"] = {"best": True}
         for _row, entry in others:
-            test = welch_test(_values(entry), _values(best), alpha)
-            entry["vs_best"] = {
-                "best": False,
-                "framework": best_row["framework"],
-                "id": best_row["id"],
-                "p_value": test["p_value"],
-                "within_noise": test["within_noise"],
-            }
-
-
-def _values(entry: dict) -> list[float]:
-    return [v for v in entry["run_values"] if v is not None]
+            entry["vs_best"] = {"best": False, **against_best(entry["run_values"], best["run_values"], best_row, alpha)}
 
 
 def _refuse_duplicates(rows: list[dict]) -> None:

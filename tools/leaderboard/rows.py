@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.metrics import repeat_metrics
 from levelfield.ground.parse import MllogFile
-from levelfield.ground.stats import mean, spread
+from levelfield.ground.stats import mean, spread, welch_test
 from levelfield.ground.training_log import epochs_to_target, run_status, time_to_target_s, training_score
 from levelfield.tools.leaderboard.collect import CleanTree
 from levelfield.tools.leaderboard.cost import cost_of_training_run, row_load, scenario_cost, training_cost
@@ -262,3 +262,15 @@ def inference_rows(tree: CleanTree) -> list[dict]:
             }
         )
     return rows
+
+
+def against_best(run_values: list, best_run_values: list, best: dict, alpha: float) -> dict:
+    """A group member measured against the group's best (an inference scenario's, a throughput's): Welch's test
+    of the two rows' repeats (the missing ones, None, left out) and the best row's framework and id."""
+    test = welch_test([v for v in run_values if v is not None], [v for v in best_run_values if v is not None], alpha)
+    return {
+        "framework": best["framework"],
+        "id": best["id"],
+        "p_value": test["p_value"],
+        "within_noise": test["within_noise"],
+    }

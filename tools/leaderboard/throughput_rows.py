@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from levelfield.ground import mllog_keys as LK
 from levelfield.ground.scaling import scaling_efficiency, valid_reference_record
-from levelfield.ground.stats import ALPHA, spread, welch_test
+from levelfield.ground.stats import ALPHA, spread
 from levelfield.ground.step_windows import log_figures
 from levelfield.tools.leaderboard.rows import (
     _identity,
@@ -32,6 +32,7 @@ from levelfield.tools.leaderboard.rows import (
     _number,
     _run_index,
     _text,
+    against_best,
     processes,
     row_id,
     system_fields,
@@ -133,18 +134,10 @@ def mark_vs_fastest_throughput(rows: list[dict], alpha: float = ALPHA) -> None:
         fastest, *others = sorted(members, key=lambda r: (-r["train_samples_per_s"]["mean"], r["framework"]))
         fastest["vs_fastest"] = {"fastest": True}
         for row in others:
-            test = welch_test(_values_of(row), _values_of(fastest), alpha)
             row["vs_fastest"] = {
                 "fastest": False,
-                "framework": fastest["framework"],
-                "id": fastest["id"],
-                "p_value": test["p_value"],
-                "within_noise": test["within_noise"],
+                **against_best(row["run_values"], fastest["run_values"], fastest, alpha),
             }
-
-
-def _values_of(row: dict) -> list[float]:
-    return [v for v in row["run_values"] if v is not None]
 
 
 def throughput_order(row: dict) -> tuple:

@@ -42,6 +42,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from levelfield.ground.fsutil import CACHE_OFF, user_cache_folder
 from levelfield.reference.frameworks.onnxruntime.graph import IR_VERSION, OPSET
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 # (the key covers the graph file's digest too, so a changed node already makes a new folder).
 BUILDER_VERSION = "1"
 CACHE_ENV = "LEVELFIELD_ONNX_CACHE"
-OFF = "off"
+OFF = CACHE_OFF  # the value that switches it off
 MODEL_FILE, DATA_FILE = "model.onnx", "weights.bin"
 ALIGN_BYTES = 4096  # a page: ONNX Runtime maps external data whose offset is page-aligned
 _HASH_CHUNK_BYTES = 1 << 24
@@ -87,13 +88,7 @@ class ModelFile:
 
 def cache_root() -> Path | None:
     """The cache's folder, or None when switched off."""
-    value = os.environ.get(CACHE_ENV, "")
-    if value == OFF:
-        return None
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "levelfield" / "onnx"
+    return user_cache_folder(CACHE_ENV, "onnx")
 
 
 def _layout(arrays: dict[str, np.ndarray]) -> tuple[list[TensorProto], list[tuple[int, np.ndarray]]]:
