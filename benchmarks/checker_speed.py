@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from benchmarks.child import REPO, run_in_child
+from benchmarks.child import REPO, run_in_child, status_mib
 from benchmarks.options import Options, ratio
 
 TITLE = "checker speed: MLLOG checks per file against mlperf_logging, and check_tree on large trees"
@@ -271,13 +271,7 @@ def check_in_child(root: str, tasks: list[str], warmup_root: str) -> dict:
 
 def current_rss_mib() -> float | None:
     """VmRSS of this process now (Linux), MiB."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    return status_mib("VmRSS")
 
 
 def growth(sizes: list[dict]) -> dict:

@@ -59,16 +59,22 @@ def run_in_child(target: str, kwargs: dict, *, env: dict | None = None, pstats_p
         return json.loads(out.read_text())
 
 
-def peak_rss_mib() -> float:
-    """This process's peak resident memory so far, MiB: VmHWM (KiB) where /proc has it, else ru_maxrss (KiB on
-    Linux; which may include the parent's peak, see the module docstring)."""
+def status_mib(field: str) -> float | None:
+    """A memory field of /proc/self/status (KiB there: VmHWM the peak, VmRSS now) in MiB; None without /proc."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return None
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far, MiB: VmHWM where /proc has it, else ru_maxrss (KiB on
+    Linux; which may include the parent's peak, see the module docstring)."""
+    peak = status_mib("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv: list[str]) -> int:

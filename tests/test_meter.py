@@ -39,6 +39,16 @@ def host_cpu_s(figures: dict, share: str) -> float:
     return figures[share] * figures["window_s"] * os.cpu_count()
 
 
+def detached(command: str, env: dict | None = None) -> int:
+    """The id of `command` started through `sh -c '... &'`: left to init, another job on the host, not a child
+    of this run."""
+    return int(
+        subprocess.run(
+            ["sh", "-c", f"{command} >/dev/null 2>&1 & echo $!"], capture_output=True, text=True, check=True, env=env
+        ).stdout
+    )
+
+
 @pytest.fixture
 def started():
     """Processes a test starts; killed (each by its id) when it ends."""
@@ -73,14 +83,7 @@ def test_the_trees_memory_and_cpu_include_a_child_and_leave_it_out_of_others(sta
 def test_a_busy_loop_outside_the_tree_is_other_processes_load(started):
     meter = ResourceMeter(50).start()
     # `sh -c '... &'` leaves the loop to init: another job on the host, not a child of the run
-    pid = int(
-        subprocess.run(
-            ["sh", "-c", f"{' '.join(BUSY[:2])} '{BUSY[2]}' >/dev/null 2>&1 & echo $!"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
+    pid = detached(f"{' '.join(BUSY[:2])} '{BUSY[2]}'")
     started.append(pid)
     time.sleep(1.5)
     busy_s = cpu_s(pid)
@@ -113,15 +116,7 @@ def test_the_tree_walks_from_the_launcher_and_falls_back_from_a_stale_one():
 
 def test_a_slurm_job_step_counts_its_processes_outside_the_tree(started):
     env = {**os.environ, "SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "7"}
-    pid = int(
-        subprocess.run(
-            ["sh", "-c", f"{sys.executable} -c 'import time; time.sleep(60)' >/dev/null 2>&1 & echo $!"],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-        ).stdout
-    )
+    pid = detached(f"{sys.executable} -c 'import time; time.sleep(60)'", env)
     started.append(pid)
     time.sleep(0.2)
     step = ProcessTree.of_this_run({"SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "7"})

@@ -186,13 +186,13 @@ _TRAINING_SYSTEM_COLUMNS = [
     *SYSTEM_COLUMNS[_AFTER_CPU:],
 ]
 
+# The global batch of a training or throughput row (a figure depends on it).
+BATCH_COLUMN = Column(
+    "batch", "batch", lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]), numeric=True
+)
+
 TRAINING_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
-    Column(
-        "batch",
-        "batch",
-        lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
-        numeric=True,
-    ),
+    BATCH_COLUMN,
     Column("time-to-target", "time to target s (olympic mean)", _time_to_target, numeric=True),
     Column("ci95", "95% CI s", _ci, numeric=True),
     Column("runs", "runs", _runs, numeric=True),
@@ -257,12 +257,7 @@ def _scaling(row: dict) -> str:
 
 
 THROUGHPUT_COLUMNS = _TRAINING_SYSTEM_COLUMNS + [
-    Column(
-        "batch",
-        "batch",
-        lambda r: DASH if r["global_batch_size"] is None else str(r["global_batch_size"]),
-        numeric=True,
-    ),
+    BATCH_COLUMN,
     Column("precision", "precision", lambda r: r["precision"] or DASH),
     Column("steps", "steps (warm-up + timed)", _steps, numeric=True),
     Column("repeats", "repeats", lambda r: str(r["repeats"]), numeric=True),

@@ -88,12 +88,15 @@ def add_compile_mode_option(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(compile_mode="compiled")
 
 
-def add_data_dir_option(parser: argparse.ArgumentParser) -> None:
-    """--data-dir for the commands that train or run a model (train, infer): where the task's dataset lies."""
+def add_data_dir_option(parser: argparse.ArgumentParser, use: str = "") -> None:
+    """--data-dir for every command that reads a dataset's files (train, infer, demo, data verify, reproduce;
+    check and leaderboard to re-score accuracy logs, `use`): where a dataset that is read, not generated, lies
+    (reference/datasets.py resolves it)."""
     parser.add_argument(
         "--data-dir",
         metavar="DIR",
-        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else the rules' default)",
+        help=f"folder of the dataset files (Fashion-MNIST; the other tasks generate theirs){use} (default: "
+        "$LEVELFIELD_DATA_DIR, else the rules' default_dir)",
     )
 
 

@@ -14,7 +14,13 @@ import argparse
 import json
 from pathlib import Path
 
-from levelfield.cli.commands import add_checked_profile_option, add_command, add_rules_options, add_trusted_keys_option
+from levelfield.cli.commands import (
+    add_checked_profile_option,
+    add_command,
+    add_data_dir_option,
+    add_rules_options,
+    add_trusted_keys_option,
+)
 
 
 def _codes(text: str) -> list[str]:
@@ -61,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--ignore", type=_codes, default=[], metavar="CODES", help="comma-separated codes or prefixes not to run"
     )
     parser.add_argument("--waivers", type=Path, metavar="FILE", help="YAML waivers file (schema: waivers)")
-    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
+    add_data_dir_option(parser, ", for re-scoring accuracy logs")
     add_trusted_keys_option(parser)
     parser.add_argument(
         "--layout",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from levelfield.cli.commands import add_command, add_rules_options
+from levelfield.cli.commands import add_command, add_data_dir_option, add_rules_options
 from levelfield.ground.errors import UserError
 
 DIGEST_SHOWN_CHARS = 16  # enough to tell digests apart in a table; errors print them whole
@@ -48,11 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ],
     )
     verify.add_argument("--task", metavar="T", help="verify only this task (default: every task)")
-    verify.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="folder holding the dataset files (default: $LEVELFIELD_DATA_DIR, else the rules' default_dir)",
-    )
+    add_data_dir_option(verify)
     add_rules_options(verify)
     verify.set_defaults(func=run)
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from levelfield.cli.commands import add_command, add_rules_options
+from levelfield.cli.commands import add_command, add_data_dir_option, add_rules_options
 
 if TYPE_CHECKING:  # imported where used, so `levelfield --help` stays fast
     from levelfield.checker.engine import Report
@@ -75,11 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="frameworks to run (default: every framework of the rules; one that serves inference only, as "
         "onnxruntime, serves the weights the first training framework trained)",
     )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="Fashion-MNIST folder (default: $LEVELFIELD_DATA_DIR, else /usr/share/datasets/fashion-mnist)",
-    )
+    add_data_dir_option(parser)
     add_rules_options(parser)
     parser.set_defaults(func=run)
 

@@ -12,7 +12,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from levelfield.cli.commands import add_checked_profile_option, add_command, add_rules_options, add_trusted_keys_option
+from levelfield.cli.commands import (
+    add_checked_profile_option,
+    add_command,
+    add_data_dir_option,
+    add_rules_options,
+    add_trusted_keys_option,
+)
 from levelfield.tools.leaderboard import FORMATS  # the package's __init__ imports only json and pathlib
 
 
@@ -57,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit 1 when any tree is left out for its findings (default: 0, the tree is listed)",
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder, for re-scoring accuracy logs")
+    add_data_dir_option(parser, ", for re-scoring accuracy logs")
     add_checked_profile_option(parser)
     add_trusted_keys_option(parser)
     parser.add_argument(

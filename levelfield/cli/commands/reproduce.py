@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from levelfield.cli.commands import add_command
+from levelfield.cli.commands import add_command, add_data_dir_option
 from levelfield.cli.reproduce.options import SEED_CHOICES
 
 
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--accuracy-only", action="store_true", help="inference: replay the accuracy runs only, not the timed ones"
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Fashion-MNIST folder (default: the rules' default)")
+    add_data_dir_option(parser)
     parser.add_argument("--rules-dir", metavar="DIR", help="folder holding rules versions (default: the shipped rules)")
     parser.add_argument("--force", action="store_true", help="replace a non-empty --out")
     parser.set_defaults(func=run)
