@@ -237,8 +237,10 @@ def test_one_bf16_sgd_step_through_each_pipeline_agrees_across_frameworks_and_wi
         patch.setenv(WORKERS_ENV, "0")  # the pipelines in this process, as the fp32 fixture's
         runs = {**reduced_runs(TASK, bf16, {"spec": SMALL}), "jax fp32": impls["jax"]}
 
+    rows = bn_rows_per_batch(BATCH)  # PyTorch's running variance as the biased one, after one step (BN_DECAY**1)
+
     def biased(name: str, exported: dict) -> dict:
-        return torch_var_as_biased(exported, initial, BATCH, 1) if name.startswith("pytorch") else exported
+        return torch_var_as_biased(exported, initial, rows, BN_DECAY) if name.startswith("pytorch") else exported
 
     results = one_step_each(runs, initial, train, y, batches, LEARNING_RATES[:1], biased)
     assert_mixed_step_agrees(results, **BF16)
