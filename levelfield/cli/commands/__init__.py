@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "check",
     "reproduce",
     "calibrate",
+    "fidelity",
     "leaderboard",
     "demo",
 ]
