@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import optax
 from flax import linen as nn
@@ -39,7 +38,14 @@ from levelfield.reference.ctr_dlrm.jax.model import DLRMSmall
 from levelfield.reference.ctr_dlrm.jax.weights import to_neutral, to_params
 from levelfield.reference.frameworks.jax.optimizers import adam
 from levelfield.reference.frameworks.jax.parallel import local_device, placement
-from levelfield.reference.frameworks.jax.steps import TrainState, determinism_settings, host_rows, run_steps
+from levelfield.reference.frameworks.jax.steps import (
+    COMPUTE_DTYPES,
+    TrainState,
+    determinism_settings,
+    host_rows,
+    precision_in_use,
+    run_steps,
+)
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 
@@ -99,8 +105,8 @@ class Implementation(BaseImplementation):
         self.train_data = None  # (dense, sparse, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: Recipe) -> nn.Module:
-        """The network at this task's spec."""
-        return DLRMSmall(self.spec)
+        """The network at this task's spec and the precision's compute dtype (bf16: bfloat16)."""
+        return DLRMSmall(self.spec, COMPUTE_DTYPES[recipe.precision])
 
     def _build_loss(self, recipe: Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
         """`loss_fn(logits, labels)`: mean sigmoid binary cross-entropy."""
@@ -178,11 +184,11 @@ class Implementation(BaseImplementation):
         # inject_hyperparams keeps the configured values in the optimizer state (as float32 arrays).
         opt_state = self.state.opt_state if self.state is not None else self.tx.init({})
         hp = {name: float(value) for name, value in opt_state.hyperparams.items()}
-        params = jax.tree_util.tree_leaves(self.state.params) if self.state is not None else []
+        params = self.state.params if self.state is not None else {}
         return {
             **self.recipe.as_dict(),
             **self.optimizer_hyperparameters(hp),
             "weight_decay": 0.0,  # neither optax.adam nor optax.sgd has any (checked in __init__)
             "loss": "sigmoid_binary_cross_entropy",  # optax.sigmoid_binary_cross_entropy(...).mean()
-            "precision": "fp32" if all(p.dtype == jnp.float32 for p in params) else "other",
+            "precision": precision_in_use(self.model, params, None),
         }

@@ -6,9 +6,15 @@
 
 Submodule names are the neutral prefixes with dots replaced by underscores
 (`bottom.dense0` -> `bottom_dense0`), so jax/weights.py maps them by name.
+
+Mixed precision (bf16: ctr-dlrm-standard's inference, rules 1.2) is Flax's
+dtype policy: every module computes in `dtype` (lookups, dots and dense layers
+in bfloat16), parameters stay float32; the logit is cast to float32.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import flax.linen as nn
 import jax.numpy as jnp
@@ -22,15 +28,16 @@ def module_name(neutral_prefix: str) -> str:
 
 class DLRMSmall(nn.Module):
     shapes: spec.DLRMSpec = spec.SPEC  # ctr-dlrm's; DLRMSmall(shapes=...) for another DLRMSpec
+    dtype: Any = jnp.float32  # the computation's (jnp.bfloat16: precision bf16); parameters are float32
 
     @nn.compact
     def __call__(self, dense, sparse):
-        shapes = self.shapes
+        shapes, dtype = self.shapes, self.dtype
         x = dense  # [B, 13]
         for name, _, fan_out in shapes.bottom_layers:  # ReLU after every layer
-            x = nn.relu(nn.Dense(fan_out, name=module_name(name))(x))  # -> [B, 16]
+            x = nn.relu(nn.Dense(fan_out, dtype=dtype, name=module_name(name))(x))  # -> [B, 16]
         vectors = [x] + [
-            nn.Embed(rows, shapes.embedding_dim, name=f"embedding{f}")(sparse[:, f])
+            nn.Embed(rows, shapes.embedding_dim, dtype=dtype, name=f"embedding{f}")(sparse[:, f])
             for f, rows in enumerate(shapes.cardinalities)
         ]
         t = jnp.stack(vectors, axis=1)  # [B, 9, 16]
@@ -38,7 +45,7 @@ class DLRMSmall(nn.Module):
         dots = z.reshape(z.shape[0], -1)[:, shapes.interaction_flat_index]  # [B, 36]
         y = jnp.concatenate([x, dots], axis=1)  # [B, 52]
         for i, (name, _, fan_out) in enumerate(shapes.top_layers):  # no ReLU on the logit
-            y = nn.Dense(fan_out, name=module_name(name))(y)
+            y = nn.Dense(fan_out, dtype=dtype, name=module_name(name))(y)
             if i < len(shapes.top_layers) - 1:
                 y = nn.relu(y)
-        return y[:, 0]  # [B]
+        return jnp.asarray(y[:, 0], jnp.float32)  # [B]

@@ -37,7 +37,13 @@ from levelfield.reference.frameworks.pytorch.parallel import (
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.frameworks.pytorch.steps import determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.steps import (
+    autocast,
+    determinism_settings,
+    grad_scaler,
+    precision_in_use,
+    run_steps,
+)
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 
@@ -56,6 +62,10 @@ class Implementation(BaseImplementation):
         self.model = self._build_model(recipe).to(self.device)
         self.train_model = data_parallel(self.model, self.device)  # the model itself in one process
         self.criterion = self._build_loss(recipe)
+        # bf16 (ctr-dlrm-standard's inference, rules 1.2): the forward under torch.autocast, float32
+        # parameters and tables (reference/frameworks/pytorch/steps.py); fp16's scale never enabled.
+        self._autocast = autocast(self.device, recipe.precision)
+        self.scaler = grad_scaler(self.device, recipe.precision)
         self._new_optimizer()
         if mode == COMPILED:
             # Training: forward + loss as one graph, fixed batch shape, so static shapes (a new batch size
@@ -118,7 +128,7 @@ class Implementation(BaseImplementation):
         n = check_inputs(inputs)
         self.model.eval()
         outputs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast:
             for start, stop, size in predict_chunks(n):
                 if self.mode != COMPILED:
                     size = stop - start
@@ -145,7 +155,8 @@ class Implementation(BaseImplementation):
     def _batch_loss(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
         this method, forward and loss in one graph (__init__)."""
-        return self.criterion(self.train_model(dense, sparse), labels)
+        with self._autocast:  # binary_cross_entropy_with_logits is on autocast's float32 list
+            return self.criterion(self.train_model(dense, sparse), labels)
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
         if self.train_data is None:
@@ -162,7 +173,6 @@ class Implementation(BaseImplementation):
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
-        precision = {torch.float32: "fp32"}.get(next(self.model.parameters()).dtype, "other")
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
@@ -173,5 +183,5 @@ class Implementation(BaseImplementation):
                 if type(self.criterion) is torch.nn.BCEWithLogitsLoss and self.criterion.reduction == "mean"
                 else repr(self.criterion)
             ),
-            "precision": precision,
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

@@ -36,7 +36,13 @@ from levelfield.reference.ctr_dlrm.tensorflow.weights import export_neutral, loa
 from levelfield.reference.frameworks.tensorflow.keras_backend import keras  # first: selects Keras' tensorflow backend
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdam
 from levelfield.reference.frameworks.tensorflow.parallel import scale_loss_for_distribution, strategy_scope, tf_device
-from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
+from levelfield.reference.frameworks.tensorflow.steps import (
+    DTYPE_POLICIES,
+    determinism_settings,
+    precision_in_use,
+    run_steps,
+    train_step,
+)
 from levelfield.reference.interface import COMPILED, Recipe
 from levelfield.reference.interface import Implementation as BaseImplementation
 
@@ -65,8 +71,9 @@ class Implementation(BaseImplementation):
         self.train_data = None  # (dense, sparse, labels) tensors on self.device, from set_train_data
 
     def _build_model(self, recipe: Recipe) -> keras.Model:
-        """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
-        return build_model(self.spec)
+        """The network at this task's spec under the precision's dtype policy (bf16: mixed_bfloat16), variables
+        created (in __init__'s device and strategy scope)."""
+        return build_model(self.spec, DTYPE_POLICIES[recipe.precision])
 
     def _build_loss(self, recipe: Recipe) -> keras.losses.Loss:
         """Mean sigmoid BCE on logits (tf.nn.sigmoid_cross_entropy_with_logits, the stable form)."""
@@ -171,7 +178,6 @@ class Implementation(BaseImplementation):
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
-        precision = {"float32": "fp32"}.get(self.model.trainable_variables[0].dtype, "other")
         loss = self.loss_fn.get_config()
         loss_name = (
             "sigmoid_binary_cross_entropy"
@@ -186,5 +192,5 @@ class Implementation(BaseImplementation):
             **self.optimizer_hyperparameters(),
             "weight_decay": opt.weight_decay or 0.0,
             "loss": loss_name,
-            "precision": precision,
+            "precision": precision_in_use(self.model, opt),
         }

@@ -5,6 +5,10 @@
 
 Keras layer names are the neutral prefixes with dots replaced by underscores
 (`bottom.dense0` -> `bottom_dense0`), so tensorflow/weights.py maps them by name.
+
+Mixed precision (bf16: ctr-dlrm-standard's inference, rules 1.2) is Keras' dtype
+policy given to every layer ("mixed_bfloat16": float32 variables and tables,
+bfloat16 computation and lookups), the logit cast to float32 at the end.
 """
 
 from __future__ import annotations
@@ -22,21 +26,26 @@ def layer_name(neutral_prefix: str) -> str:
 
 
 class DLRMSmall(keras.Model):
-    def __init__(self, shapes: spec.DLRMSpec = spec.SPEC, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, shapes: spec.DLRMSpec = spec.SPEC, dtype_policy: str = "float32", **kwargs: Any):
+        """`dtype_policy`: "float32" (precision fp32) or "mixed_bfloat16" (bf16)."""
+        super().__init__(dtype=dtype_policy, **kwargs)
+        dtype = self.dtype_policy
         self.spec = shapes
         self.embeddings = [
-            keras.layers.Embedding(rows, shapes.embedding_dim, name=f"embedding{f}")
+            keras.layers.Embedding(rows, shapes.embedding_dim, name=f"embedding{f}", dtype=dtype)
             for f, rows in enumerate(shapes.cardinalities)
         ]
         # ReLU after every bottom layer; after every top layer but the last (the logit).
         self.bottom_mlp = [
-            keras.layers.Dense(fan_out, activation="relu", name=layer_name(name))
+            keras.layers.Dense(fan_out, activation="relu", name=layer_name(name), dtype=dtype)
             for name, _, fan_out in shapes.bottom_layers
         ]
         self.top_mlp = [
             keras.layers.Dense(
-                fan_out, activation="relu" if i < len(shapes.top_layers) - 1 else None, name=layer_name(name)
+                fan_out,
+                activation="relu" if i < len(shapes.top_layers) - 1 else None,
+                name=layer_name(name),
+                dtype=dtype,
             )
             for i, (name, _, fan_out) in enumerate(shapes.top_layers)
         ]
@@ -54,11 +63,11 @@ class DLRMSmall(keras.Model):
         y = tf.concat([x, dots], axis=1)  # [B, 52]
         for layer in self.top_mlp:
             y = layer(y)
-        return tf.squeeze(y, axis=1)  # [B]
+        return tf.cast(tf.squeeze(y, axis=1), tf.float32)  # [B], float32 under any policy (the loss's input)
 
 
-def build_model(shapes: spec.DLRMSpec = spec.SPEC) -> DLRMSmall:
+def build_model(shapes: spec.DLRMSpec = spec.SPEC, dtype_policy: str = "float32") -> DLRMSmall:
     """The model with its variables created (by one call on a 1-row dummy batch)."""
-    model = DLRMSmall(shapes, name="dlrm_small")
+    model = DLRMSmall(shapes, dtype_policy, name="dlrm_small")
     model({"dense": tf.zeros([1, shapes.dense_features]), "sparse": tf.zeros([1, shapes.num_fields], tf.int32)})
     return model

@@ -27,7 +27,9 @@ from levelfield.reference.interface import Recipe
 
 class Implementation(SmallImplementation):
     task_id = "ctr-dlrm-standard"
-    implements = IMPLEMENTS  # precisions: fp32 only (the default)
+    # bf16 too, for inference (rules 1.2): the Flax modules' dtype, in the tiny task's model.
+    precisions = ("fp32", "bf16")
+    implements = IMPLEMENTS
     multiprocess_devices = ()  # one process: see above
     spec = SPEC
 

@@ -45,9 +45,11 @@ from levelfield.reference import interface
 from levelfield.reference.frameworks.jax.optimizers import adamw
 from levelfield.reference.frameworks.jax.parallel import local_device, placement
 from levelfield.reference.frameworks.jax.steps import (
+    COMPUTE_DTYPES,
     TrainState,
     determinism_settings,
     host_rows,
+    precision_in_use,
     run_steps,
     softmax_cross_entropy,
 )
@@ -114,8 +116,9 @@ class Implementation(interface.Implementation):
         self.train_data = None  # (tokens, labels) on the device, from set_train_data
 
     def _build_model(self, recipe: interface.Recipe) -> nn.Module:
-        """The network at this task's spec: the one module of that spec in this process (`_encoder`)."""
-        return _encoder(self.spec)
+        """The network at this task's spec and the precision's compute dtype (bf16: bfloat16): the one module of
+        that spec and dtype in this process (`_encoder`)."""
+        return _encoder(self.spec, COMPUTE_DTYPES[recipe.precision])
 
     def _build_loss(self, recipe: interface.Recipe) -> Callable[[jax.Array, jax.Array], jax.Array]:
         """`loss_fn(logits, labels)`: mean softmax cross-entropy over all B*12 positions."""
@@ -199,7 +202,6 @@ class Implementation(interface.Implementation):
         # inject_hyperparams keeps these as float32 arrays; 7 significant digits (float32's precision)
         # read back exactly the decimal values configured.
         hp = {name: float(f"{float(value):.7g}") for name, value in self.state.opt_state.hyperparams.items()}
-        dtypes = {leaf.dtype for leaf in jax.tree_util.tree_leaves(self.state.params)}
         return {
             **self.recipe.as_dict(),
             "optimizer": "adamw",  # jax_optimizers.adamw: optax.adamw under inject_hyperparams
@@ -208,5 +210,5 @@ class Implementation(interface.Implementation):
             "epsilon": hp["eps"],
             "weight_decay": hp["weight_decay"],
             "loss": "softmax_cross_entropy" if self.loss_fn is softmax_cross_entropy else repr(self.loss_fn),
-            "precision": "fp32" if dtypes == {jnp.dtype("float32")} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model, self.state.params, None),
         }

@@ -32,7 +32,14 @@ from levelfield.reference.frameworks.pytorch.parallel import (
     peak_device_memory_mib,
     torch_device,
 )
-from levelfield.reference.frameworks.pytorch.steps import ENOUGH_GRAPHS, determinism_settings, run_steps
+from levelfield.reference.frameworks.pytorch.steps import (
+    ENOUGH_GRAPHS,
+    autocast,
+    determinism_settings,
+    grad_scaler,
+    precision_in_use,
+    run_steps,
+)
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.pytorch.model import EncoderSmall
@@ -55,6 +62,11 @@ class Implementation(interface.Implementation):
         self.device = torch_device(device)
         self.model = self._build_model(recipe).to(self.device)
         self.criterion = self._build_loss(recipe)
+        # bf16 (seq-transformer-standard's inference, rules 1.2): PyTorch's AMP idiom, the forward under
+        # torch.autocast, float32 parameters; training's forward runs under it too (reference/frameworks/
+        # pytorch/steps.py). fp16's loss scale is never enabled: no task lets this code run fp16.
+        self._autocast = autocast(self.device, recipe.precision)
+        self.scaler = grad_scaler(self.device, recipe.precision)
         # One compiled callable (and one for DDP's wrapper under torchrun); train / eval mode and each
         # padded predict size are separate graphs (dynamic=False: every shape is static, as the buckets
         # of predict_chunks intend).
@@ -121,7 +133,7 @@ class Implementation(interface.Implementation):
         tokens = inputs["tokens"]
         self.model.eval()
         outputs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), self._autocast:
             for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
                 logits = self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start]
                 outputs.append(logits.argmax(-1).to(torch.int32) if self.predict_argmax else logits)
@@ -141,8 +153,9 @@ class Implementation(interface.Implementation):
 
     def _batch_loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
-        logits = self._train_forward(tokens)  # [B, 12, 10]
-        return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
+        with self._autocast:  # cross_entropy is on autocast's float32 list: the loss is float32
+            logits = self._train_forward(tokens)  # [B, 12, 10]
+            return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
 
     @ENOUGH_GRAPHS
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:
@@ -155,7 +168,6 @@ class Implementation(interface.Implementation):
 
     def hyperparameters(self) -> dict:
         group = self.optimizer.param_groups[0]
-        dtypes = {p.dtype for p in self.model.parameters()}
         return {
             **self.recipe.as_dict(),
             "optimizer": type(self.optimizer).__name__.lower(),
@@ -170,5 +182,5 @@ class Implementation(interface.Implementation):
                 and self.criterion.label_smoothing == 0.0
                 else repr(self.criterion)
             ),
-            "precision": "fp32" if dtypes == {torch.float32} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self._autocast, self.model, self.scaler),
         }

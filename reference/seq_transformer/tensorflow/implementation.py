@@ -38,7 +38,13 @@ import levelfield.reference.frameworks.tensorflow.keras_backend  # noqa: F401 - 
 from levelfield.reference import interface
 from levelfield.reference.frameworks.tensorflow.optimizers import TorchAdamW
 from levelfield.reference.frameworks.tensorflow.parallel import strategy_scope, tf_device
-from levelfield.reference.frameworks.tensorflow.steps import determinism_settings, run_steps, train_step
+from levelfield.reference.frameworks.tensorflow.steps import (
+    DTYPE_POLICIES,
+    determinism_settings,
+    precision_in_use,
+    run_steps,
+    train_step,
+)
 from levelfield.reference.seq_transformer.common import model_spec
 from levelfield.reference.seq_transformer.common.inputs import MAX_PREDICT_BATCH, pad_rows, predict_chunks
 from levelfield.reference.seq_transformer.tensorflow.model import build_model, keras
@@ -84,8 +90,9 @@ class Implementation(interface.Implementation):
         )
 
     def _build_model(self, recipe: interface.Recipe) -> keras.Model:
-        """The network at this task's spec, variables created (in __init__'s device and strategy scope)."""
-        return build_model(self.spec)
+        """The network at this task's spec under the precision's dtype policy (bf16: mixed_bfloat16), variables
+        created (in __init__'s device and strategy scope)."""
+        return build_model(self.spec, DTYPE_POLICIES[recipe.precision])
 
     def _build_loss(self, recipe: interface.Recipe) -> keras.losses.Loss:
         """Mean over all B*12 positions ("sum_over_batch_size" divides by the number of labels)."""
@@ -174,7 +181,6 @@ class Implementation(interface.Implementation):
 
     def hyperparameters(self) -> dict:
         opt = self.optimizer
-        dtypes = {v.dtype for v in self.model.trainable_variables}
         loss_config = self.loss_fn.get_config()
         return {
             **self.recipe.as_dict(),
@@ -190,5 +196,5 @@ class Implementation(interface.Implementation):
                 and loss_config.get("reduction") == "sum_over_batch_size"
                 else repr(self.loss_fn)
             ),
-            "precision": "fp32" if dtypes == {"float32"} else ",".join(sorted(map(str, dtypes))),
+            "precision": precision_in_use(self.model, opt),
         }

@@ -23,6 +23,8 @@ from levelfield.reference.seq_transformer_standard.common.model_spec import SPEC
 
 class Implementation(SmallImplementation):
     task_id = "seq-transformer-standard"
+    # bf16 too, for inference (rules 1.2): torch.autocast, in the tiny task's predict and forward.
+    precisions = ("fp32", "bf16")
     # One process only: several processes at this size are untried (docs/scale.md), so --nproc is refused.
     multiprocess_devices = ()
     spec = SPEC
