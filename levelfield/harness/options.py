@@ -41,6 +41,7 @@ class InferOptions:
     progress: bool = True  # the bar on stderr (shown only on a terminal)
     repeats: int | None = None  # performance runs; None: the profile's inference_repeats
     null_cost: CostModel | None = None  # framework "none": what one predict costs
+    precision: str | None = None  # --precision (rules 1.2: inference.precisions); None: fp32, or the rules' first
 
 
 @dataclass
