@@ -41,6 +41,7 @@ from levelfield.reference.frameworks.pytorch.steps import (
     autocast,
     determinism_settings,
     grad_scaler,
+    mixed_only,
     precision_in_use,
     run_steps,
 )
@@ -128,7 +129,7 @@ class Implementation(BaseImplementation):
         n = check_inputs(inputs)
         self.model.eval()
         outputs = []
-        with torch.inference_mode(), self._autocast:
+        with torch.inference_mode(), mixed_only(self._autocast):
             for start, stop, size in predict_chunks(n):
                 if self.mode != COMPILED:
                     size = stop - start
@@ -155,7 +156,7 @@ class Implementation(BaseImplementation):
     def _batch_loss(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
         this method, forward and loss in one graph (__init__)."""
-        with self._autocast:  # binary_cross_entropy_with_logits is on autocast's float32 list
+        with mixed_only(self._autocast):  # binary_cross_entropy_with_logits is on autocast's float32 list
             return self.criterion(self.train_model(dense, sparse), labels)
 
     def train_steps(self, batch_indices: np.ndarray, learning_rates: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ from levelfield.reference.frameworks.pytorch.steps import (
     autocast,
     determinism_settings,
     grad_scaler,
+    mixed_only,
     precision_in_use,
     run_steps,
 )
@@ -133,7 +134,7 @@ class Implementation(interface.Implementation):
         tokens = inputs["tokens"]
         self.model.eval()
         outputs = []
-        with torch.inference_mode(), self._autocast:
+        with torch.inference_mode(), mixed_only(self._autocast):
             for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
                 logits = self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start]
                 outputs.append(logits.argmax(-1).to(torch.int32) if self.predict_argmax else logits)
@@ -153,7 +154,7 @@ class Implementation(interface.Implementation):
 
     def _batch_loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
-        with self._autocast:  # cross_entropy is on autocast's float32 list: the loss is float32
+        with mixed_only(self._autocast):  # cross_entropy is on autocast's float32 list: the loss is float32
             logits = self._train_forward(tokens)  # [B, 12, 10]
             return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
 
