@@ -173,6 +173,18 @@ def coarse(values: np.ndarray, bits: int = 16) -> np.ndarray:
     return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
 
 
+def variation_head(features: np.ndarray, classes: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(kernel float32 [F, classes], bias [classes]) reading `features` [n, F] of a calibration batch: each
+    class's kernel a random combination of the n deviations from the batch mean, scaled so the class's logit
+    has standard deviation 1 over the batch, the bias centring it (the image and encoder generators' heads)."""
+    mean = features.mean(axis=0)
+    deviations = features - mean
+    kernel = deviations.T @ rng.standard_normal((len(features), classes))  # [F, classes]
+    gain = 1.0 / np.maximum((deviations @ kernel).std(axis=0), 1e-12)
+    kernel = coarse(kernel * gain)
+    return kernel.astype(np.float32), coarse(-(mean @ kernel)).astype(np.float32)
+
+
 def classes_within(logits: np.ndarray, max_gap: float, decimals: int) -> list[list[list[float]]]:
     """Per row of float64 logits [items, classes]: [[class, gap], ...] for every class whose logit is within
     max_gap of the row's largest, gap rounded to `decimals`, the top first (gap 0), then by gap."""

@@ -22,9 +22,13 @@ position whatever its neighbours. Instead, from PCG64(seed):
    deviation of the stream it is added to (layer after layer, in one float64
    pass: numpy_forward.encode's `calibrate`), so every layer moves the
    stream as much as everything before it, and skipping one shows;
-3. the head's bias centres every token's logit on the calibration batch's
-   masked positions (bias = -mean(hidden) @ kernel), so no token wins at
-   every position and the predictions spread over the vocabulary.
+3. the head built from the calibration batch's hidden states at its masked
+   positions, as the image task's (ground/fidelity.py `variation_head`): each token's kernel a
+   random combination of their deviations from their mean, scaled to unit
+   logit spread over them, its bias centring the logit. No token wins at every
+   position, the predictions spread over the vocabulary, and the head reads
+   only the directions in which a masked position's state varies with its
+   context, not those in which bf16 would only add rounding noise.
 
 Every data-dependent number is rounded to 16 significant bits before use (`coarse`:
 another BLAS gives bit-identical weights); the rules pin
@@ -42,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread
+from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread, variation_head
 from levelfield.reference.seq_transformer.common.model_spec import TransformerSpec
 from levelfield.reference.seq_transformer.common.numpy_forward import encode, head
 from levelfield.reference.seq_transformer_standard.common.dataset import MASK_TOKEN
@@ -88,8 +92,8 @@ def generate_for(spec: TransformerSpec, params: dict, tokens: np.ndarray) -> dic
 
     hidden = encode(spec, weights, tokens, calibrate=scale_branch)
     masked = hidden[np.asarray(tokens) == MASK_TOKEN]  # [masked positions, d]
-    kernel = weights["head.kernel"].astype(np.float64)
-    weights["head.bias"] = coarse(-(masked.mean(axis=0) @ kernel)).astype(np.float32)
+    rng = np.random.Generator(np.random.PCG64([int(params["seed"]), 1]))
+    weights["head.kernel"], weights["head.bias"] = variation_head(masked, spec.num_classes, rng)
     return weights
 
 
