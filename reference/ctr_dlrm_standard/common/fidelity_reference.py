@@ -1,7 +1,7 @@
 """The fidelity gate's reference weights and outputs for ctr-dlrm-standard (rules 1.2), numpy only.
 
     from levelfield.reference.ctr_dlrm_standard.common.fidelity_reference import generate, reference
-    weights = generate(task)                  # dlrm-fidelity-v1: 286 M float32 (1.07 GiB), ~30 s
+    weights = generate(task)                  # dlrm-fidelity-v1: 286 M float32 (1.07 GiB), 52 s here
     document = reference(task, weights, sha)  # float64 click probabilities of the first 16,384 eval rows
 
 Or `levelfield fidelity weights|reference --task ctr-dlrm-standard`.

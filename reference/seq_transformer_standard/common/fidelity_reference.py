@@ -1,8 +1,8 @@
 """The fidelity gate's reference weights and outputs for seq-transformer-standard (rules 1.2), numpy only.
 
     from levelfield.reference.seq_transformer_standard.common.fidelity_reference import generate, reference
-    weights = generate(task)                 # encoder-fidelity-v1: 132 M float32, ~40 s (calibration)
-    document = reference(task, weights, sha) # float64 top tokens at every masked position of 256 sequences
+    weights = generate(task)                 # encoder-fidelity-v1: 132 M float32, 1,058 s here (shared CPU)
+    document = reference(task, weights, sha) # float64 top tokens at every masked position of 128 sequences
 
 Or `levelfield fidelity weights|reference --task seq-transformer-standard`.
 
