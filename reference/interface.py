@@ -30,7 +30,7 @@ from __future__ import annotations
 import abc
 import importlib
 import platform
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -100,6 +100,11 @@ class Recipe:
     def precision(self) -> str:
         """fp32, bf16 or fp16 (rules 1.1 fmnist-resnet's choices), fixed or chosen; fp32 where the rules predate it."""
         return self.named.get("precision", self.fixed.get("precision", "fp32"))
+
+    def with_precision(self, precision: str) -> Recipe:
+        """The same recipe computing in `precision` (an inference run's choice, `levelfield infer --precision`:
+        rules 1.2's inference.precisions); the implementation refuses one its code does not run."""
+        return replace(self, named={**self.named, "precision": precision})
 
     def as_dict(self) -> dict:
         """Every hyperparameter by its rules name, for logs and for the closed-division check."""

@@ -75,6 +75,14 @@ class Task:
         """Eval rows a run scores (the trainer and the LoadGen runner alike)."""
         return int(self.training.get("eval_samples", self.dataset["eval_samples"]))
 
+    @property
+    def inference_samples(self) -> int:
+        """Eval rows an inference run answers (LoadGen's sample library, the accuracy run's score): the
+        first eval_samples, and where the rules define a fidelity gate (1.2's standard tasks) no more than
+        its `samples`, the rows the reference outputs cover."""
+        fidelity = self.inference.get("fidelity")
+        return self.eval_samples if fidelity is None else min(self.eval_samples, int(fidelity["samples"]))
+
     def training_settings(self, profile: str) -> dict:
         """The task's training section with the profile's overrides applied."""
         return {**self.training, **self.profiles[profile]["training"]}
@@ -358,6 +366,7 @@ def _cross_check(raw: dict, task_id: str, suite_raw: dict) -> list[str]:
             f"{inference['accuracy_ratio']} = {threshold:.4g} is above the quality target "
             f"{quality['target']}, so a model trained to the target could fail inference accuracy"
         )
+    problems += _cross_check_fidelity(raw)
     problems += _cross_check_convergence(raw, suite_raw)
     problems += _cross_check_profiles(raw, suite_raw)
     problems += _cross_check_table_cap(raw)
@@ -400,6 +409,40 @@ def _cross_check_throughput(raw: dict, suite_raw: dict) -> list[str]:
                 problems.append(
                     f"$.profiles.{profile}.throughput: {counts['warmup_steps']} warm-up + {counts['timed_steps']} "
                     f"timed steps found / expected at most {most}, the steps of a full run at global batch {size}"
+                )
+    return problems
+
+
+def _cross_check_fidelity(raw: dict) -> list[str]:
+    """Rules 1.2's inference precisions and fidelity gate: every precision allowed has a tolerance and a
+    threshold, and nothing else has; the gate set lies within the eval set; a classes gate's tolerances fit
+    the reference's max_gap."""
+    inference = raw["inference"]
+    fidelity = inference.get("fidelity")
+    if fidelity is None:
+        return []
+    problems = []
+    allowed = inference.get("precisions", [raw["hyperparameters"]["fixed"].get("precision", "fp32")])
+    for key in ("tolerance", "threshold"):
+        if sorted(fidelity[key]) != sorted(allowed):
+            problems.append(
+                f"$.inference.fidelity.{key}: precisions {sorted(fidelity[key])} found / expected "
+                f"{sorted(allowed)} (inference.precisions)"
+            )
+    if fidelity["samples"] > raw["dataset"]["eval_samples"]:
+        problems.append(
+            f"$.inference.fidelity.samples: {fidelity['samples']} found / expected at most the "
+            f"{raw['dataset']['eval_samples']} eval rows"
+        )
+    max_gap = fidelity["reference"].get("max_gap")
+    if fidelity["kind"] == "classes" and max_gap is None:
+        problems.append("$.inference.fidelity.reference.max_gap: missing (a classes gate needs it)")
+    elif max_gap is not None:
+        for precision, tolerance in fidelity["tolerance"].items():
+            if tolerance > max_gap:
+                problems.append(
+                    f"$.inference.fidelity.tolerance.{precision}: {tolerance} found / expected at most "
+                    f"max_gap {max_gap} (the reference lists no class further from its top)"
                 )
     return problems
 

@@ -207,3 +207,30 @@ def summary_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
                 found=said,
                 expected=values.get("result_validity"),
             )
+
+
+@check("INF020", "precision-not-allowed", area="inference")
+def precision_not_allowed(sub: Submission, ctx: Context) -> Iterator[Finding]:
+    """What: result.json's `precision` (what the framework computed in, read back from its own objects) is
+    not one the task's rules allow for inference (rules 1.2: inference.precisions; else the training
+    precision). A run that records none is an fp32 run of the rules before 1.2.
+    Why: a bf16 figure is not an fp32 figure, and a fidelity gate holds each precision to its own
+    tolerance and threshold: an unlisted precision has no gate the rules agreed to.
+    Bad: "precision": "fp16" for seq-transformer-standard, whose rules allow fp32 and bf16.
+    Fix: run `levelfield infer --precision` with a precision the rules list.
+    """
+    from levelfield.ground.fidelity import precisions
+
+    for run in sub.inferences:
+        data = run.result.data if run.result is not None else None
+        if not isinstance(data, dict) or "precision" not in data:
+            continue
+        allowed = precisions(ctx.task(run.task))
+        if data["precision"] not in allowed:
+            yield Finding.at(
+                run.result.path,
+                "precision is not one the rules allow for this task's inference",
+                found=data["precision"],
+                expected=f"one of {', '.join(allowed)}",
+                hint=f"rules {ctx.suite.version}, {ctx.task(run.task).path.name}: inference.precisions",
+            )

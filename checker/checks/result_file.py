@@ -150,13 +150,13 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
     submittable only when valid, an accuracy run only without LoadGen errors),
     loadgen_version, loadgen_errors and query_count (each LoadGen run's detail log: per repeat in `runs`,
     and at the top the first repeat's version, the sum of the errors and the fewest queries),
-    loadgen_version_expected (the rules' pinned LoadGen), or weights differing between the accuracy and
-    the performance run of one framework, task and scenario (their label and, where recorded, the weights
-    file's SHA-256). Fields absent or of another type than the
+    loadgen_version_expected (the rules' pinned LoadGen), or weights or precision differing between the
+    accuracy and the performance run of one framework, task and scenario (their label and, where recorded,
+    the weights file's SHA-256; the precision, rules 1.2). Fields absent or of another type than the
     runner writes are not compared (STR010 reports them).
     Why: result.json is what a reader opens first; one edited after the run can claim a submittable
     profile, a clean LoadGen or the framework release of another run, and an accuracy run of other
-    weights than the timed ones proves nothing about them.
+    weights, or at another precision, than the timed ones proves nothing about them.
     Bad: result.json "loadgen_errors": 0 next to a detail log with an is_error line; "weights":
     "runs/a.npz" in accuracy/ and "runs/b.npz" in performance/.
     Fix: never edit result.json; package the run folders as `levelfield infer` wrote them, both modes
@@ -195,9 +195,12 @@ def result_record_mismatch(sub: Submission, ctx: Context) -> Iterator[Finding]:
 
 
 def _weights_identity(data: dict) -> dict:
-    """The weights a run names: their label (`weights`) and, since levelfield records it, the file's
-    SHA-256 (`weights_sha256`, null for the initial weights), where present as the runner writes them."""
+    """The model a run measured: its weights' label (`weights`) and, since levelfield records them, the
+    file's SHA-256 (`weights_sha256`, null for the initial weights) and the precision it computed in
+    (`precision`, rules 1.2), where present as the runner writes them."""
     identity = {}
+    if isinstance(data.get("precision"), str):
+        identity["precision"] = data["precision"]
     if isinstance(data.get("weights"), str):
         identity["weights"] = data["weights"]
     if "weights_sha256" in data and (data["weights_sha256"] is None or isinstance(data["weights_sha256"], str)):

@@ -182,8 +182,8 @@ def profile_rules(ctx: Context, run: InferenceRun) -> dict:
     task = ctx.task(run.task)
     return {
         **task.loadgen_settings(ctx.profile, run.scenario),
-        "performance_sample_count": min(task.inference["performance_sample_count"], task.eval_samples),
-        "accuracy_sample_count": task.eval_samples,
+        "performance_sample_count": min(task.inference["performance_sample_count"], task.inference_samples),
+        "accuracy_sample_count": task.inference_samples,
     }
 
 

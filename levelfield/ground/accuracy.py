@@ -5,6 +5,7 @@
     result = score_accuracy_log(path, task, labels)   # {"metric", "value", "reference_value", ...}
     result = score_entries(entries, task, labels)     # the same from an already parsed (bounded) log
                                                       # (a list of entry dicts, or accuracy_log.AccuracyEntries)
+    result = score_entries(entries, task, None, precision="bf16")   # a task with a fidelity gate (rules 1.2)
 
 The log is a JSON array of {"seq_id", "qsl_idx", "data"}: `data` is the hex of
 the response bytes, which the runner makes the response row of sample
@@ -12,7 +13,10 @@ the response bytes, which the runner makes the response row of sample
 (`RESPONSE_DTYPE`, `RESPONSE_SHAPE`, `to_response`): a class id, the digits of
 a sequence, a score. Rows are put back in qsl_idx order and scored by
 `reference/<task>/common/metric.py`, the code the trainer and the checker use,
-so the number reported and the number re-scored cannot differ.
+so the number reported and the number re-scored cannot differ. A task whose
+rules define a fidelity gate (rules 1.2's standard tasks) is scored instead by
+its `common/fidelity.py` against the pinned reference outputs, at the
+precision the run used (levelfield/ground/fidelity.py); it needs no labels.
 
 The reader treats the file as hostile (a submission may hold anything): it
 refuses files larger than a bound derived from n before reading them, and
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from levelfield.ground import fidelity
 from levelfield.ground.accuracy_log import AccuracyEntries, loadgen_layout
 from levelfield.ground.registry import task_module
 
@@ -43,6 +48,7 @@ ENTRY_OVERHEAD_CHARS = len('{ "seq_id" : , "qsl_idx" : , "data" : "" },\n') + 2 
 MAX_ENTRIES_PER_SAMPLE = 2
 FILE_SLACK_BYTES = 64
 _HEX = re.compile(r"[0-9A-Fa-f]*")
+DEFAULT_PRECISION = "fp32"  # a run that records none (trees before rules 1.2's inference precisions)
 
 
 def response_spec(task_id_or_task: str | Task) -> ModuleType:
@@ -168,7 +174,9 @@ def _rows_of_arrays(entries: AccuracyEntries, n: int, row_bytes: int) -> np.ndar
     return rows[first]
 
 
-def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
+def _score(rows: np.ndarray, task: Task, labels: np.ndarray | None, precision: str) -> dict:
+    if fidelity.settings(task) is not None:
+        return _score_fidelity(rows, task, precision)
     metric = task_module(task, "metric")
     value = float(metric.score(rows, labels))
     reference = float(task.inference["reference_value"])
@@ -184,11 +192,44 @@ def _score(rows: np.ndarray, task, labels: np.ndarray) -> dict:
     }
 
 
-def score_accuracy_log(path: Path, task: Task, labels: np.ndarray) -> dict:
-    """accuracy.json content: the task's metric over the logged responses, against the rules' threshold."""
-    return _score(read_accuracy_log(path, task, len(labels)), task, labels)
+def _score_fidelity(rows: np.ndarray, task: Task, precision: str) -> dict:
+    """Rules 1.2's gate of a standard task: agreement of the responses with the pinned reference outputs at
+    the run's precision (levelfield/ground/fidelity.py), through the task's common/fidelity.py."""
+    gate = fidelity.gate(task, precision)
+    reference = fidelity.load_reference(task)
+    value, items = task_module(task, "fidelity").agreement(rows, reference, gate["tolerance"])
+    return {
+        "metric": gate["metric"],
+        "gate": "fidelity",
+        "value": value,
+        "precision": precision,
+        "tolerance": gate["tolerance"],
+        "threshold": gate["threshold"],
+        "pass": value >= gate["threshold"],
+        "samples": len(rows),
+        "items": items,
+        "reference_sha256": fidelity.settings(task)["reference"]["sha256"],
+    }
 
 
-def score_entries(entries: object, task: Task, labels: np.ndarray, *, source: str = "accuracy log") -> dict:
+def scored_samples(task: Task, labels: np.ndarray | None) -> int:
+    """How many samples an accuracy log of `task` answers: the labels', or a fidelity task's gate set."""
+    return task.inference_samples if labels is None else len(labels)
+
+
+def score_accuracy_log(path: Path, task: Task, labels: np.ndarray | None, precision: str = DEFAULT_PRECISION) -> dict:
+    """accuracy.json content: the task's metric over the logged responses, against the rules' threshold; for a
+    task with a fidelity gate (labels None), the agreement with its reference outputs at `precision`."""
+    return _score(read_accuracy_log(path, task, scored_samples(task, labels)), task, labels, precision)
+
+
+def score_entries(
+    entries: object,
+    task: Task,
+    labels: np.ndarray | None,
+    *,
+    source: str = "accuracy log",
+    precision: str = DEFAULT_PRECISION,
+) -> dict:
     """score_accuracy_log's result from a log the caller already read and parsed (with its own bound)."""
-    return _score(decode_entries(entries, task, len(labels), source=source), task, labels)
+    return _score(decode_entries(entries, task, scored_samples(task, labels), source=source), task, labels, precision)

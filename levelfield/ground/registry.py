@@ -9,7 +9,8 @@
 The registry is a naming convention, not a table to keep in sync: the
 implementation of task T in framework F is the class `Implementation` in
 `levelfield.reference.<T with _>.<F>.implementation`, and the task's
-framework-neutral parts (`inputs`, `metric`, `model_spec`, `dataset`) are the
+framework-neutral parts (`inputs`, `metric`, `model_spec`, `dataset`, and where
+rules 1.2 define a fidelity gate `fidelity`, `fidelity_reference`) are the
 modules of `levelfield.reference.<T with _>.common`, or, for a part that folder
 lacks, those of the task T reuses (`REUSES` in T's package): a standard task
 reuses its family's tiny task's code at its own spec, with no file that only
@@ -71,6 +72,10 @@ INTERFACE_MODULE = "levelfield.reference.interface"
 
 # The framework-neutral modules every task has under reference/<task>/common/.
 COMMON_PARTS = ("inputs", "metric", "model_spec", "dataset")
+# Those a task has where its rules define a fidelity gate (rules 1.2's standard tasks, ground/fidelity.py):
+# the agreement metric (the runner and the checker score with it) and the reference weights and outputs
+# (`levelfield fidelity`, the runner's weights).
+FIDELITY_PARTS = ("fidelity", "fidelity_reference")
 _TASK_ID = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
@@ -91,15 +96,15 @@ def module_name(task_id: str, framework: str) -> str:
 
 
 def task_module(task: str | Task, part: str) -> ModuleType:
-    """The task's framework-neutral module `part` (one of COMMON_PARTS), numpy only.
+    """The task's framework-neutral module `part` (one of COMMON_PARTS or FIDELITY_PARTS), numpy only.
 
     `task` is a task id or a rules Task. A part the task's own `common/` lacks is the part of the task
     it reuses (`reused_task`): ctr-dlrm-standard's dataset, inputs and metric are ctr-dlrm's. ValueError
     for a malformed id, an unknown part, or a task levelfield has no code for.
     """
     task_id = getattr(task, "id", task)
-    if part not in COMMON_PARTS:
-        raise ValueError(f"task part {part!r}: expected one of {', '.join(COMMON_PARTS)}")
+    if part not in COMMON_PARTS + FIDELITY_PARTS:
+        raise ValueError(f"task part {part!r}: expected one of {', '.join(COMMON_PARTS + FIDELITY_PARTS)}")
     asked, seen = task_id, []
     while task_id is not None and task_id not in seen:
         seen.append(task_id)

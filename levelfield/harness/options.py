@@ -42,6 +42,7 @@ class InferOptions:
     repeats: int | None = None  # performance runs; None: the profile's inference_repeats
     null_cost: CostModel | None = None  # framework "none": what one predict costs
     system: dict | None = None  # --system: a filled-in system description, for the price per million samples
+    precision: str | None = None  # --precision (rules 1.2: inference.precisions); None: fp32, or the rules' first
 
 
 @dataclass

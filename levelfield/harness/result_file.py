@@ -47,6 +47,7 @@ class RunSetup:
     eff: dict  # the effective settings (settings.json's top level, before sizing fills them in)
     weights_label: str  # the --weights path, or "init(seed=0)"
     weights_sha256: str | None = None  # SHA-256 of the --weights file; None for the initial weights
+    precision: str = "fp32"  # --precision, as the rules allow it (rules 1.2: inference.precisions)
 
 
 def build_result(setup: RunSetup, impl: Implementation | NullImplementation, outcome: SessionOutcome) -> dict:
@@ -71,6 +72,7 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
         "rules_version": suite.version,
         "weights": weights_label,
         "weights_sha256": setup.weights_sha256,
+        "precision": precision_in_use(impl, setup.precision),
     }
     if hasattr(impl, "determinism_settings"):  # a framework's run, not the null model's
         # Its compile mode, determinism and precision switches (TF32) and the device as the framework
@@ -117,6 +119,18 @@ def build_result(setup: RunSetup, impl: Implementation | NullImplementation, out
     if options.scenario == "server":
         result["server_batches"] = server_batches(runs, eff)
     return result
+
+
+def precision_in_use(impl: Implementation | NullImplementation, asked: str) -> str:
+    """The precision the run computed in, read back from the framework's own objects (autocast, dtype
+    policies, module dtypes: `hyperparameters()["precision"]`), so result.json states what ran rather than
+    what was asked; framework none computes nothing and records what was asked."""
+    if not hasattr(impl, "hyperparameters"):
+        return asked
+    found = impl.hyperparameters().get("precision", asked)
+    if found != asked:
+        raise RuntimeError(f"{impl.name}: asked to run {asked}, the framework's objects say {found}")
+    return found
 
 
 def server_batches(runs: list[LoadGenOutcome], eff: dict) -> dict:

@@ -157,12 +157,33 @@ def cached_eval_set(
     return inputs, labels
 
 
-def _weights(options: InferOptions, spec_module) -> tuple[dict, str]:
-    if options.weights is None:
-        return spec_module.init_weights(INIT_WEIGHTS_SEED), f"init(seed={INIT_WEIGHTS_SEED})"
-    from levelfield.reference.weights import load_weights
+def _weights(options: InferOptions, spec_module, task: Task) -> tuple[dict, str, str | None]:
+    """(weights, result.json's label for them, their SHA-256): --weights, else a fidelity-gated task's pinned
+    reference weights (rules 1.2, reference/fidelity_weights.py), else the seed-0 initial weights."""
+    if options.weights is not None:
+        from levelfield.reference.weights import load_weights
 
-    return load_weights(options.weights), str(options.weights)
+        return load_weights(options.weights), str(options.weights), sha256_file(options.weights)
+    if "fidelity" in task.inference and options.framework != NULL_FRAMEWORK:
+        from levelfield.reference.fidelity_weights import label, load_fidelity_weights
+
+        return load_fidelity_weights(task), label(task), None
+    return spec_module.init_weights(INIT_WEIGHTS_SEED), f"init(seed={INIT_WEIGHTS_SEED})", None
+
+
+def run_precision(options: InferOptions, task: Task) -> str:
+    """The precision the run computes in: --precision, else fp32 where the rules allow it, else their first;
+    a precision the task's rules do not allow for inference is refused in one line."""
+    from levelfield.ground.fidelity import precisions
+
+    allowed = precisions(task)
+    precision = options.precision or ("fp32" if "fp32" in allowed else allowed[0])
+    if precision not in allowed:
+        raise UserError(
+            f"{task.path}: --precision {precision} found / expected one of {', '.join(allowed)} "
+            f"(inference.precisions of {task.id})"
+        )
+    return precision
 
 
 def infer(options: InferOptions, impl: Implementation | NullImplementation | None = None) -> dict:
@@ -220,7 +241,8 @@ def _check_ids(suite, options: InferOptions) -> None:
 
 
 def build_implementation(options: InferOptions, task: Task) -> Implementation | NullImplementation:
-    """The implementation the options name: a framework's (compiled or eager), or `none` at its cost."""
+    """The implementation the options name: a framework's (compiled or eager, at the run's precision), or
+    `none` at its cost."""
     if options.framework == NULL_FRAMEWORK:
         from levelfield.reference.null_model import NullImplementation
 
@@ -228,7 +250,10 @@ def build_implementation(options: InferOptions, task: Task) -> Implementation | 
     from levelfield.ground.registry import load_implementation
 
     implementation = load_implementation(options.task_id, options.framework)
-    return implementation(Recipe.from_task(task), mode=options.compile_mode, device=options.device)
+    recipe = Recipe.from_task(task).with_precision(run_precision(options, task))
+    if refusal := implementation.refusal(recipe):
+        raise UserError(refusal)
+    return implementation(recipe, mode=options.compile_mode, device=options.device)
 
 
 def _infer(options: InferOptions, impl, state: RunState) -> dict:
@@ -243,20 +268,26 @@ def _infer(options: InferOptions, impl, state: RunState) -> dict:
         raise UserError(f"{task.path}: scenario {options.scenario!r} is not defined for {task.id}")
     inputs_module, spec_module = task_module(task, "inputs"), task_module(task, "model_spec")
     eff = _effective_settings(options, suite, task)
-    weights, weights_label = _weights(options, spec_module)
+    precision = run_precision(options, task)
+    if impl is None:  # before --out is touched: a precision the framework's code does not run is refused here
+        impl = build_implementation(options, task)
+    weights, weights_label, weights_sha256 = _weights(options, spec_module, task)
     _prepare_out(options.out, options.force)
     state.out_ready = True
-    state.identity.update({"rules_version": suite.version, "weights": weights_label})
-    weights_sha256 = None if options.weights is None else sha256_file(options.weights)
+    state.identity.update({"rules_version": suite.version, "weights": weights_label, "precision": precision})
     setup = RunSetup(
-        options=options, suite=suite, task=task, eff=eff, weights_label=weights_label, weights_sha256=weights_sha256
+        options=options,
+        suite=suite,
+        task=task,
+        eff=eff,
+        weights_label=weights_label,
+        weights_sha256=weights_sha256,
+        precision=precision,
     )
 
     eval_inputs, eval_labels = cached_eval_set(
-        options.rules_version, options.rules_dir, task.id, options.data_dir, task.eval_samples
+        options.rules_version, options.rules_dir, task.id, options.data_dir, task.inference_samples
     )
-    if impl is None:
-        impl = build_implementation(options, task)
 
     def respond_rows(batch):  # the work LoadGen times: predict, then the task's response rows
         return spec_module.to_response(impl.predict(batch))
@@ -277,7 +308,7 @@ def _infer(options: InferOptions, impl, state: RunState) -> dict:
     state.phase = "scoring"
     result = build_result(setup, impl, outcome)
     if options.mode == "accuracy":
-        accuracy = _write_accuracy(options, task, eval_labels, state)
+        accuracy = _write_accuracy(options, task, eval_labels, precision, state)
         result["accuracy"] = accuracy
         result["submittable"] = result["submittable"] and accuracy["pass"]
     state.phase = "writing"
@@ -296,7 +327,7 @@ def _effective_settings(options: InferOptions, suite, task) -> dict:
         options.scenario,
         options.mode,
         user_conf=options.user_conf,
-        dataset_samples=task.eval_samples,
+        dataset_samples=task.inference_samples,
     )
     eff["repeats"] = options.repeats or int(suite.profiles[options.profile]["inference_repeats"])
     if options.framework == NULL_FRAMEWORK:
@@ -305,13 +336,15 @@ def _effective_settings(options: InferOptions, suite, task) -> dict:
     return eff
 
 
-def _write_accuracy(options: InferOptions, task, eval_labels, state: RunState) -> dict:
-    """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json;
+def _write_accuracy(options: InferOptions, task, eval_labels, precision: str, state: RunState) -> dict:
+    """Score LoadGen's accuracy log with the task's metric (the checker's code) and write accuracy.json: its
+    agreement with the pinned reference at the run's precision where the rules define a fidelity gate;
     a log that cannot be scored aborts the run as failed."""
     from levelfield.ground.accuracy import score_accuracy_log
 
+    labels = None if "fidelity" in task.inference else eval_labels
     try:
-        accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, eval_labels)
+        accuracy = score_accuracy_log(options.out / "mlperf_log_accuracy.json", task, labels, precision)
     except ValueError as e:  # e.g. a diverged model's NaN scores: the metric is undefined
         raise state.abort("failed", f"scoring the accuracy log failed: {e}", EXIT_FAILED) from e
     state.phase = "writing"

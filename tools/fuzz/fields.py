@@ -477,6 +477,11 @@ FIELDS: tuple[FieldRule, ...] = (
     must("*/result.json environment*", "REP001 RUL003", "the software stack of the run"),
     must("*/result.json system_fingerprint*", "SYS005 SYS007", "the hardware the run observed"),
     must("*/result.json rules_version", "RUL001", "the rules the run followed: the tree's"),
+    must(
+        "*/result.json precision",
+        "INF017 INF020 ACC001 ACC003",
+        "the precision the run computed in (rules 1.2): the rules' list, the other mode's run, the gate's threshold",
+    ),
     must("*/result.json *", "INF006 INF008 INF017", "the run's identity and figures, as its logs and settings say"),
     must("*/settings.json *", "INF016", "the settings of the run, as LoadGen logged them and the rules fix them"),
 )

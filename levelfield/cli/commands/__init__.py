@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "check",
     "reproduce",
     "calibrate",
+    "fidelity",
     "leaderboard",
     "demo",
     "device_check",  # `levelfield device-check`: a module name cannot hold the hyphen

@@ -59,6 +59,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 "--find-peak --out runs/fm-jax-peak     then: --user-conf runs/fm-jax-peak/server-target.yaml"
             ),
             (
+                "levelfield infer --task image-resnet50-standard --rules-version 1.2 --framework pytorch "
+                "--scenario offline --mode accuracy --precision bf16 --profile smoke --out runs/rn50-bf16-acc"
+            ),
+            (
                 "levelfield infer --task ctr-dlrm --framework none --cost-per-call-us 2000 "
                 "--cost-per-sample-us 50 --scenario offline --mode performance --profile smoke --out runs/none"
             ),
@@ -94,6 +98,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=Path,
         metavar="FILE",
         help="per-scenario overrides (rules/schemas/user-settings.schema.json), checked before the run",
+    )
+    parser.add_argument(
+        "--precision",
+        metavar="P",
+        help="fp32 (default) or bf16: the precision the framework computes in, by its own mechanism "
+        "(torch.autocast, a Keras dtype policy, Flax module dtypes); the task's rules list what inference may "
+        "use (rules 1.2: inference.precisions; the standard tasks allow fp32 and bf16)",
     )
     add_compile_mode_option(parser)
     add_device_option(parser)
@@ -185,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         null_cost=null_cost,
         system=None if args.system is None else load_document(args.system),
+        precision=args.precision,
     )
     host_load.warn_if_busy()
     try:
@@ -233,8 +245,9 @@ def _aborted(error) -> int:
 
 def print_summary(result: dict, out: Path) -> None:
     head = (
-        f"{result['task']} / {result['framework']} {result['framework_version']} ({result['compile_mode']}) "
-        f"{result['scenario']} {result['mode']}, profile {result['profile']}, weights {result['weights']}"
+        f"{result['task']} / {result['framework']} {result['framework_version']} ({result['compile_mode']}, "
+        f"{result.get('precision', 'fp32')}) {result['scenario']} {result['mode']}, profile {result['profile']}, "
+        f"weights {result['weights']}"
     )
     print(head)
     if result["mode"] == "performance":
@@ -247,12 +260,7 @@ def print_summary(result: dict, out: Path) -> None:
                 f"{change['to']:.4g} ({change['why']})"
             )
     else:
-        acc = result["accuracy"]
-        verdict = "PASS" if acc["pass"] else "FAIL"
-        print(
-            f"  {acc['metric']} {acc['value']:.4f} over {acc['samples']} samples; threshold {acc['threshold']:.4f} "
-            f"({acc['accuracy_ratio']} x reference {acc['reference_value']}): {verdict}"
-        )
+        print(f"  {accuracy_line(result['accuracy'])}")
     chosen = ", ".join(f"{k} {v:.4g}" for k, v in result["sizing"]["chosen"].items())
     print(f"  sized from this system: {chosen or 'all sizes from --user-conf'}")
     print(
@@ -260,6 +268,22 @@ def print_summary(result: dict, out: Path) -> None:
         f"submittable: {'yes' if result['submittable'] else 'no'}"
     )
     print(f"logs, settings.json and result.json in {out}/")
+
+
+def accuracy_line(acc: dict) -> str:
+    """'top1_accuracy 0.9012 over 10000 samples; threshold 0.8910 (0.99 x reference 0.9): PASS', or for a
+    fidelity gate (rules 1.2) its agreement, tolerance and threshold at the run's precision."""
+    verdict = "PASS" if acc["pass"] else "FAIL"
+    if acc.get("gate") == "fidelity":
+        return (
+            f"{acc['metric']} {acc['value']:.4f} over {acc['items']} items of {acc['samples']} samples "
+            f"(fidelity to the float64 reference, not task accuracy); {acc['precision']} tolerance "
+            f"{acc['tolerance']:g}, threshold {acc['threshold']:.4f}: {verdict}"
+        )
+    return (
+        f"{acc['metric']} {acc['value']:.4f} over {acc['samples']} samples; threshold {acc['threshold']:.4f} "
+        f"({acc['accuracy_ratio']} x reference {acc['reference_value']}): {verdict}"
+    )
 
 
 def performance_line(result: dict) -> str:

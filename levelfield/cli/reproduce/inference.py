@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from levelfield.ground.submission.records import InferenceRun
 
 INIT_WEIGHTS = "init(seed=0)"  # the runner's label for its seed-0 initial weights (no file)
+# The runner's label for a fidelity-gated task's pinned reference weights (rules 1.2), generated again here
+# and checked against the rules' digest by the runner itself (reference/fidelity_weights.py).
+FIDELITY_WEIGHTS_PREFIX = "fidelity("
 
 
 def _result_json(run: InferenceRun) -> dict:
@@ -65,7 +68,7 @@ def _facts(result: dict) -> dict:
 def _weights(result: dict, where: str, weights: Path | None) -> Path | None:
     """The weights file to replay with (None: the initial weights), checked against the recorded digest."""
     label, digest = result.get("weights"), result.get("weights_sha256")
-    if label == INIT_WEIGHTS:
+    if label == INIT_WEIGHTS or (isinstance(label, str) and label.startswith(FIDELITY_WEIGHTS_PREFIX) and not digest):
         return None
     if "weights_sha256" not in result:
         raise UserError(
@@ -110,6 +113,7 @@ def _replay(tree: OpenTree, run: InferenceRun, result: dict, weights: Path | Non
             weights=weights,
             user_conf=_user_conf(settings, run.scenario, out) if run.mode == L.PERFORMANCE else None,
             compile_mode=str(result.get("compile_mode")),
+            precision=result.get("precision") if isinstance(result.get("precision"), str) else None,
             data_dir=options.data_dir,
             rules_dir=options.rules_dir,
             rules_version=tree.suite.version,
@@ -180,7 +184,7 @@ def reproduce_inference(tree: OpenTree, result: TreeResult, options: ReproduceOp
             continue
         data = _result_json(run)
         weights = _weights(data, f"{run.folder}/{L.RESULT}", options.weights)
-        weights_checked.add(data.get("weights_sha256") or INIT_WEIGHTS)
+        weights_checked.add(data.get("weights_sha256") or str(data.get("weights") or INIT_WEIGHTS))
         out = options.out / "inference" / run.scenario / run.mode
         if run.mode == L.PERFORMANCE:
             hardware = environment_differences(_facts(data), {**_facts(data), LK.SYSTEM_FINGERPRINT: here})

@@ -38,6 +38,7 @@ from levelfield.reference.frameworks.pytorch.parallel import (
 )
 from levelfield.reference.frameworks.pytorch.steps import (
     autocast,
+    mixed_only,
     precision_in_use,
 )
 from levelfield.reference.interface import COMPILED, Recipe
@@ -103,7 +104,7 @@ class Implementation(FrameworkImplementation):
         n = check_inputs(inputs)
         self.model.eval()
         outputs = []
-        with torch.inference_mode(), self._autocast:
+        with torch.inference_mode(), mixed_only(self._autocast):
             for start, stop, size in predict_chunks(n):
                 if self.mode != COMPILED:
                     size = stop - start
@@ -130,7 +131,7 @@ class Implementation(FrameworkImplementation):
     def _batch_loss(self, dense: torch.Tensor, sparse: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean sigmoid binary cross-entropy of the logits [B] against float labels [B]; compiled mode compiles
         this method, forward and loss in one graph (__init__)."""
-        with self._autocast:  # binary_cross_entropy_with_logits is on autocast's float32 list
+        with mixed_only(self._autocast):  # binary_cross_entropy_with_logits is on autocast's float32 list
             return self.criterion(self.train_model(dense, sparse), labels)
 
     def optimizer_hyperparameters(self) -> dict:

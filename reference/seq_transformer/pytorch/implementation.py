@@ -35,6 +35,7 @@ from levelfield.reference.frameworks.pytorch.steps import (
     ENOUGH_GRAPHS,
     autocast,
     compiled_forwards,
+    mixed_only,
     precision_in_use,
 )
 from levelfield.reference.seq_transformer.common import model_spec
@@ -103,7 +104,7 @@ class Implementation(FrameworkImplementation):
         tokens = inputs["tokens"]
         self.model.eval()
         outputs = []
-        with torch.inference_mode(), self._autocast:
+        with torch.inference_mode(), mixed_only(self._autocast):
             for start, stop, size in predict_chunks(len(tokens), self.max_predict_batch):
                 logits = self._forward(self._tokens(pad_rows(tokens[start:stop], size)))[: stop - start]
                 outputs.append(logits.argmax(-1).to(torch.int32) if self.predict_argmax else logits)
@@ -123,7 +124,7 @@ class Implementation(FrameworkImplementation):
 
     def _batch_loss(self, tokens: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """The criterion over all B*12 positions of the (compiled) model's logits of a batch on the device."""
-        with self._autocast:  # cross_entropy is on autocast's float32 list: the loss is float32
+        with mixed_only(self._autocast):  # cross_entropy is on autocast's float32 list: the loss is float32
             logits = self._train_forward(tokens)  # [B, 12, 10]
             return self.criterion(logits.reshape(-1, self.spec.num_classes), labels.reshape(-1))
 
