@@ -34,7 +34,10 @@ def test_target_and_points_are_what_the_calibration_data_gives(suite, task):
     path = suite.path / rcp["calibration"]
     batch_sizes = [point["global_batch_size"] for point in rcp["points"]]
     records = [r for r in read_records(path) if r["global_batch_size"] in batch_sizes]
-    assert {r["task"] for r in records} == {task.id} and {r["rules_version"] for r in records} == {suite.version}
+    assert {r["task"] for r in records} == {task.id}
+    (calibrated_under,) = {r["rules_version"] for r in records}
+    if calibrated_under != suite.version:  # an earlier version's calibration, carried over byte for byte
+        assert (suite.path.parent / calibrated_under / rcp["calibration"]).read_bytes() == path.read_bytes()
     proposal = propose(records, **task.quality["target_rule"])
     assert proposal["target"] == task.quality["target"]
     derived = [

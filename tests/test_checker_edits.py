@@ -167,6 +167,7 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
         "levelfield_tree_processes": 3,
         "levelfield_others_cpu_share": 0.03,
         "levelfield_cpu_energy_j": "not measured",  # the string a run without a meter writes
+        "levelfield_scaling_efficiency": 0.92,
     }
     for key, (domain, ok) in DOMAINS.items():
         assert ok(written.get(key, 0.0)), (key, domain)

@@ -125,6 +125,19 @@ def test_a_slurm_job_step_counts_its_processes_outside_the_tree(started):
     assert pid not in ProcessTree.of_this_run({}).members()
 
 
+def test_an_open_mpi_job_counts_its_ranks_outside_the_tree(started):
+    """mpirun starts the ranks below itself, not below rank 0: rank 0 finds them by mpirun's job."""
+    job = {"OMPI_MCA_orte_hnp_uri": "1792409600.0;tcp://192.0.2.2:36699", "OMPI_MCA_ess_base_jobid": "1792409601"}
+    pid = detached(f"{sys.executable} -c 'import time; time.sleep(60)'", {**os.environ, **job})
+    started.append(pid)
+    time.sleep(0.2)
+    tree = ProcessTree.of_this_run(job)
+    assert pid in tree.members() and "Open MPI job 1792409601" in tree.described
+    other = {**job, "OMPI_MCA_ess_base_jobid": "1792409602"}  # another mpirun's ranks
+    assert pid not in ProcessTree.of_this_run(other).members()
+    assert pid not in ProcessTree.of_this_run({}).members()
+
+
 # -- energy: RAPL through a fake powercap tree, NVML through the fake module ------------------------
 def zone(root, name: str, energy_uj: int | None, top_uj: int = 1000) -> None:
     folder = root / name

@@ -148,7 +148,7 @@ def test_trn008_takes_the_bf16_logs_under_1_2_and_refuses_them_under_1_1_and_fp1
     shutil.copy(log, fp16)
     edit_mllog(fp16, LK.PRECISION, set_value("fp16"))
     (outside,) = trn008(fp16, framework, RULES_VERSION)  # failing: fp16 is not a 1.2 choice for this task
-    assert "tunable hyperparameter precision outside the rules (found fp16, expected ['fp32', 'bf16'])" in outside
+    assert 'tunable hyperparameter precision outside the rules (found fp16, expected ["fp32", "bf16"])' in outside
 
 
 def test_the_recommender_refuses_several_pytorch_processes_on_cuda(monkeypatch):

@@ -61,6 +61,7 @@ def test_summary_run_entries_keep_their_key_order(tmp_path):
         "energy_j",
         "train_samples_per_s",
         "step_time_ms",
+        "scaling_efficiency",
         "resources",
     ]
 

@@ -1,4 +1,4 @@
-"""A run's own processes: the launcher and every descendant (DataLoader workers, ranks), or a Slurm job step.
+"""A run's own processes: the launcher and every descendant (DataLoader workers, ranks), or a cluster manager's job.
 
     tree = ProcessTree.of_this_run()        # rooted at $LEVELFIELD_LAUNCHER_PID, else this process
     pids = tree.members()                   # {pid, ...}: walked through /proc/<pid>/task/<tid>/children
@@ -8,10 +8,11 @@
 Why a tree, not this process: a training run's DataLoader workers and its other ranks are the run's own
 work, so their memory is the run's memory and their CPU time is not "other processes" loading the host
 (docs/fairness.md, A busy host). `levelfield train --nproc N` sets LEVELFIELD_LAUNCHER_PID in every rank, so
-rank 0 walks from the launcher and sees its peers; under Slurm (SLURM_JOB_ID and SLURM_STEP_ID set), where
-`srun` starts the ranks beside each other rather than below one launcher, every process of the same job
-step on this host counts too (read from /proc/<pid>/environ, which a user can read for their own
-processes only).
+rank 0 walks from the launcher and sees its peers. Under a cluster manager, which starts the ranks beside each
+other rather than below one launcher, every process of the same job on this host counts too: under Slurm the
+job step (SLURM_JOB_ID and SLURM_STEP_ID), under Open MPI's mpirun the job (OMPI_MCA_orte_hnp_uri, mpirun's
+own address, and OMPI_MCA_ess_base_jobid), read from /proc/<pid>/environ, which a user can read for their own
+processes only.
 
 CPU time: the sum over live members of utime + stime + cutime + cstime (/proc/<pid>/stat, clock ticks). A
 member that exits is reaped by its parent, whose cutime/cstime then hold its time, so no tick is counted
@@ -28,6 +29,7 @@ import psutil
 
 LAUNCHER_PID_ENV = "LEVELFIELD_LAUNCHER_PID"  # set by levelfield/cli/launch in every rank it starts
 SLURM_STEP_ENV = ("SLURM_JOB_ID", "SLURM_STEP_ID")
+OPEN_MPI_JOB_ENV = ("OMPI_MCA_orte_hnp_uri", "OMPI_MCA_ess_base_jobid")  # the same in every rank of one mpirun
 PROC = Path("/proc")
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
@@ -43,10 +45,17 @@ def _read(path: Path) -> str | None:
 
 
 class ProcessTree:
-    """The processes of one run on this host: descendants of `root`, plus `slurm_step`'s processes."""
+    """The processes of one run on this host: descendants of `root`, plus `slurm_step`'s processes, plus those of
+    `mpi_job` (OPEN_MPI_JOB_ENV's values)."""
 
-    def __init__(self, root: int, slurm_step: tuple[str, str] | None = None, proc: Path = PROC):
-        self.root, self.slurm_step, self.proc = root, slurm_step, proc
+    def __init__(
+        self,
+        root: int,
+        slurm_step: tuple[str, str] | None = None,
+        proc: Path = PROC,
+        mpi_job: tuple[str, str] | None = None,
+    ):
+        self.root, self.slurm_step, self.mpi_job, self.proc = root, slurm_step, mpi_job, proc
         self._walkable = (proc / str(root) / "task").is_dir()
 
     @classmethod
@@ -58,7 +67,8 @@ class ProcessTree:
         if launcher.isdigit() and psutil.pid_exists(int(launcher)):
             root = int(launcher)
         step = tuple(environ.get(name) for name in SLURM_STEP_ENV)
-        return cls(root, step if all(step) else None)
+        job = tuple(environ.get(name) for name in OPEN_MPI_JOB_ENV)
+        return cls(root, step if all(step) else None, mpi_job=job if all(job) else None)
 
     @property
     def described(self) -> str:
@@ -66,6 +76,8 @@ class ProcessTree:
         where = f"descendants of pid {self.root}"
         if self.slurm_step:
             where += f" and Slurm job {self.slurm_step[0]} step {self.slurm_step[1]}"
+        if self.mpi_job:
+            where += f" and Open MPI job {self.mpi_job[1]}"
         return where
 
     # -- who -------------------------------------------------------------------------------------
@@ -97,9 +109,9 @@ class ProcessTree:
                 todo += self._children(pid)
         return seen
 
-    def _slurm_members(self) -> set[int]:
-        job, step = self.slurm_step
-        wanted = {f"SLURM_JOB_ID={job}".encode(), f"SLURM_STEP_ID={step}".encode()}
+    def _job_members(self, names: tuple[str, ...], values: tuple[str, ...]) -> set[int]:
+        """The processes on this host whose environment holds every `names`=`values`."""
+        wanted = {f"{name}={value}".encode() for name, value in zip(names, values, strict=True)}
         found = set()
         for entry in os.scandir(self.proc):
             if not entry.name.isdigit():
@@ -116,7 +128,9 @@ class ProcessTree:
         """The run's processes alive now."""
         pids = self.descendants()
         if self.slurm_step:
-            pids |= self._slurm_members()
+            pids |= self._job_members(SLURM_STEP_ENV, self.slurm_step)
+        if self.mpi_job:
+            pids |= self._job_members(OPEN_MPI_JOB_ENV, self.mpi_job)
         return pids
 
     # -- what they use ---------------------------------------------------------------------------
