@@ -168,6 +168,13 @@ def test_every_domain_admits_what_the_trainer_writes_and_refuses_a_string():
         "levelfield_others_cpu_share": 0.03,
         "levelfield_cpu_energy_j": "not measured",  # the string a run without a meter writes
         "levelfield_scaling_efficiency": 0.92,
+        "levelfield_scaling_reference": {
+            "world_size": 1,
+            "train_samples_per_s": 1300.0,
+            "runs": 1,
+            "seeds": [7],
+            "folder": "scaling_reference",
+        },
     }
     for key, (domain, ok) in DOMAINS.items():
         assert ok(written.get(key, 0.0)), (key, domain)
