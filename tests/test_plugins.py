@@ -234,7 +234,7 @@ def test_the_closed_division_refuses_a_plugin(runs, tree, rules, tmp_path, examp
     checked = _check(closed, rules, "--format", "json")
     found = [f for f in json.loads(checked.stdout)["findings"] if f["code"] == "PLG001"]
     assert checked.returncode == 1 and len(found) == 1, checked.stdout
-    assert FRAMEWORK in found[0]["message"] and found[0]["expected"] == "one of pytorch, tensorflow, jax"
+    assert FRAMEWORK in found[0]["message"] and found[0]["expected"] == "one of pytorch, tensorflow, jax, onnxruntime"
 
 
 @pytest.mark.parametrize(

@@ -96,12 +96,30 @@ def forge_consistently(log, factor: float) -> None:
     only a reproduction on the same hardware can tell (docs/audit.md)."""
     from levelfield.ground.step_windows import log_figures
 
+    _squeeze_lines_between_windows(log, factor)
     squeeze_windows(log, factor, readings=True)
     figures = log_figures(parse_mllog(log.read_bytes(), str(log)))
     # Cut to whole milliseconds again, as the trainer writes them (the squeeze above kept the readings exact).
     _edit_entries(log, _cut_time_ms)
     edit_mllog(log, LK.TRAIN_SAMPLES_PER_S, set_value(figures.train_samples_per_s))
     edit_mllog(log, LK.STEP_TIME_MS, set_value(figures.step_time_ms))
+
+
+def _squeeze_lines_between_windows(log, factor: float) -> None:
+    """The other lines logged after run_start and up to the last window's stop (a busy host's run may stamp some a
+    few ms later than run_start) moved as squeeze_windows moves the windows, so the forged log's clock still never
+    runs backwards (TRN015): a forger keeps every line consistent, not the windows alone."""
+    entries = [json.loads(line[len(PREFIX) :]) for line in _lines(log)]
+    windows = [e["time_ms"] for e in entries if e["key"] in (LK.STEP_WINDOW_START, LK.STEP_WINDOW_STOP)]
+    run_start_ms = next(e["time_ms"] for e in entries if e["key"] == "run_start")
+    anchor_ms, last_ms = run_start_ms + 1, max(windows)
+
+    def change(entry):
+        if entry["key"] not in (LK.STEP_WINDOW_START, LK.STEP_WINDOW_STOP) and anchor_ms < entry["time_ms"] <= last_ms:
+            entry["time_ms"] = anchor_ms + round((entry["time_ms"] - anchor_ms) / factor)
+        return entry
+
+    _edit_entries(log, change)
 
 
 def _cut_time_ms(entry):
