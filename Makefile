@@ -121,11 +121,11 @@ demo: setup
 	$(BIN)/levelfield demo --out $(DEMO_OUT)
 
 # setup installed chromium, so its absence is a failure here, not a skip.
-# Two passes (docs/testing.md): the modules spread over one pytest-xdist worker per core (-n auto), each module's
+# Two passes (docs/testing.md): the modules spread over one pytest-xdist worker per logical CPU (-n logical), each module's
 # tests on one worker (tests/conftest.py); then the `serial` ones, which measure this host, alone. Each pass
 # fails when it collects no test (pytest's exit 5).
 test: setup managers
-	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -n auto --dist loadgroup -m "not serial"
+	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -n logical --dist loadgroup -m "not serial"
 	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -m serial
 
 # 25-40 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.
