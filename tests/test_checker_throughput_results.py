@@ -1,5 +1,5 @@
 """Rules 1.2 training-throughput results of every standard task at unit level: the throughput checks (TRN024,
-TRN027-TRN031) and the leaderboard's throughput table on logs written as the trainer writes them.
+TRN027-TRN031, and TRN015: a plant must not turn the clock back) and the leaderboard's throughput table on logs written as the trainer writes them.
 
 test_throughput_results.py trains one standard task in every framework end to end; training the others here
 would cost minutes a run. So their logs come from tests/throughput_plants.py's `write_throughput_log` (the
@@ -26,7 +26,7 @@ from tests.throughput_plants import forge_consistently, scale_figure, squeeze_wi
 SUITE = load_suite("1.2")
 STANDARD = [t for t in SUITE.tasks if SUITE.task(t).size_class == "standard"]
 FRAMEWORKS = list(SUITE.frameworks)
-CODES = ["TRN024", "TRN027", "TRN028", "TRN029", "TRN030", "TRN031"]
+CODES = ["TRN015", "TRN024", "TRN027", "TRN028", "TRN029", "TRN030", "TRN031"]
 # Seconds per step of each framework (a step of PyTorch 4% faster than TensorFlow's, JAX's 30% slower), each
 # repeat 2% slower than the one before it: spread enough for a CI and a Welch mark each way.
 STEP_S = {"pytorch": 0.048, "tensorflow": 0.050, "jax": 0.065}

@@ -10,6 +10,7 @@ long in its first step would have logged, so the log's clock spans enough to tel
 from __future__ import annotations
 
 import json
+import math
 
 from mlperf_logging.mllog import constants as K
 
@@ -73,7 +74,10 @@ def scale_figure(log, factor: float) -> None:
 def squeeze_windows(log, factor: float, *, readings: bool) -> None:
     """Every step window squeezed by `factor` (3: each window a third as long, the run three times as fast)
     towards 1 ms after run_start (so that no squeezed stamp falls before it): its lines' time_ms, and with
-    `readings` their precise clock readings too. The figures are left as they were."""
+    `readings` their precise clock readings too. The figures are left as they were. The other lines stamped
+    between run_start and the last window move with the windows, so the clock never runs backwards (TRN015):
+    each plant gives only the finding it is for."""
+    _squeeze_lines_between_windows(log, factor)
     run_start_ms = next(
         json.loads(line[len(PREFIX) :])["time_ms"] for line in _lines(log) if '"key": "run_start"' in line
     )
@@ -96,7 +100,6 @@ def forge_consistently(log, factor: float) -> None:
     only a reproduction on the same hardware can tell (docs/audit.md)."""
     from levelfield.ground.step_windows import log_figures
 
-    _squeeze_lines_between_windows(log, factor)
     squeeze_windows(log, factor, readings=True)
     figures = log_figures(parse_mllog(log.read_bytes(), str(log)))
     # Cut to whole milliseconds again, as the trainer writes them (the squeeze above kept the readings exact).
@@ -107,7 +110,7 @@ def forge_consistently(log, factor: float) -> None:
 
 def _squeeze_lines_between_windows(log, factor: float) -> None:
     """The other lines logged after run_start and up to the last window's stop (a busy host's run may stamp some a
-    few ms later than run_start) moved as squeeze_windows moves the windows, so the forged log's clock still never
+    few ms later than run_start) moved as squeeze_windows moves the windows, so the edited log's clock still never
     runs backwards (TRN015): a forger keeps every line consistent, not the windows alone."""
     entries = [json.loads(line[len(PREFIX) :]) for line in _lines(log)]
     windows = [e["time_ms"] for e in entries if e["key"] in (LK.STEP_WINDOW_START, LK.STEP_WINDOW_STOP)]
@@ -116,7 +119,9 @@ def _squeeze_lines_between_windows(log, factor: float) -> None:
 
     def change(entry):
         if entry["key"] not in (LK.STEP_WINDOW_START, LK.STEP_WINDOW_STOP) and anchor_ms < entry["time_ms"] <= last_ms:
-            entry["time_ms"] = anchor_ms + round((entry["time_ms"] - anchor_ms) / factor)
+            # Floored: never after a window it preceded, whether that window's time_ms is then rounded
+            # (squeeze_windows) or cut from its reading (_cut_time_ms).
+            entry["time_ms"] = anchor_ms + math.floor((entry["time_ms"] - anchor_ms) / factor)
         return entry
 
     _edit_entries(log, change)
@@ -124,7 +129,8 @@ def _squeeze_lines_between_windows(log, factor: float) -> None:
 
 def _cut_time_ms(entry):
     if entry["key"] in (LK.STEP_WINDOW_START, LK.STEP_WINDOW_STOP):
-        entry["time_ms"] = int(entry["value"]["time_s"] * 1000)
+        # 1 ns up first: a reading squeezed onto a whole millisecond may come out a hair below it in floating point.
+        entry["time_ms"] = int(entry["value"]["time_s"] * 1000 + 1e-6)
     return entry
 
 
@@ -167,6 +173,10 @@ def write_throughput_log(path, task_id: str, *, framework: str, index: int, seed
     ):
         at(key, value)
     at("run_start", kind="start")
+    # The trainer opens its epoch a few ms after run_start (3 ms in a real log here, more on a busy host): a
+    # line stamped between run_start and the windows, which the squeezing plants must move with them.
+    clock += 0.003
+    at(K.EPOCH_START, kind="start", metadata={"epoch_num": 1})
     timed = Throughput(batch)
     for step in range(rules["warmup_steps"] + rules["timed_steps"]):
         phase = WARMUP if step < rules["warmup_steps"] else TIMED
@@ -176,6 +186,7 @@ def write_throughput_log(path, task_id: str, *, framework: str, index: int, seed
         if phase == TIMED:
             timed.add(1, clock - start)
     clock += 0.001
+    at(K.EPOCH_STOP, kind="end", metadata={"epoch_num": 1})
     at(LK.TIMED_STEPS, timed.steps)
     at(LK.TRAIN_SAMPLES_PER_S, timed.samples_per_s())
     at(LK.STEP_TIME_MS, timed.step_time_ms())
