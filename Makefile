@@ -122,10 +122,10 @@ demo: setup
 
 # setup installed chromium, so its absence is a failure here, not a skip.
 # Two passes (docs/testing.md): the modules spread over one pytest-xdist worker per logical CPU (-n logical), each module's
-# tests on one worker (tests/conftest.py); then the `serial` ones, which measure this host, alone. Each pass
+# tests on one worker (--dist loadfile); then the `serial` ones, which measure this host, alone. Each pass
 # fails when it collects no test (pytest's exit 5).
 test: setup managers
-	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -n logical --dist loadgroup -m "not serial"
+	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -n logical --dist loadfile -m "not serial"
 	LEVELFIELD_REQUIRE_CHROMIUM=1 $(BIN)/python -m pytest -m serial
 
 # 25-40 minutes (docs/benchmarks.md); numbers are only meaningful on an otherwise idle machine.

@@ -25,18 +25,6 @@ _NOT_SOURCES = shutil.ignore_patterns(
 )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `make test`'s parallel pass (pytest-xdist, --dist loadgroup) a module's tests stay on one worker, so
-    its module- and session-scoped fixtures (a trained model, a packaged tree, a compiled graph) are built once,
-    as in a serial run: each test's group is its module's, unless the module names a group it shares with others
-    (`pytest.mark.xdist_group`: the modules that start a cluster on this host take turns). Runs before xdist's
-    own hook, which reads the group."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__ if item.module else item.nodeid))
-
-
 def copy_sources(target: Path) -> Path:
     """The checkout's sources, without its environment, git history or build outputs, copied to `target`."""
     shutil.copytree(REPO, target, ignore=_NOT_SOURCES)
@@ -192,13 +180,3 @@ def rules_copy(tmp_path: Path) -> Path:
     target = tmp_path / "rules"
     shutil.copytree(REPO / "rules", target, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
     return target
-
-
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory):
-    """One real Slurm cluster (tests/slurm_cluster.py) for every Slurm test of the session: two nodes in two
-    network namespaces where they can be made, else one; skips where Slurm is not installed."""
-    from slurm_cluster import slurm_cluster
-
-    with slurm_cluster(tmp_path_factory.mktemp("slurm")) as cluster:
-        yield cluster

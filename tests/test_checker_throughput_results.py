@@ -1,5 +1,6 @@
 """Rules 1.2 training-throughput results of every standard task at unit level: the throughput checks (TRN024,
-TRN027-TRN031, and TRN015: a plant must not turn the clock back) and the leaderboard's throughput table on logs written as the trainer writes them.
+TRN027-TRN031, and TRN015: a plant must not turn the clock back) and the leaderboard's throughput table on
+logs written as the trainer writes them.
 
 test_throughput_results.py trains one standard task in every framework end to end; training the others here
 would cost minutes a run. So their logs come from tests/throughput_plants.py's `write_throughput_log` (the

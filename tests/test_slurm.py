@@ -1,6 +1,6 @@
 """`srun levelfield train`: the ranks Slurm starts, one per task, on a real Slurm cluster started here.
 
-The session's cluster (tests/slurm_cluster.py, the `slurm` fixture) has two nodes in two network namespaces
+The module's cluster (tests/slurm_cluster.py, the `slurm` fixture) has two nodes in two network namespaces
 where they can be made (one rank on each), else one node (two ranks on it). Each framework joins through its
 own resolver of Slurm's variables (docs/distributed.md, Slurm); no torchrun or levelfield starter runs inside
 the job. Skips, with the reason, where Slurm is not installed (`make test` installs it).
@@ -11,8 +11,15 @@ from __future__ import annotations
 import pytest
 from managed_runs import FRAMEWORKS, RANKS, RUN_TIMEOUT_S, check_managed_run, describe_system, package_and_check
 from managed_runs import train_argv as levelfield_train
+from slurm_cluster import slurm_cluster
 
-pytestmark = pytest.mark.xdist_group("hosts")  # the veth pair's fixed addresses: one cluster at a time
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    """One real Slurm cluster for this module's tests, stopped after them (its two hosts hold the veth pair's
+    turn while it lives: tests/two_hosts.py); skips where Slurm is not installed."""
+    with slurm_cluster(tmp_path_factory.mktemp("slurm")) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")

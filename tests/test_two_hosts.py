@@ -19,8 +19,6 @@ from two_hosts import ADDRESSES, two_hosts
 
 from levelfield.rules import load_suite
 
-pytestmark = pytest.mark.xdist_group("hosts")  # the veth pair's fixed addresses: one cluster at a time
-
 FRAMEWORKS = ("pytorch", "tensorflow", "jax")
 ENDPOINT = f"{ADDRESSES[0]}:29400"  # a fresh namespace: nothing else listens there
 RUN_TIMEOUT_S = 900  # both hosts compile and train a smoke run; far longer means a hang

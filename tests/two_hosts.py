@@ -10,15 +10,21 @@ between the two. Each host resolves this machine's hostname to its own
 address (`ip netns exec` reads /etc/netns/<name>/hosts as /etc/hosts), as a
 real host resolves its name: gloo, under PyTorch and JAX, finds the address
 it listens on that way. Everything is removed on exit, also after a failure.
+
+The addresses are fixed, so one pair exists at a time on this machine: `two_hosts` holds an exclusive lock
+(flock on TURN_LOCK) from before it makes the pair until after it removes it, and a second user, in another
+pytest-xdist worker or another pytest, waits for its turn.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +34,7 @@ import pytest
 ADDRESSES = ("198.18.0.1", "198.18.0.2")  # RFC 2544 benchmarking range, a /30 of two hosts
 PREFIX = 30
 NETNS_ETC = Path("/etc/netns")
+TURN_LOCK = Path(tempfile.gettempdir()) / "levelfield-two-hosts.lock"
 
 
 @dataclass
@@ -70,11 +77,27 @@ def unavailable_reason() -> str | None:
 
 @contextlib.contextmanager
 def two_hosts(prefix: str = "lf", aliases: tuple[str, str] = ()) -> Iterator[Hosts]:
-    """`prefix` keeps the namespaces of two users of this helper apart (the Slurm cluster's live all session);
+    """`prefix` keeps the namespaces of two users of this helper apart (the Slurm cluster's live as long as its module);
     each host resolves `aliases` (one name per host, e.g. Slurm's node names) to that host's address."""
     reason = unavailable_reason()
     if reason:
         pytest.skip(reason)
+    with turn():
+        yield from _made(prefix, aliases)
+
+
+@contextlib.contextmanager
+def turn() -> Iterator[None]:
+    """This process's turn at the fixed addresses: blocks while another process holds it."""
+    with TURN_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _made(prefix: str, aliases: tuple[str, str]) -> Iterator[Hosts]:
     tag = os.getpid() % 100000
     names = (f"{prefix}{tag}a", f"{prefix}{tag}b")
     links = (f"{prefix}{tag}a0", f"{prefix}{tag}b0")  # interface names: at most 15 characters
