@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 from levelfield.ground.fidelity import _parsed, gate, reference_text
 from levelfield.ground.registry import load_implementation, task_module
@@ -38,15 +39,26 @@ class Rig:
     def task(self):
         return load_suite(RULES_VERSION).task(self.task_id)
 
-    def implementation(self, framework: str, precision: str = "fp32", mode: str = "compiled", **attributes):
-        """The task's implementation in `framework` at the reduced spec, loaded with the rig's weights;
-        `attributes` override more class attributes (a planted break)."""
+    def implementation(
+        self, framework: str, precision: str = "fp32", mode: str = "compiled", weights: dict | None = None, **attributes
+    ):
+        """The task's implementation in `framework` at the reduced spec, loaded with a copy of `weights` (the
+        rig's by default); `attributes` override more class attributes (a planted break)."""
         cls = load_implementation(self.task_id, framework)
         reduced = type(f"Reduced{cls.__name__}", (cls,), {"spec": self.spec, **self.overrides, **attributes})
         recipe = Recipe.from_task(self.task, global_batch_size=32).with_precision(precision)
         impl = reduced(recipe, mode=mode)
-        impl.load({k: v.copy() for k, v in self.weights.items()})
+        impl.load({k: v.copy() for k, v in (self.weights if weights is None else weights).items()})
         return impl
+
+    def eager_predict(self, framework: str, weights: dict, inputs: dict) -> np.ndarray:
+        """`framework`'s eager predict of `inputs` with `weights` loaded (a planted break edits either)."""
+        return self.implementation(framework, mode="eager", weights=weights).predict(inputs)
+
+    def assert_fails_the_gate(self, outputs: np.ndarray, label: str) -> None:
+        """A broken implementation's outputs: agreement below 0.5, so below either precision's threshold."""
+        value = self.agreement(outputs)
+        assert value < 0.5 < min(self.threshold("fp32"), self.threshold("bf16")), (label, value)
 
     def agreement(self, outputs: np.ndarray, precision: str = "fp32") -> float:
         rows = task_module(self.task_id, "model_spec").to_response(outputs)
@@ -60,6 +72,22 @@ class Rig:
         from levelfield.reference.datasets import arrays_digest
 
         return arrays_digest(self.weights, list(self.spec.parameter_shapes))
+
+
+def assert_within_precision(worst: float, precision: str, forward_atol: float, bf16_atol: float, label: str) -> None:
+    """`worst`, a framework's largest distance from the float64 logits: fp32 within forward_atol; bf16 within
+    bf16_atol but more than 10 x forward_atol away (the low precision ran)."""
+    if precision == "fp32":
+        assert worst <= forward_atol, (label, worst)
+    else:
+        assert 10 * forward_atol < worst <= bf16_atol, (label, worst)
+
+
+def skip_unless_tested(framework: str) -> None:
+    from equivalence import FRAMEWORKS
+
+    if framework not in FRAMEWORKS:
+        pytest.skip(f"{framework} not among LEVELFIELD_TEST_FRAMEWORKS")
 
 
 def parsed(document: dict) -> dict:

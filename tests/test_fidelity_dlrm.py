@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from equivalence import FRAMEWORKS
-from fidelity_rig import dlrm_rig
+from fidelity_rig import assert_within_precision, dlrm_rig, skip_unless_tested
 
 from levelfield.reference.ctr_dlrm.common.numpy_forward import forward
 
@@ -47,11 +47,7 @@ def test_logits_are_the_float64_network_s_and_pass_the_gate(rig, reference_logit
         impl = rig.implementation(fw, precision)
         assert impl.hyperparameters()["precision"] == precision, fw  # read back from the framework's objects
         logits = impl.predict(rig.inputs)
-        worst = float(np.abs(logits - reference_logits).max())
-        if precision == "fp32":
-            assert worst <= FORWARD_ATOL, (fw, worst)
-        else:
-            assert 10 * FORWARD_ATOL < worst <= BF16_ATOL, (fw, worst)
+        assert_within_precision(float(np.abs(logits - reference_logits).max()), precision, FORWARD_ATOL, BF16_ATOL, fw)
         assert rig.agreement(logits, precision) >= rig.threshold(precision), (fw, precision)
 
 
@@ -74,18 +70,10 @@ def transposed_kernel(weights: dict) -> dict:
     [("constant", "pytorch"), ("skipped layer", "tensorflow"), ("transposed kernel", "jax"), ("log dense", "pytorch")],
 )
 def test_a_broken_implementation_fails_the_gate(rig, break_name, framework):
-    if framework not in FRAMEWORKS:
-        pytest.skip(f"{framework} not among LEVELFIELD_TEST_FRAMEWORKS")
-    impl = rig.implementation(framework, mode="eager")
+    skip_unless_tested(framework)
+    edit = {"skipped layer": skipped_layer, "transposed kernel": transposed_kernel}.get(break_name)
     inputs = rig.inputs
-    if break_name == "skipped layer":
-        impl.load(skipped_layer(rig.weights))
-    elif break_name == "transposed kernel":
-        impl.load(transposed_kernel(rig.weights))
-    elif break_name == "log dense":  # Criteo's log(1 + x) applied to dense features the generator already scaled
+    if break_name == "log dense":  # Criteo's log(1 + x) applied to dense features the generator already scaled
         inputs = {**inputs, "dense": np.log1p(inputs["dense"]).astype(np.float32)}
-    outputs = impl.predict(inputs)
-    if break_name == "constant":
-        outputs = np.zeros_like(outputs)
-    value = rig.agreement(outputs)
-    assert value < 0.5 < min(rig.threshold("fp32"), rig.threshold("bf16")), (break_name, value)
+    outputs = rig.eager_predict(framework, edit(rig.weights) if edit else rig.weights, inputs)
+    rig.assert_fails_the_gate(np.zeros_like(outputs) if break_name == "constant" else outputs, break_name)

@@ -83,6 +83,15 @@ def gate(task: Task, precision: str) -> dict:
     }
 
 
+def weights_params(task: Task, generator: str) -> dict:
+    """The task's inference.fidelity.weights, for the generator named `generator` (ValueError if the rules
+    name another: a task's common/fidelity_reference.py runs only its own)."""
+    params = task.inference["fidelity"]["weights"]
+    if params["generator"] != generator:
+        raise ValueError(f"{task.id}: weights generator {params['generator']!r} found / expected {generator!r}")
+    return params
+
+
 def reference_path(task: Task) -> Path:
     """The reference file of a task's rules: `inference.fidelity.reference.file`, relative to the version's folder."""
     return Path(task.path).parent.parent / settings(task)["reference"]["file"]

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from levelfield.ground.fidelity import FORMAT, coarse
+from levelfield.ground.fidelity import FORMAT, coarse, weights_params
 from levelfield.reference.ctr_dlrm.common.model_spec import DLRMSpec
 from levelfield.reference.ctr_dlrm.common.numpy_forward import forward
 
@@ -88,9 +88,7 @@ def generate(task: Task) -> dict[str, np.ndarray]:
     from levelfield.reference.ctr_dlrm.common.inputs import model_inputs
     from levelfield.reference.datasets import load_dataset
 
-    params = task.inference["fidelity"]["weights"]
-    if params["generator"] != GENERATOR:
-        raise ValueError(f"{task.id}: weights generator {params['generator']!r} found / expected {GENERATOR!r}")
+    params = weights_params(task, GENERATOR)
     rows = int(params["calibration_samples"])
     inputs = model_inputs(load_dataset(task), "train")
     return generate_for(DLRMSpec.from_task(task), params, inputs["dense"][:rows], inputs["sparse"][:rows])

@@ -1,10 +1,6 @@
 """ctr-dlrm-standard in TensorFlow: ctr-dlrm's implementation at MLPerf DLRM's shapes, with plain SGD.
 
-    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
-    impl.load(init_weights(seed))
-    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
-    losses = impl.train_steps(batch_order(...), learning_rates(...))
-    logits = impl.predict(model_inputs(arrays, "eval"))    # float32 [N]
+Called as every implementation is (reference/interface.py); predict answers float32 logits [N].
 
 Everything but the shapes and the optimizer is ctr-dlrm's (reference/ctr_dlrm/
 tensorflow/implementation.py): the GradientTape step under

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread, variation_head
+from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread, variation_head, weights_params
 from levelfield.reference.image_resnet50_standard.common.model_spec import BN_BUFFERS, ResNetSpec
 from levelfield.reference.image_resnet50_standard.common.numpy_forward import forward
 
@@ -92,9 +92,7 @@ def generate_for(spec: ResNetSpec, params: dict, pixels: np.ndarray) -> dict[str
 
 def generate(task: Task) -> dict[str, np.ndarray]:
     """The reference weights of the task's rules (`inference.fidelity.weights`)."""
-    params = task.inference["fidelity"]["weights"]
-    if params["generator"] != GENERATOR:
-        raise ValueError(f"{task.id}: weights generator {params['generator']!r} found / expected {GENERATOR!r}")
+    params = weights_params(task, GENERATOR)
     pixels = calibration_pixels(task, int(params["calibration_samples"]))
     return generate_for(ResNetSpec.from_task(task), params, pixels)
 

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread, variation_head
+from levelfield.ground.fidelity import FORMAT, classes_within, coarse, spread, variation_head, weights_params
 from levelfield.reference.seq_transformer.common.model_spec import TransformerSpec
 from levelfield.reference.seq_transformer.common.numpy_forward import encode, head
 from levelfield.reference.seq_transformer_standard.common.dataset import MASK_TOKEN
@@ -105,9 +105,7 @@ def calibration_tokens(task: Task, samples: int) -> np.ndarray:
 
 def generate(task: Task) -> dict[str, np.ndarray]:
     """The reference weights of the task's rules (`inference.fidelity.weights`)."""
-    params = task.inference["fidelity"]["weights"]
-    if params["generator"] != GENERATOR:
-        raise ValueError(f"{task.id}: weights generator {params['generator']!r} found / expected {GENERATOR!r}")
+    params = weights_params(task, GENERATOR)
     tokens = calibration_tokens(task, int(params["calibration_samples"]))
     return generate_for(TransformerSpec.from_task(task), params, tokens)
 

@@ -1,10 +1,6 @@
 """seq-transformer-standard in JAX: seq-transformer's implementation at BERT-base's encoder sizes.
 
-    impl = Implementation(Recipe.from_task(task))          # mode="compiled" (default) or "eager"
-    impl.load(init_weights(seed))
-    impl.set_train_data(model_inputs(arrays, "train"), labels(arrays, "train"))
-    losses = impl.train_steps(batch_order(...), learning_rates(...))
-    tokens = impl.predict(model_inputs(arrays, "eval"))    # int32 [N, 128], the argmax token ids
+Called as every implementation is (reference/interface.py); predict answers the argmax token ids, int32 [N, 128].
 
 Everything is seq-transformer's (reference/seq_transformer/jax/
 implementation.py): the Flax encoder, optax.adamw in a TrainState, one
