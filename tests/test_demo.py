@@ -10,6 +10,7 @@ train, the four LoadGen scenarios in both modes, package, check, leaderboard.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import jsonschema
@@ -66,7 +67,9 @@ def test_demo_runs_every_step_and_ends_with_the_leaderboard(demo_run):
         for scenario in ("singlestream", "multistream", "server", "offline"):
             assert f"[{framework}] {scenario} performance:" in stdout, (framework, scenario)
             line = next(x for x in stdout.splitlines() if f"[{framework}] {scenario} performance:" in x)
-            assert ", VALID (" in line and "3 runs:" in line and "95% CI" in line, line
+            # A run the other tests' load broke is sized again and says so (docs/inference.md): VALID either way.
+            assert re.search(r", VALID(, sized again \d+x after the host's load rose)? \(", line), line
+            assert "3 runs:" in line and "95% CI" in line, line
             line = next(x for x in stdout.splitlines() if f"[{framework}] {scenario} accuracy:" in x)
             assert ") pass (" in line, line
     # Exit 0: no error finding (a modified checkout's REP003 warning may show while developing).
