@@ -36,6 +36,8 @@ FMNIST_DIR := /usr/share/datasets/fashion-mnist
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STAMP := $(VENV)/.levelfield-installed
 DEMO_OUT ?= demo-out
+# The demo's rules: 1.2, the first to name ONNX Runtime, so the demo shows four inference frameworks (docs/demo.md).
+DEMO_RULES ?= 1.2
 
 .PHONY: setup lock accel-check data browser managers demo test bench example fuzz wheels device-check clean help
 
@@ -118,7 +120,7 @@ managers:
 		|| echo "could not install slurm-wlm munge openmpi-bin: the Slurm and mpirun tests will skip"; }
 
 demo: setup
-	$(BIN)/levelfield demo --out $(DEMO_OUT)
+	$(BIN)/levelfield demo --out $(DEMO_OUT) --rules-version $(DEMO_RULES)
 
 # setup installed chromium, so its absence is a failure here, not a skip.
 # Two passes (docs/testing.md): the modules spread over one pytest-xdist worker per logical CPU (-n logical), each module's

@@ -8,6 +8,7 @@ Reader details: tests/test_datasets_idx.py; generators: tests/test_datasets_gene
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -57,12 +58,18 @@ def test_arrays_digest_depends_on_order():
 # --- dispatch on the rules --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", available_versions(rules_root()))
-def test_every_task_verifies_against_the_shipped_rules(version):
-    for task in load_suite(version).tasks.values():
-        report = verify_dataset(task)
-        assert report.ok, report.problems()
-        assert report.task_id == task.id and report.dataset == task.dataset["name"]
+def test_every_task_verifies_against_the_shipped_rules():
+    """Every version's tasks; a dataset that several versions pin alike (1.2 pins 1.1's, digest and all) is
+    verified once: generating one again would cost seconds and tell nothing new."""
+    verified = set()
+    for version in available_versions(rules_root()):
+        for task in load_suite(version).tasks.values():
+            if json.dumps(task.dataset, sort_keys=True) in verified:
+                continue
+            verified.add(json.dumps(task.dataset, sort_keys=True))
+            report = verify_dataset(task)
+            assert report.ok, (version, report.problems())
+            assert report.task_id == task.id and report.dataset == task.dataset["name"]
 
 
 def test_generated_mismatch_names_the_rules_file(monkeypatch):

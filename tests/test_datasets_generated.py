@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import subprocess
 import sys
@@ -29,14 +30,33 @@ CTR_BAYES_EVAL_AUC = 0.8461
 
 # Every shipped rules version pins its own generated datasets (1.1's seq-transformer trains on fewer rows).
 VERSIONS = available_versions(rules_root())
+# Each distinct generated dataset once, whichever versions pin it (1.2 pins 1.1's): the script prints
+# "<version> <task> <digest>" for the first version and task that name each generator-and-parameters.
 DIGEST_SCRIPT = """
-import sys
+import json, sys
 from levelfield.rules import load_suite
 from levelfield.reference.datasets import arrays_digest, generate_arrays
-for task in load_suite(sys.argv[1]).tasks.values():
-    if task.dataset["kind"] == "generated":
-        print(task.id, arrays_digest(generate_arrays(task), list(task.dataset["arrays"])))
+seen = set()
+for version in sys.argv[1:]:
+    for task in load_suite(version).tasks.values():
+        spec = {k: v for k, v in task.dataset.items() if k != "sha256"}
+        key = json.dumps(spec, sort_keys=True)
+        if task.dataset["kind"] == "generated" and key not in seen:
+            seen.add(key)
+            print(version, task.id, arrays_digest(generate_arrays(task), list(task.dataset["arrays"])))
 """
+
+
+def generated(version: str) -> dict:
+    """{task id: (its dataset's rules without the digest, as JSON; the digest the rules pin)} of `version`."""
+    tasks = [task for task in load_suite(version).tasks.values() if task.dataset["kind"] == "generated"]
+    return {
+        task.id: (json.dumps(_without_digest(task.dataset), sort_keys=True), task.dataset["sha256"]) for task in tasks
+    }
+
+
+def _without_digest(dataset: dict) -> dict:
+    return {k: v for k, v in dataset.items() if k != "sha256"}
 
 
 def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
@@ -66,29 +86,26 @@ def test_versions_include_1_0_and_1_1():
     assert seq_1_0 != seq_1_1
 
 
-@pytest.mark.parametrize("version", VERSIONS)
-def test_digest_is_identical_in_separate_processes_and_equals_rules(version):
+def test_digest_is_identical_in_separate_processes_and_equals_rules():
     outputs = []
     for hash_seed in ("1", "2"):  # different interpreter state: hash seeds, fresh imports
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
         result = subprocess.run(
-            [sys.executable, "-c", DIGEST_SCRIPT, version],
+            [sys.executable, "-c", DIGEST_SCRIPT, *VERSIONS],
             capture_output=True,
             text=True,
             env=env,
-            timeout=120,
+            timeout=240,
             check=True,
         )
-        outputs.append(dict(line.split() for line in result.stdout.splitlines()))
+        outputs.append([line.split() for line in result.stdout.splitlines()])
     assert outputs[0] == outputs[1]
-    suite = load_suite(version)
-    assert outputs[0] == {
-        task.id: task.dataset["sha256"] for task in suite.tasks.values() if task.dataset["kind"] == "generated"
-    }
-    standard = (
-        {"ctr-dlrm-standard", "seq-transformer-standard", "image-resnet50-standard"} if version != "1.0" else set()
-    )  # 1.1's standard tasks
-    assert set(outputs[0]) == {"seq-transformer", "ctr-dlrm"} | standard  # the generated tasks: none skipped
+    made = {generated(version)[task][0]: digest for version, task, digest in outputs[0]}
+    for version in VERSIONS:  # every version's generated datasets, each equal to the digest its rules pin
+        pinned = generated(version)
+        assert {task: made[spec] for task, (spec, _) in pinned.items()} == {t: d for t, (_, d) in pinned.items()}
+        standard = {"ctr-dlrm-standard", "seq-transformer-standard", "image-resnet50-standard"}
+        assert set(pinned) == {"seq-transformer", "ctr-dlrm"} | (standard if version != "1.0" else set())
 
 
 def test_load_dataset_returns_the_rules_arrays():
