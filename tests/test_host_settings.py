@@ -135,6 +135,22 @@ def test_every_installed_distribution_is_listed_with_a_digest_of_the_list():
     assert problems(json.loads(json.dumps(env)), "environment") == []
 
 
+def test_a_folder_added_to_sys_path_while_running_adds_no_distribution(tmp_path, monkeypatch):
+    """Importing setuptools puts its vendored distributions on sys.path (torch.compile does it in inference,
+    not in training): one environment must list the same distributions before and after."""
+    before = installed_distributions()
+    vendored = tmp_path / "_vendor"
+    write(
+        vendored / "jaraco_text-4.0.0.dist-info" / "METADATA",
+        "Metadata-Version: 2.1\nName: jaraco.text\nVersion: 4.0.0",
+    )
+    monkeypatch.syspath_prepend(str(vendored))
+    assert importlib.metadata.version("jaraco.text") == "4.0.0"  # what importlib.metadata alone would list
+    assert installed_distributions() == before
+    monkeypatch.setenv("PYTHONPATH", str(vendored))  # a folder the interpreter starts with is part of it
+    assert installed_distributions() == {**before, "jaraco-text": "4.0.0"}
+
+
 def test_a_gpus_clocks_of_the_moment_stay_outside_the_digest():
     gpu = {"index": 0, "power_limit_w": 700.0, "clocks_mhz": {"graphics": 1980, "sm": 1980, "memory": 2619}}
     env = {"python": "3.11", "host": {"kernel": "6.8", "gpus": [gpu]}}

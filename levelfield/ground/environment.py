@@ -27,8 +27,10 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import re
+import site
 
 from levelfield import __version__
 from levelfield.ground import mllog_keys as LK
@@ -50,11 +52,23 @@ def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def installation_paths() -> list[str]:
+    """Where this interpreter's distributions are installed: $PYTHONPATH's folders, then site-packages (and the
+    user's, where Python reads it), in import order. Not sys.path, which code may extend while a run goes on:
+    importing setuptools (torch.compile's C++ builder does) puts the distributions it vendors on it, and a
+    compiled PyTorch inference run then listed 9 more than its training run in one environment (REP001)."""
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths += site.getsitepackages()
+    if site.ENABLE_USER_SITE:
+        paths.append(site.getusersitepackages())
+    return list(dict.fromkeys(paths))
+
+
 def installed_distributions() -> dict[str, str]:
-    """{name: version} of every distribution importlib.metadata finds, by normalised name, sorted; where a
-    name is installed twice on the path, the first one (the one `import` finds)."""
+    """{name: version} of every distribution installed where this interpreter installs (`installation_paths`),
+    by normalised name, sorted; where a name is installed twice, the first one (the one `import` finds)."""
     found: dict[str, str] = {}
-    for dist in importlib.metadata.distributions():
+    for dist in importlib.metadata.distributions(path=installation_paths()):
         name = dist.metadata["Name"]
         if name:
             found.setdefault(_normalized(name), dist.version)
