@@ -51,6 +51,13 @@ class Rig:
         impl.load({k: v.copy() for k, v in (self.weights if weights is None else weights).items()})
         return impl
 
+    def frameworks(self, precision: str = "fp32") -> list[str]:
+        """The frameworks compared (tests/equivalence.py's, ONNX Runtime among them) whose implementation of
+        the task runs `precision`: ONNX Runtime serves fp32 only."""
+        from equivalence import INFERENCE_FRAMEWORKS
+
+        return [fw for fw in INFERENCE_FRAMEWORKS if precision in load_implementation(self.task_id, fw).precisions]
+
     def eager_predict(self, framework: str, weights: dict, inputs: dict) -> np.ndarray:
         """`framework`'s eager predict of `inputs` with `weights` loaded (a planted break edits either)."""
         return self.implementation(framework, mode="eager", weights=weights).predict(inputs)

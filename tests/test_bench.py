@@ -3,6 +3,7 @@
 Only the shape of the result is checked, never a timing: the numbers belong
 to `make bench` on a quiet machine. One quick run per benchmark, each with the
 cheapest framework for it (JAX imports fastest; harness also runs `none`).
+So it runs in `make test`'s parallel pass, beside other tests: nothing it asserts depends on the host's load.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-
-pytestmark = pytest.mark.serial  # benchmarks measure this host: they run alone
 
 
 def run_bench(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS
 from fidelity_rig import assert_within_precision, dlrm_rig, skip_unless_tested
 
 from levelfield.reference.ctr_dlrm.common.numpy_forward import forward
@@ -43,7 +42,7 @@ def test_the_reference_depends_on_the_input(rig):
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_logits_are_the_float64_network_s_and_pass_the_gate(rig, reference_logits, precision):
-    for fw in FRAMEWORKS:
+    for fw in rig.frameworks(precision):
         impl = rig.implementation(fw, precision)
         assert impl.hyperparameters()["precision"] == precision, fw  # read back from the framework's objects
         logits = impl.predict(rig.inputs)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS
 from fidelity_rig import assert_within_precision, encoder_rig, skip_unless_tested
 
 from levelfield.reference.seq_transformer.common.numpy_forward import encode, head
@@ -45,7 +44,7 @@ def test_the_reference_depends_on_the_context(rig):
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_logits_are_the_float64_network_s_within_the_precision_s_tolerance(rig, reference_logits, precision):
-    for fw in FRAMEWORKS:
+    for fw in rig.frameworks(precision):
         impl = rig.implementation(fw, precision, mode="eager", predict_argmax=False)
         assert impl.hyperparameters()["precision"] == precision, fw  # read back from the framework's objects
         worst = float(np.abs(impl.predict(rig.inputs) - reference_logits).max())
@@ -55,7 +54,7 @@ def test_logits_are_the_float64_network_s_within_the_precision_s_tolerance(rig, 
 def test_the_compiled_bf16_token_ids_pass_the_gate(rig):
     """What an accuracy run scores: token ids from the compiled predict (fp32's are measured at full size
     over the gate set, rules 1.2 inference.fidelity.measured)."""
-    for fw in FRAMEWORKS:
+    for fw in rig.frameworks("bf16"):
         tokens = rig.implementation(fw, "bf16").predict(rig.inputs)
         assert rig.agreement(tokens, "bf16") >= rig.threshold("bf16"), fw
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from equivalence import FRAMEWORKS
 from fidelity_rig import assert_within_precision, image_rig, skip_unless_tested
 
 from levelfield.reference.image_resnet50_standard.common.numpy_forward import forward
@@ -42,14 +41,14 @@ def reference_logits(rig):
 
 @pytest.fixture(scope="module")
 def fp32_logits(rig):
-    return {fw: rig.implementation(fw, mode="eager").predict(rig.inputs) for fw in FRAMEWORKS}
+    return {fw: rig.implementation(fw, mode="eager").predict(rig.inputs) for fw in rig.frameworks("fp32")}
 
 
 @pytest.fixture(scope="module")
 def bf16(rig):
     """{framework: (implementation, logits)} in bf16, compiled (the mode a vendor runs)."""
     out = {}
-    for fw in FRAMEWORKS:
+    for fw in rig.frameworks("bf16"):
         impl = rig.implementation(fw, "bf16")
         out[fw] = impl, impl.predict(rig.inputs)
     return out
