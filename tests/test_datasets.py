@@ -64,9 +64,10 @@ def test_every_task_verifies_against_the_shipped_rules():
     verified = set()
     for version in available_versions(rules_root()):
         for task in load_suite(version).tasks.values():
-            if json.dumps(task.dataset, sort_keys=True) in verified:
+            key = json.dumps(task.dataset, sort_keys=True)
+            if key in verified:
                 continue
-            verified.add(json.dumps(task.dataset, sort_keys=True))
+            verified.add(key)
             report = verify_dataset(task)
             assert report.ok, (version, report.problems())
             assert report.task_id == task.id and report.dataset == task.dataset["name"]

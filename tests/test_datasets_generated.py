@@ -100,9 +100,9 @@ def test_digest_is_identical_in_separate_processes_and_equals_rules():
         )
         outputs.append([line.split() for line in result.stdout.splitlines()])
     assert outputs[0] == outputs[1]
-    made = {generated(version)[task][0]: digest for version, task, digest in outputs[0]}
-    for version in VERSIONS:  # every version's generated datasets, each equal to the digest its rules pin
-        pinned = generated(version)
+    pinned_by_version = {version: generated(version) for version in VERSIONS}
+    made = {pinned_by_version[version][task][0]: digest for version, task, digest in outputs[0]}
+    for version, pinned in pinned_by_version.items():  # each generated dataset equals the digest its rules pin
         assert {task: made[spec] for task, (spec, _) in pinned.items()} == {t: d for t, (_, d) in pinned.items()}
         standard = {"ctr-dlrm-standard", "seq-transformer-standard", "image-resnet50-standard"}
         assert set(pinned) == {"seq-transformer", "ctr-dlrm"} | (standard if version != "1.0" else set())
